@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The stitcher: joins kernel events to deferred user stacks by (tid, cookie).
+ *
+ * Promises:
+ *  - order independent: a stack may arrive before or after the events that
+ *    asked for it (it may sit in another CPU's buffer);
+ *  - every event that carries a cookie is emitted exactly once, with the
+ *    stack of its own (tid, cookie) or with an explicit status;
+ *  - several events sharing one cookie all get the same stack;
+ *  - nothing is matched across more than cfg.max_wait_ns of trace time, so a
+ *    wrapped cookie counter can never join unrelated records;
+ *  - memory is bounded by cfg: when a bound is hit the oldest pending event
+ *    is emitted as TD_USER_LOST (counted in evicted_events), never dropped.
+ *
+ * Time is trace time: the caller says how far it has read with
+ * td_stitch_advance(); nothing is expired on wall-clock time, and feeding
+ * records never expires anything by itself (records from different CPUs
+ * arrive out of time order).
+ *
+ * A (tid, cookie) pair matches only if the two records' timestamps are at
+ * most max_wait_ns apart. A stack stays available to late events for
+ * stack_keep_ns of trace time after its own timestamp, then it is dropped.
+ *
+ * Cost: every operation is O(1) amortized (a hash table on (tid, cookie)
+ * and arrival-ordered lists for eviction and expiry). Events without a
+ * cookie and in-place events are emitted at once without touching a table.
+ *
+ * Not thread safe: one stitcher per thread, or lock around it. The emit
+ * callback must not call back into the stitcher that called it (except
+ * td_stitch_get_stats()).
+ */
+#ifndef TRACE_DEFER_STITCH_H
+#define TRACE_DEFER_STITCH_H
+
+#include <trace-defer/types.h>
+
+/* A zero field means "the default". */
+struct td_stitch_config {
+	size_t max_pending_events;	/* default 1 << 20 */
+	size_t max_stacks;		/* default 1 << 16: stacks kept for late events */
+	uint64_t max_wait_ns;		/* default 2 s: how long an event waits for its stack */
+	uint64_t stack_keep_ns;		/* default 2 s: how long a stack waits for late events */
+};
+
+/* Fills cfg with the defaults above. */
+void td_stitch_config_default(struct td_stitch_config *cfg);
+
+/*
+ * Called once per event, in the order events resolve. @us is NULL unless
+ * status is TD_STITCHED or TD_UNWIND_FAILED; for TD_INPLACE the stack is
+ * ev->inplace_stack. Both pointers are valid only during the call.
+ */
+typedef void (*td_emit_fn)(const struct td_event *ev, const struct td_ustack *us,
+			   enum td_status status, void *arg);
+
+struct td_stitch_stats {
+	uint64_t events;		/* events fed */
+	uint64_t stacks;		/* stacks fed */
+	uint64_t emitted[TD_NR_STATUS];
+	uint64_t evicted_events;	/* emitted as lost because max_pending_events was hit */
+	uint64_t evicted_stacks;	/* dropped before stack_keep_ns because max_stacks was hit */
+	uint64_t orphan_stacks;		/* dropped (expired, evicted, flushed) without any
+					 * event having asked for them */
+	size_t pending_events;		/* now */
+	size_t pending_stacks;		/* now: stacks kept, used or not */
+	/* Added after the first version of this contract: */
+	uint64_t late_events;		/* stitched to a stack that had arrived first */
+	uint64_t duplicate_stacks;	/* 2nd stack for a (tid, cookie) within max_wait_ns:
+					 * dropped, the first one is kept */
+	uint64_t stale_records;		/* (tid, cookie) seen again more than max_wait_ns
+					 * later (counter wrap): not joined */
+	uint64_t alloc_failures;	/* out of memory: event emitted as lost / stack dropped */
+};
+
+struct td_stitcher;
+
+/* @cfg may be NULL (all defaults). Returns NULL when out of memory. */
+struct td_stitcher *td_stitch_new(const struct td_stitch_config *cfg, td_emit_fn emit,
+				  void *arg);
+/* Emits nothing; call td_stitch_flush() first to keep pending events. */
+void td_stitch_free(struct td_stitcher *st);
+
+/*
+ * Takes ownership of @ev (freed with td_event_free() after it is emitted).
+ * Sets ev->seq. May emit (synchronously) before returning: @ev itself when
+ * it has no cookie, is in-place or its stack is already here, and the
+ * oldest pending event when max_pending_events is reached.
+ */
+void td_stitch_event(struct td_stitcher *st, struct td_event *ev);
+/*
+ * Takes ownership of @us (freed with td_ustack_free()). Emits every pending
+ * event of its (tid, cookie) at once; then keeps the stack for late events.
+ */
+void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us);
+/*
+ * Trace time has reached @now_ns on every CPU (the caller has read
+ * everything older): emit as TD_USER_LOST the events that waited more than
+ * max_wait_ns, drop stacks older than stack_keep_ns. Time never goes back:
+ * a smaller @now_ns than before is ignored.
+ */
+void td_stitch_advance(struct td_stitcher *st, uint64_t now_ns);
+/* End of input: emit every pending event as TD_USER_LOST, drop stacks. */
+void td_stitch_flush(struct td_stitcher *st);
+
+void td_stitch_get_stats(const struct td_stitcher *st, struct td_stitch_stats *stats);
+
+#endif /* TRACE_DEFER_STITCH_H */

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Folded stacks: counts per distinct "comm;user...;kernel..." line, the input
+ * format of flame graph tools. See include/trace-defer/output.h for how
+ * frames are named and sanitized.
+ *
+ * A chained hash table keyed by the folded line; the line of each event is
+ * built in one reusable buffer, so counting a stack seen before allocates
+ * nothing.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <trace-defer/output.h>
+
+#define FOLDED_MIN_BUCKETS	256
+
+struct folded_entry {
+	struct folded_entry *next;
+	uint64_t count;
+	uint64_t hash;
+	size_t len;
+	char line[];
+};
+
+struct td_folded {
+	struct folded_entry **buckets;
+	size_t nr_buckets;		/* a power of two */
+	size_t nr_entries;
+	uint64_t nr_samples;
+	char *buf;			/* the line being built */
+	size_t len, cap;
+};
+
+static uint64_t fnv1a(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+struct td_folded *td_folded_new(void)
+{
+	struct td_folded *fo = calloc(1, sizeof(*fo));
+
+	if (!fo)
+		return NULL;
+	fo->nr_buckets = FOLDED_MIN_BUCKETS;
+	fo->buckets = calloc(fo->nr_buckets, sizeof(*fo->buckets));
+	if (!fo->buckets) {
+		free(fo);
+		return NULL;
+	}
+	return fo;
+}
+
+void td_folded_free(struct td_folded *fo)
+{
+	size_t i;
+
+	if (!fo)
+		return;
+	for (i = 0; i < fo->nr_buckets; i++) {
+		struct folded_entry *e = fo->buckets[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			free(e);
+		}
+	}
+	free(fo->buckets);
+	free(fo->buf);
+	free(fo);
+}
+
+/* ---- building one line ---- */
+
+static int buf_reserve(struct td_folded *fo, size_t more)
+{
+	size_t cap = fo->cap ? fo->cap : 256;
+	char *nbuf;
+
+	if (fo->len + more + 1 <= fo->cap)
+		return 0;
+	while (cap < fo->len + more + 1)
+		cap *= 2;
+	nbuf = realloc(fo->buf, cap);
+	if (!nbuf)
+		return -ENOMEM;
+	fo->buf = nbuf;
+	fo->cap = cap;
+	return 0;
+}
+
+/* Append @s, sanitized so it cannot break the line format. */
+static int buf_name(struct td_folded *fo, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, n;
+
+	if (buf_reserve(fo, len))
+		return -ENOMEM;
+	while (i < len) {
+		char c = s[i];
+
+		n = td_utf8_seq_len(u + i, len - i);
+		if (n > 1) {
+			memcpy(fo->buf + fo->len, s + i, n);
+			fo->len += n;
+			i += n;
+			continue;
+		}
+		if (!n || u[i] < 0x20 || u[i] == 0x7f)
+			c = (c == '\t' || c == '\n' || c == '\r') ? '_' : '?';
+		else if (c == ';')
+			c = ':';
+		else if (c == ' ')
+			c = '_';
+		fo->buf[fo->len++] = c;
+		i++;
+	}
+	fo->buf[fo->len] = '\0';
+	return 0;
+}
+
+/* Append trusted text as is. */
+static int buf_raw(struct td_folded *fo, const char *s, size_t len)
+{
+	if (buf_reserve(fo, len))
+		return -ENOMEM;
+	memcpy(fo->buf + fo->len, s, len);
+	fo->len += len;
+	fo->buf[fo->len] = '\0';
+	return 0;
+}
+
+static int buf_frame(struct td_folded *fo, const struct td_frame *fr, bool user)
+{
+	const char *base;
+	char hex[24];
+	int n;
+
+	if (buf_raw(fo, ";", 1))
+		return -ENOMEM;
+	if (fr->symbol && fr->symbol[0])
+		return buf_name(fo, fr->symbol, strlen(fr->symbol));
+	if (user && fr->object) {
+		base = strrchr(fr->object, '/');
+		base = base && base[1] ? base + 1 : fr->object;
+		n = snprintf(hex, sizeof(hex), "+0x%" PRIx64, fr->file_offset);
+		if (buf_name(fo, base, strlen(base)))
+			return -ENOMEM;
+	} else {
+		n = snprintf(hex, sizeof(hex), "0x%" PRIx64, fr->addr);
+	}
+	return buf_raw(fo, hex, n);
+}
+
+/* ---- the table ---- */
+
+static int grow(struct td_folded *fo)
+{
+	size_t n = fo->nr_buckets * 2, i;
+	struct folded_entry **nb = calloc(n, sizeof(*nb));
+
+	if (!nb)
+		return -ENOMEM;
+	for (i = 0; i < fo->nr_buckets; i++) {
+		struct folded_entry *e = fo->buckets[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			e->next = nb[e->hash & (n - 1)];
+			nb[e->hash & (n - 1)] = e;
+		}
+	}
+	free(fo->buckets);
+	fo->buckets = nb;
+	fo->nr_buckets = n;
+	return 0;
+}
+
+static int count_line(struct td_folded *fo, const char *line, size_t len, uint64_t count)
+{
+	uint64_t h = fnv1a(line, len);
+	struct folded_entry **head = &fo->buckets[h & (fo->nr_buckets - 1)];
+	struct folded_entry *e;
+
+	for (e = *head; e; e = e->next) {
+		if (e->hash == h && e->len == len && !memcmp(e->line, line, len)) {
+			e->count += count;
+			fo->nr_samples += count;
+			return 0;
+		}
+	}
+	e = malloc(sizeof(*e) + len + 1);
+	if (!e)
+		return -ENOMEM;
+	e->hash = h;
+	e->len = len;
+	e->count = count;
+	memcpy(e->line, line, len);
+	e->line[len] = '\0';
+	e->next = *head;
+	*head = e;
+	fo->nr_entries++;
+	fo->nr_samples += count;
+	/* A failed grow only makes chains longer. */
+	if (fo->nr_entries > fo->nr_buckets)
+		grow(fo);
+	return 0;
+}
+
+int td_folded_add(struct td_folded *fo, const struct td_resolved *r)
+{
+	const char *comm = r->ev->comm;
+	size_t clen = strnlen(comm, TD_COMM_LEN);
+	unsigned int i;
+
+	fo->len = 0;
+	if (clen ? buf_name(fo, comm, clen) : buf_name(fo, "[unknown]", 9))
+		return -ENOMEM;
+	for (i = r->nr_uframes; i > 0; i--) {
+		if (buf_frame(fo, &r->uframes[i - 1], true))
+			return -ENOMEM;
+	}
+	if (!r->nr_uframes && (r->status == TD_USER_LOST || r->status == TD_UNWIND_FAILED)) {
+		const char *mark = r->status == TD_USER_LOST ? ";[user_lost]" : ";[unwind_failed]";
+
+		if (buf_raw(fo, mark, strlen(mark)))
+			return -ENOMEM;
+	}
+	for (i = r->nr_kframes; i > 0; i--) {
+		if (buf_frame(fo, &r->kframes[i - 1], false))
+			return -ENOMEM;
+	}
+	return count_line(fo, fo->buf, fo->len, 1);
+}
+
+int td_folded_add_line(struct td_folded *fo, const char *stack, uint64_t count)
+{
+	size_t len = strlen(stack);
+
+	if (!len || strpbrk(stack, " \t\r\n"))
+		return -EINVAL;
+	return count_line(fo, stack, len, count);
+}
+
+size_t td_folded_nr_stacks(const struct td_folded *fo)
+{
+	return fo->nr_entries;
+}
+
+uint64_t td_folded_nr_samples(const struct td_folded *fo)
+{
+	return fo->nr_samples;
+}
+
+/* ---- sorted output ---- */
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct folded_entry *ea = *(const struct folded_entry *const *)a;
+	const struct folded_entry *eb = *(const struct folded_entry *const *)b;
+
+	return strcmp(ea->line, eb->line);
+}
+
+static struct folded_entry **sorted(const struct td_folded *fo)
+{
+	struct folded_entry **v = malloc((fo->nr_entries + 1) * sizeof(*v));
+	size_t i, n = 0;
+
+	if (!v)
+		return NULL;
+	for (i = 0; i < fo->nr_buckets; i++) {
+		struct folded_entry *e;
+
+		for (e = fo->buckets[i]; e; e = e->next)
+			v[n++] = e;
+	}
+	qsort(v, n, sizeof(*v), cmp_entry);
+	return v;
+}
+
+int td_folded_foreach(const struct td_folded *fo,
+		      int (*fn)(const char *stack, uint64_t count, void *arg), void *arg)
+{
+	struct folded_entry **v = sorted(fo);
+	size_t i;
+	int ret = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < fo->nr_entries && !ret; i++)
+		ret = fn(v[i]->line, v[i]->count, arg);
+	free(v);
+	return ret;
+}
+
+static int write_line(const char *stack, uint64_t count, void *arg)
+{
+	FILE *f = arg;
+
+	if (fprintf(f, "%s %" PRIu64 "\n", stack, count) < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+int td_folded_write(const struct td_folded *fo, FILE *f)
+{
+	errno = 0;
+	return td_folded_foreach(fo, write_line, f);
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Page generator: writes ring-buffer sub-buffers byte for byte in the layout
+ * per_cpu/cpuN/trace_pipe_raw returns on a 64-bit little-endian kernel, so
+ * the parser can be tested and benchmarked without a kernel.
+ *
+ * Layout written (kernel/trace/ring_buffer.c, events/header_page):
+ *   u64 timestamp;  local_t commit (bytes of data, flags in bits 30/31);
+ *   data: events, each a u32 header {type_len:5, time_delta:27} and a body:
+ *     type_len 1..28: body of type_len * 4 bytes;
+ *     type_len 0: u32 length (body + 4), then the body (bodies over 112 bytes);
+ *     29 padding: time_delta != 0: u32 length, then length - 4 bytes
+ *                 (a discarded event); time_delta == 0: rest of the page;
+ *     30 time extend: u32 upper bits of the delta (delta = upper << 27 | low);
+ *     31 time stamp: absolute time, same encoding (59 bits).
+ * Record sizes are rounded the way the kernel rounds them: to 4 bytes, and a
+ * 12-byte event (8 bytes of data) grows to 16 so it can become a time extend.
+ *
+ * Timestamps are what libtraceevent's kbuffer reads back: the page stamp plus
+ * every delta before the record, padding deltas included.
+ *
+ * No allocation, no hidden state beyond struct td_pagegen: cheap enough to
+ * synthesize millions of records for the benchmark.
+ */
+#ifndef TRACE_DEFER_PAGEGEN_H
+#define TRACE_DEFER_PAGEGEN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define TD_PAGE_SIZE		4096
+#define TD_PAGE_HDR_SIZE	16		/* u64 timestamp + 64-bit local_t commit */
+#define TD_PAGE_MISSED_EVENTS	(1ULL << 31)	/* commit flag: events lost before this page */
+#define TD_PAGE_MISSED_STORED	(1ULL << 30)	/* the count is stored after the data */
+#define TD_PAGE_COMMIT_MASK	((1ULL << 27) - 1)
+
+#define TD_RB_TYPE_PADDING	29
+#define TD_RB_TYPE_TIME_EXTEND	30
+#define TD_RB_TYPE_TIME_STAMP	31
+#define TD_RB_MAX_DELTA		((1U << 27) - 1)
+
+struct td_pagegen {
+	uint8_t *page;
+	unsigned int size;		/* bytes of the page, header included */
+	unsigned int len;		/* bytes of data written (the commit) */
+	uint64_t ts;			/* reader's clock after the last thing written */
+	unsigned int nr;		/* data records on the page */
+	unsigned int extends;		/* time extends written on the page */
+};
+
+/*
+ * Start a page in @page (@size bytes, at least TD_PAGE_HDR_SIZE + 8, usually
+ * TD_PAGE_SIZE) with page timestamp @ts. The data area is zeroed.
+ */
+void td_pagegen_start(struct td_pagegen *pg, void *page, unsigned int size, uint64_t ts);
+
+/*
+ * Append one record of @len data bytes at time @ts (not earlier than the
+ * previous record). A delta that does not fit 27 bits is written as a time
+ * extend before the record. Returns 0, -ENOSPC if the record (with its
+ * extend) does not fit (nothing written), -EINVAL for a time going backwards
+ * or a delta over 59 bits.
+ */
+int td_pagegen_add(struct td_pagegen *pg, uint64_t ts, const void *data, unsigned int len);
+
+/*
+ * Append a discarded event (padding with a length) of @len data bytes at
+ * time @ts, as left by a filtered event the kernel could not take back.
+ * @ts must be later than the previous record: the kernel gives a discarded
+ * event a non-zero delta and kbuffer adds it to its clock.
+ */
+int td_pagegen_discard(struct td_pagegen *pg, uint64_t ts, unsigned int len);
+
+/* Append an absolute time stamp event (type 31) setting the clock to @ts. */
+int td_pagegen_time_stamp(struct td_pagegen *pg, uint64_t ts);
+
+/*
+ * Close the page: with @fill, pad the rest of the page the way the kernel
+ * does when the next event does not fit (a padding event covering it, part
+ * of the commit). @missed > 0: set MISSED_EVENTS and store the count after
+ * the data if there is room (MISSED_STORED); @missed < 0: MISSED_EVENTS
+ * without a count. Returns the number of bytes to hand to a reader (the
+ * whole page, as trace_pipe_raw does).
+ */
+unsigned int td_pagegen_finish(struct td_pagegen *pg, bool fill, int64_t missed);
+
+/* Bytes of data left on the page. */
+static inline unsigned int td_pagegen_room(const struct td_pagegen *pg)
+{
+	return pg->size - TD_PAGE_HDR_SIZE - pg->len;
+}
+
+/* Bytes a record of @len data bytes takes on a page (header included). */
+unsigned int td_pagegen_event_size(unsigned int len);
+
+/* Write the 8-byte common header of a record: common_type, flags, preempt, common_pid. */
+void td_rec_common(void *rec, unsigned int type, int pid);
+
+#endif /* TRACE_DEFER_PAGEGEN_H */

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Record parser: turns ring-buffer records (raw sub-buffers from
+ * trace_pipe_raw, or tep_records from a trace.dat) into td_events and
+ * td_ustacks, and feeds them to a stitcher.
+ *
+ * Per CPU it assembles an event with the records that follow it on the same
+ * CPU for the same task: ftrace:kernel_stack, ftrace:user_unwind_cookie, or
+ * in fallback mode ftrace:user_stack. An event is handed on when the next
+ * unrelated record on its CPU arrives, or by td_parser_advance() once trace
+ * time has moved on by hold_ns.
+ */
+#ifndef TRACE_DEFER_PARSE_H
+#define TRACE_DEFER_PARSE_H
+
+#include <stdint.h>
+
+#include <trace-defer/stitch.h>
+
+struct tep_handle;
+struct tep_record;
+
+struct td_parser_stats {
+	uint64_t records;		/* all records seen */
+	uint64_t events;		/* kernel events handed on */
+	uint64_t cookies;
+	uint64_t stacks;
+	uint64_t bad_records;		/* malformed, skipped */
+	uint64_t bytes;			/* record data bytes */
+	uint64_t orphans;		/* kernel_stack/cookie/user_stack with no event */
+	uint64_t unknown;		/* records of an event the tep has no format for */
+	uint64_t pages;			/* sub-buffers parsed */
+	uint64_t bad_pages;		/* sub-buffers cut short: corrupt event chain */
+	uint64_t missed_pages;		/* sub-buffers flagged: events lost before them */
+	uint64_t missed_events;		/* count stored on such pages, when stored */
+	uint64_t last_ts;		/* latest record timestamp seen, any CPU */
+};
+
+/* Returns the thread group id of @tid, or 0 if unknown. */
+typedef int (*td_tgid_fn)(int tid, void *arg);
+
+struct td_parser;
+
+/*
+ * @tep must already know the formats (ftrace and the traced events); the
+ * ftrace event ids and field handles are looked up here, once. Events the
+ * kernel lacks (user_unwind_* before the patches) are simply never seen.
+ * Returns NULL with errno: EINVAL, ENOMEM, ENOTSUP (not a 64-bit
+ * little-endian layout), EPROTO (an ftrace event with unexpected fields).
+ * The parser registers the comms it learns from sched_switch in @tep.
+ */
+struct td_parser *td_parser_new(struct tep_handle *tep, struct td_stitcher *st, int nr_cpus);
+/* Frees held events without handing them on; td_parser_flush() first to keep them. */
+void td_parser_free(struct td_parser *p);
+
+/* How long (trace time) an event waits for its followers; default 10 ms. */
+void td_parser_set_hold_ns(struct td_parser *p, uint64_t hold_ns);
+/* Fills td_event.pid; without it pid is 0 unless a user_stack record gives it. */
+void td_parser_set_tgid_fn(struct td_parser *p, td_tgid_fn fn, void *arg);
+
+/*
+ * Parse one raw sub-buffer as read from per_cpu/cpuN/trace_pipe_raw.
+ * Returns the number of records read from it, or -EINVAL (bad cpu or
+ * size), -ENOMEM (some records could not be kept; the rest were parsed).
+ */
+int td_parser_page(struct td_parser *p, int cpu, void *page, int size);
+/* Parse one record (e.g. from libtracecmd). Returns 0, -EINVAL or -ENOMEM. */
+int td_parser_record(struct td_parser *p, int cpu, struct tep_record *rec);
+/*
+ * Trace time reached @now_ns: hand on events held longer than hold_ns.
+ * @now_ns should be a time every CPU has been read up to. Does not advance
+ * the stitcher: call td_stitch_advance() after.
+ */
+void td_parser_advance(struct td_parser *p, uint64_t now_ns);
+/* End of input: hand on everything held (td_stitch_flush() is the caller's). */
+void td_parser_flush(struct td_parser *p);
+
+void td_parser_get_stats(const struct td_parser *p, struct td_parser_stats *stats);
+
+#endif /* TRACE_DEFER_PARSE_H */

@@ -1,0 +1,772 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Record parser (see include/trace-defer/parse.h for what it promises).
+ *
+ * Sub-buffers are read with libtraceevent's kbuffer, records decoded with
+ * the tep handle. kbuffer trusts its input: a commit larger than the page,
+ * or a length that points backwards, makes it read past the page or loop.
+ * So each page's event chain is first walked here (headers only, a few
+ * instructions per record) and, if it does not end exactly at the commit,
+ * the sound prefix is copied and handed to kbuffer with the commit cut.
+ *
+ * Per CPU one event is held until a record that cannot belong to it
+ * arrives; its followers (kernel_stack, user_unwind_cookie, user_stack) are
+ * attached on the way. Per event id the parser keeps what it needs to check
+ * a record (fixed size, dynamic fields) in a table filled on first sight.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event-parse.h>
+#include <kbuffer.h>
+
+#include <trace-defer/pagegen.h>
+#include <trace-defer/parse.h>
+
+#define DEFAULT_HOLD_NS		(10ULL * 1000 * 1000)
+#define USTACK_ENTRIES		8	/* ftrace:user_stack caller[8] */
+
+enum ev_kind {
+	K_OTHER = 0,
+	K_SWITCH,		/* sched:sched_switch: names prev and next */
+	K_KSTACK,		/* ftrace:kernel_stack */
+	K_USTACK,		/* ftrace:user_stack (fallback, in place) */
+	K_COOKIE,		/* ftrace:user_unwind_cookie */
+	K_UNWIND,		/* ftrace:user_unwind_stack */
+};
+
+struct evinfo {
+	struct tep_event *event;
+	enum ev_kind kind;
+	int min_size;			/* end of the last fixed field */
+	int nr_dyn;
+	struct tep_format_field **dyn;	/* __data_loc / __rel_loc fields */
+};
+
+struct held {
+	struct td_event *ev;
+	bool kstack_seen;
+};
+
+struct td_parser {
+	struct tep_handle *tep;
+	struct td_stitcher *st;
+	struct kbuffer *kbuf;
+	int nr_cpus;
+	int common_size;		/* bytes of the common fields */
+	uint64_t hold_ns;
+	td_tgid_fn tgid_fn;
+	void *tgid_arg;
+
+	struct tep_event *ev_kstack, *ev_ustack, *ev_cookie, *ev_unwind, *ev_switch;
+	struct tep_format_field *ks_size, *ks_caller;
+	struct tep_format_field *us_tgid, *us_caller;
+	struct tep_format_field *ck_cookie;
+	struct tep_format_field *uw_cookie, *uw_stack;
+	struct tep_format_field *sw_prev_comm, *sw_next_comm, *sw_next_pid;
+
+	struct evinfo **info;		/* by event id, filled on first sight */
+	unsigned int nr_info;
+
+	uint8_t *scratch;		/* a page cut short for kbuffer */
+	unsigned int scratch_size;
+
+	struct td_parser_stats stats;
+	struct held held[];
+};
+
+static inline uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
+}
+
+static inline uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
+}
+
+static inline void put64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+/* ---- set-up: event ids and field handles, looked up once ---- */
+
+static struct tep_format_field *field_of(struct tep_event *ev, const char *name, int size,
+					 unsigned long need_flags, int *err)
+{
+	struct tep_format_field *f = tep_find_field(ev, name);
+
+	if (!f || (size && f->size != size) || (f->flags & need_flags) != need_flags) {
+		*err = EPROTO;
+		return NULL;
+	}
+	return f;
+}
+
+static int lookup_events(struct td_parser *p)
+{
+	int err = 0;
+
+	p->ev_kstack = tep_find_event_by_name(p->tep, "ftrace", "kernel_stack");
+	if (p->ev_kstack) {
+		p->ks_size = field_of(p->ev_kstack, "size", 4, 0, &err);
+		p->ks_caller = field_of(p->ev_kstack, "caller", 0, TEP_FIELD_IS_ARRAY, &err);
+	}
+	p->ev_ustack = tep_find_event_by_name(p->tep, "ftrace", "user_stack");
+	if (p->ev_ustack) {
+		p->us_tgid = field_of(p->ev_ustack, "tgid", 4, 0, &err);
+		p->us_caller = field_of(p->ev_ustack, "caller", USTACK_ENTRIES * 8,
+					TEP_FIELD_IS_ARRAY, &err);
+	}
+	p->ev_cookie = tep_find_event_by_name(p->tep, "ftrace", "user_unwind_cookie");
+	if (p->ev_cookie)
+		p->ck_cookie = field_of(p->ev_cookie, "cookie", 8, 0, &err);
+	p->ev_unwind = tep_find_event_by_name(p->tep, "ftrace", "user_unwind_stack");
+	if (p->ev_unwind) {
+		p->uw_cookie = field_of(p->ev_unwind, "cookie", 8, 0, &err);
+		p->uw_stack = field_of(p->ev_unwind, "stack", 4, TEP_FIELD_IS_DYNAMIC, &err);
+	}
+	if (err)
+		return -err;
+
+	/* sched_switch only lends names: without the expected fields it is plain. */
+	p->ev_switch = tep_find_event_by_name(p->tep, "sched", "sched_switch");
+	if (p->ev_switch) {
+		p->sw_prev_comm = field_of(p->ev_switch, "prev_comm", TD_COMM_LEN, 0, &err);
+		p->sw_next_comm = field_of(p->ev_switch, "next_comm", TD_COMM_LEN, 0, &err);
+		p->sw_next_pid = field_of(p->ev_switch, "next_pid", 4, 0, &err);
+		if (err)
+			p->ev_switch = NULL;
+	}
+	return 0;
+}
+
+static int common_size(struct tep_handle *tep)
+{
+	struct tep_event *ev = tep_get_first_event(tep);
+	struct tep_format_field *f;
+	int end = 0;
+
+	if (!ev)
+		return -EINVAL;
+	for (f = ev->format.common_fields; f; f = f->next)
+		if (f->offset + f->size > end)
+			end = f->offset + f->size;
+	return end;
+}
+
+struct td_parser *td_parser_new(struct tep_handle *tep, struct td_stitcher *st, int nr_cpus)
+{
+	struct td_parser *p = NULL;
+	int err = EINVAL;
+	int ret;
+
+	if (!tep || !st || nr_cpus <= 0)
+		goto fail;
+	err = ENOTSUP;
+	if (tep_is_file_bigendian(tep) || tep_get_long_size(tep) == 4)
+		goto fail;
+	err = ENOMEM;
+	p = calloc(1, sizeof(*p) + (size_t)nr_cpus * sizeof(p->held[0]));
+	if (!p)
+		goto fail;
+	p->tep = tep;
+	p->st = st;
+	p->nr_cpus = nr_cpus;
+	p->hold_ns = DEFAULT_HOLD_NS;
+	p->kbuf = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
+	if (!p->kbuf)
+		goto fail;
+	ret = common_size(tep);
+	if (ret < 0) {
+		err = -ret;
+		goto fail;
+	}
+	p->common_size = ret;
+	ret = lookup_events(p);
+	if (ret < 0) {
+		err = -ret;
+		goto fail;
+	}
+	return p;
+fail:
+	td_parser_free(p);
+	errno = err;
+	return NULL;
+}
+
+static void free_info(struct evinfo *info)
+{
+	if (!info)
+		return;
+	free(info->dyn);
+	free(info);
+}
+
+void td_parser_free(struct td_parser *p)
+{
+	unsigned int i;
+	int cpu;
+
+	if (!p)
+		return;
+	for (cpu = 0; cpu < p->nr_cpus; cpu++)
+		td_event_free(p->held[cpu].ev);
+	for (i = 0; i < p->nr_info; i++)
+		free_info(p->info[i]);
+	free(p->info);
+	free(p->scratch);
+	kbuffer_free(p->kbuf);
+	free(p);
+}
+
+void td_parser_set_hold_ns(struct td_parser *p, uint64_t hold_ns)
+{
+	p->hold_ns = hold_ns;
+}
+
+void td_parser_set_tgid_fn(struct td_parser *p, td_tgid_fn fn, void *arg)
+{
+	p->tgid_fn = fn;
+	p->tgid_arg = arg;
+}
+
+void td_parser_get_stats(const struct td_parser *p, struct td_parser_stats *stats)
+{
+	*stats = p->stats;
+}
+
+/* ---- per event id: what a record of it must satisfy ---- */
+
+static struct evinfo *make_info(struct td_parser *p, struct tep_event *event)
+{
+	struct tep_format_field *f;
+	struct evinfo *info;
+	int n = 0;
+
+	info = calloc(1, sizeof(*info));
+	if (!info)
+		return NULL;
+	info->event = event;
+	if (event == p->ev_kstack)
+		info->kind = K_KSTACK;
+	else if (event == p->ev_ustack)
+		info->kind = K_USTACK;
+	else if (event == p->ev_cookie)
+		info->kind = K_COOKIE;
+	else if (event == p->ev_unwind)
+		info->kind = K_UNWIND;
+	else if (event == p->ev_switch)
+		info->kind = K_SWITCH;
+
+	info->min_size = p->common_size;
+	for (f = event->format.fields; f; f = f->next) {
+		if (f->flags & TEP_FIELD_IS_DYNAMIC)
+			n++;
+		/* kernel_stack's caller[8] really holds `size` entries. */
+		if (f == p->ks_caller)
+			continue;
+		if (f->offset + f->size > info->min_size)
+			info->min_size = f->offset + f->size;
+	}
+	if (info->kind == K_KSTACK && p->ks_caller->offset > info->min_size)
+		info->min_size = p->ks_caller->offset;
+	if (n) {
+		info->dyn = calloc(n, sizeof(*info->dyn));
+		if (!info->dyn) {
+			free(info);
+			return NULL;
+		}
+		for (f = event->format.fields; f; f = f->next)
+			if (f->flags & TEP_FIELD_IS_DYNAMIC)
+				info->dyn[info->nr_dyn++] = f;
+	}
+	return info;
+}
+
+/*
+ * The checks of a record's event id; NULL with *unknown set when the tep
+ * has no format for it, NULL alone when out of memory.
+ */
+static struct evinfo *lookup_info(struct td_parser *p, struct tep_record *rec, bool *unknown)
+{
+	struct tep_event *event;
+	struct evinfo **grown;
+	unsigned int id, n;
+
+	*unknown = false;
+	id = (unsigned int)tep_data_type(p->tep, rec) & 0xffff;
+	if (id < p->nr_info && p->info[id])
+		return p->info[id];
+
+	event = tep_find_event_by_record(p->tep, rec);
+	if (!event) {
+		*unknown = true;
+		return NULL;
+	}
+	if (id >= p->nr_info) {
+		n = id + 64;
+		grown = realloc(p->info, n * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		memset(grown + p->nr_info, 0, (n - p->nr_info) * sizeof(*grown));
+		p->info = grown;
+		p->nr_info = n;
+	}
+	p->info[id] = make_info(p, event);
+	return p->info[id];
+}
+
+static int read_field(const struct tep_format_field *f, const void *data, uint64_t *val)
+{
+	unsigned long long v;
+
+	if (tep_read_number_field((struct tep_format_field *)f, data, &v))
+		return -1;
+	*val = v;
+	return 0;
+}
+
+/* Offset and length of a dynamic field's data; false if outside the record. */
+static bool dyn_span(const struct tep_format_field *f, const void *data, int size,
+		     unsigned int *off, unsigned int *len)
+{
+	uint64_t loc;
+
+	if (read_field(f, data, &loc))
+		return false;
+	*off = loc & 0xffff;
+	*len = (loc >> 16) & 0xffff;
+	if (f->flags & TEP_FIELD_IS_RELATIVE)
+		*off += f->offset + f->size;
+	return *off + *len <= (unsigned int)size;
+}
+
+static bool dyn_ok(const struct evinfo *info, const void *data, int size)
+{
+	unsigned int off, len;
+	int i;
+
+	for (i = 0; i < info->nr_dyn; i++)
+		if (!dyn_span(info->dyn[i], data, size, &off, &len))
+			return false;
+	return true;
+}
+
+/* ---- records ---- */
+
+static void hand_on(struct td_parser *p, struct held *h)
+{
+	if (!h->ev)
+		return;
+	td_stitch_event(p->st, h->ev);
+	p->stats.events++;
+	h->ev = NULL;
+}
+
+/* @nr unaligned u64 from a record into a malloc'ed td_ips. */
+static int copy_ips(struct td_ips *ips, const uint8_t *src, unsigned int nr)
+{
+	unsigned int i;
+
+	ips->nr = 0;
+	ips->ips = NULL;
+	if (!nr)
+		return 0;
+	ips->ips = malloc(nr * sizeof(*ips->ips));
+	if (!ips->ips)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++)
+		ips->ips[i] = get64(src + 8 * i);
+	ips->nr = nr;
+	return 0;
+}
+
+static void set_comm(char *dst, const char *src, size_t max)
+{
+	size_t n = strnlen(src, max);
+
+	if (n > TD_COMM_LEN - 1)
+		n = TD_COMM_LEN - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+static void learn_comm(struct td_parser *p, const char *comm, int pid)
+{
+	if (pid > 0 && !tep_is_pid_registered(p->tep, pid))
+		tep_register_comm(p->tep, comm, pid);
+}
+
+/* sched_switch runs as prev: its comm is the record's own. */
+static void switch_comm(struct td_parser *p, struct td_event *ev, const uint8_t *data)
+{
+	char next[TD_COMM_LEN + 1];
+	uint64_t next_pid;
+
+	set_comm(ev->comm, (const char *)data + p->sw_prev_comm->offset, TD_COMM_LEN);
+	learn_comm(p, ev->comm, ev->tid);
+	if (read_field(p->sw_next_pid, data, &next_pid))
+		return;
+	memcpy(next, data + p->sw_next_comm->offset, TD_COMM_LEN);
+	next[TD_COMM_LEN] = '\0';
+	learn_comm(p, next, (int)next_pid);
+}
+
+static int new_event(struct td_parser *p, struct held *h, const struct evinfo *info,
+		     int cpu, int tid, uint64_t ts, const void *data, int size)
+{
+	struct td_event *ev;
+
+	ev = td_event_new();
+	if (!ev)
+		return -ENOMEM;
+	ev->raw = malloc(size);
+	if (!ev->raw) {
+		td_event_free(ev);
+		return -ENOMEM;
+	}
+	memcpy(ev->raw, data, size);
+	ev->raw_size = size;
+	ev->ts = ts;
+	ev->cpu = cpu;
+	ev->tid = tid;
+	ev->pid = p->tgid_fn ? p->tgid_fn(tid, p->tgid_arg) : 0;
+	ev->tep_event = info->event;
+	if (info->kind == K_SWITCH)
+		switch_comm(p, ev, data);
+	else
+		set_comm(ev->comm, tep_data_comm_from_pid(p->tep, tid), TD_COMM_LEN);
+	h->ev = ev;
+	h->kstack_seen = false;
+	return 0;
+}
+
+static inline bool same_task(const struct held *h, int tid)
+{
+	return h->ev && h->ev->tid == tid;
+}
+
+static int on_kstack(struct td_parser *p, struct held *h, int tid, const uint8_t *data, int size)
+{
+	unsigned int avail = (size - p->ks_caller->offset) / 8;
+	uint64_t v;
+	int32_t nr;
+	int ret;
+
+	if (read_field(p->ks_size, data, &v))
+		goto bad;
+	nr = (int32_t)v;
+	if (nr < 0 || (unsigned int)nr > avail)
+		goto bad;
+	if (!same_task(h, tid) || h->kstack_seen) {
+		p->stats.orphans++;
+		hand_on(p, h);
+		return 0;
+	}
+	ret = copy_ips(&h->ev->kstack, data + p->ks_caller->offset, nr);
+	if (ret)
+		return ret;
+	h->kstack_seen = true;
+	return 0;
+bad:
+	p->stats.bad_records++;
+	return 0;
+}
+
+static int on_ustack(struct td_parser *p, struct held *h, int tid, const uint8_t *data)
+{
+	const uint8_t *caller = data + p->us_caller->offset;
+	unsigned int nr;
+	uint64_t tgid;
+	int ret;
+
+	if (!same_task(h, tid) || h->ev->inplace) {
+		p->stats.orphans++;
+		hand_on(p, h);
+		return 0;
+	}
+	/* Unused slots are 0 (older kernels ended the list with -1). */
+	for (nr = 0; nr < USTACK_ENTRIES; nr++) {
+		uint64_t ip = get64(caller + 8 * nr);
+
+		if (!ip || ip == UINT64_MAX)
+			break;
+	}
+	ret = copy_ips(&h->ev->inplace_stack, caller, nr);
+	if (ret)
+		return ret;
+	h->ev->inplace = true;
+	if (!h->ev->pid && !read_field(p->us_tgid, data, &tgid))
+		h->ev->pid = (int)tgid;
+	return 0;
+}
+
+static int on_cookie(struct td_parser *p, struct held *h, int tid, const uint8_t *data)
+{
+	uint64_t cookie;
+
+	if (read_field(p->ck_cookie, data, &cookie)) {
+		p->stats.bad_records++;
+		return 0;
+	}
+	p->stats.cookies++;
+	if (!same_task(h, tid) || h->ev->has_cookie) {
+		p->stats.orphans++;
+		hand_on(p, h);
+		return 0;
+	}
+	h->ev->has_cookie = true;
+	h->ev->cookie = cookie;
+	return 0;
+}
+
+/* A deferred user stack: straight to the stitcher, the held event stays. */
+static int on_unwind(struct td_parser *p, int cpu, int tid, uint64_t ts, const uint8_t *data,
+		     int size)
+{
+	struct td_ustack *us;
+	unsigned int off, len;
+	uint64_t cookie;
+	int ret;
+
+	if (read_field(p->uw_cookie, data, &cookie) ||
+	    !dyn_span(p->uw_stack, data, size, &off, &len) || len % 8) {
+		p->stats.bad_records++;
+		return 0;
+	}
+	us = td_ustack_new();
+	if (!us)
+		return -ENOMEM;
+	ret = copy_ips(&us->ips, data + off, len / 8);
+	if (ret) {
+		td_ustack_free(us);
+		return ret;
+	}
+	us->ts = ts;
+	us->cpu = cpu;
+	us->tid = tid;
+	us->cookie = cookie;
+	td_stitch_stack(p->st, us);
+	p->stats.stacks++;
+	return 0;
+}
+
+static int parse_record(struct td_parser *p, int cpu, uint64_t ts, void *data, int size)
+{
+	struct tep_record rec = {
+		.ts = ts, .data = data, .size = size, .record_size = size, .cpu = cpu,
+	};
+	struct held *h = &p->held[cpu];
+	struct evinfo *info;
+	bool unknown;
+	int tid;
+
+	p->stats.records++;
+	p->stats.bytes += size;
+	if (ts > p->stats.last_ts)
+		p->stats.last_ts = ts;
+	if (size < p->common_size) {
+		p->stats.bad_records++;
+		return 0;
+	}
+	info = lookup_info(p, &rec, &unknown);
+	if (!info) {
+		/* A record we cannot name still says the held event is complete. */
+		hand_on(p, h);
+		if (!unknown)
+			return -ENOMEM;
+		p->stats.unknown++;
+		return 0;
+	}
+	if (size < info->min_size) {
+		p->stats.bad_records++;
+		return 0;
+	}
+	tid = tep_data_pid(p->tep, &rec);
+
+	switch (info->kind) {
+	case K_KSTACK:
+		return on_kstack(p, h, tid, data, size);
+	case K_USTACK:
+		return on_ustack(p, h, tid, data);
+	case K_COOKIE:
+		return on_cookie(p, h, tid, data);
+	case K_UNWIND:
+		return on_unwind(p, cpu, tid, ts, data, size);
+	case K_SWITCH:
+	case K_OTHER:
+		break;
+	}
+	if (!dyn_ok(info, data, size)) {
+		p->stats.bad_records++;
+		return 0;
+	}
+	hand_on(p, h);
+	return new_event(p, h, info, cpu, tid, ts, data, size);
+}
+
+int td_parser_record(struct td_parser *p, int cpu, struct tep_record *rec)
+{
+	if (!p || !rec || !rec->data || cpu < 0 || cpu >= p->nr_cpus || rec->size < 0)
+		return -EINVAL;
+	if (rec->missed_events) {
+		p->stats.missed_pages++;
+		if (rec->missed_events > 0)
+			p->stats.missed_events += rec->missed_events;
+		hand_on(p, &p->held[cpu]);
+	}
+	return parse_record(p, cpu, rec->ts, rec->data, rec->size);
+}
+
+/* ---- sub-buffers ---- */
+
+/*
+ * Walk the event chain of @d up to @limit bytes the way kbuffer will, and
+ * return how many bytes of it are sound: every header, length word and body
+ * inside @limit, every step forward. A padding event with no delta ends the
+ * data (the rest of the page is padding) without being an error.
+ */
+static unsigned int chain_len(const uint8_t *d, unsigned int limit, bool *corrupt)
+{
+	unsigned int off = 0, left, type, len;
+	uint32_t hdr;
+
+	*corrupt = false;
+	while (off < limit) {
+		left = limit - off;
+		if (left < 4)
+			goto bad;
+		hdr = get32(d + off);
+		type = hdr & 31;
+		if (type == TD_RB_TYPE_PADDING && !(hdr >> 5))
+			return off;
+		if (type > 28 || type == 0) {
+			if (left < 8)
+				goto bad;
+		}
+		switch (type) {
+		case TD_RB_TYPE_TIME_EXTEND:
+		case TD_RB_TYPE_TIME_STAMP:
+			len = 8;
+			break;
+		case TD_RB_TYPE_PADDING:
+		case 0:
+			/* 4 + length word: the word counts itself (or the body). */
+			len = get32(d + off + 4);
+			if (len < 4 || len % 4 || len > left - 4)
+				goto bad;
+			len += 4;
+			break;
+		default:
+			len = 4 + type * 4;
+			if (len > left)
+				goto bad;
+			break;
+		}
+		off += len;
+	}
+	return off;
+bad:
+	*corrupt = true;
+	return off;
+}
+
+static void *scratch_page(struct td_parser *p, unsigned int size)
+{
+	uint8_t *buf;
+
+	if (size > p->scratch_size) {
+		buf = realloc(p->scratch, size);
+		if (!buf)
+			return NULL;
+		p->scratch = buf;
+		p->scratch_size = size;
+	}
+	return p->scratch;
+}
+
+int td_parser_page(struct td_parser *p, int cpu, void *page, int size)
+{
+	const unsigned int hdr = TD_PAGE_HDR_SIZE;
+	unsigned long long ts;
+	uint64_t word, commit;
+	unsigned int limit, ok;
+	uint8_t *buf = page;
+	bool corrupt;
+	int n = 0, ret = 0, err;
+	void *data;
+
+	if (!p || !page || cpu < 0 || cpu >= p->nr_cpus || size < (int)hdr)
+		return -EINVAL;
+	p->stats.pages++;
+	word = get64(buf + 8);
+	commit = word & TD_PAGE_COMMIT_MASK;
+	limit = size - hdr;
+	if (commit <= limit)
+		limit = commit;
+	ok = chain_len(buf + hdr, limit, &corrupt);
+	if (commit > limit)
+		corrupt = true;
+	if (corrupt)
+		p->stats.bad_pages++;
+
+	if (word & TD_PAGE_MISSED_EVENTS) {
+		/* Records were lost before this page: the held one's followers may be too. */
+		p->stats.missed_pages++;
+		if ((word & TD_PAGE_MISSED_STORED) && !corrupt && hdr + commit + 8 <= (unsigned int)size)
+			p->stats.missed_events += get64(buf + hdr + commit);
+		hand_on(p, &p->held[cpu]);
+	}
+
+	/* kbuffer gets a page it cannot misread: exact commit, no flags. */
+	if (ok != commit || (word & ~TD_PAGE_COMMIT_MASK)) {
+		buf = scratch_page(p, hdr + ok);
+		if (!buf)
+			return -ENOMEM;
+		memcpy(buf, page, hdr + ok);
+		put64(buf + 8, ok);
+	}
+	if (kbuffer_load_subbuffer(p->kbuf, buf) < 0)
+		return -EINVAL;
+	for (data = kbuffer_read_event(p->kbuf, &ts); data;
+	     data = kbuffer_next_event(p->kbuf, &ts)) {
+		err = parse_record(p, cpu, ts, data, kbuffer_event_size(p->kbuf));
+		if (err)
+			ret = err;
+		n++;
+	}
+	return ret ? ret : n;
+}
+
+/* ---- time ---- */
+
+void td_parser_advance(struct td_parser *p, uint64_t now_ns)
+{
+	struct held *h;
+	int cpu;
+
+	for (cpu = 0; cpu < p->nr_cpus; cpu++) {
+		h = &p->held[cpu];
+		if (h->ev && now_ns >= h->ev->ts && now_ns - h->ev->ts >= p->hold_ns)
+			hand_on(p, h);
+	}
+}
+
+void td_parser_flush(struct td_parser *p)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < p->nr_cpus; cpu++)
+		hand_on(p, &p->held[cpu]);
+}

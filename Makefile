@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# trace-defer: one Makefile for the library, the daemon, the plugins, the
+# tests and the kernel/VM harness. `make help` lists the targets.
+
+PREFIX		?= /usr/local
+DESTDIR		?=
+BINDIR		?= $(PREFIX)/bin
+MANDIR		?= $(PREFIX)/share/man
+SYSCONFDIR	?= /etc
+UNITDIR		?= /lib/systemd/system
+PLUGINDIR	?= $(PREFIX)/lib/$(shell gcc -dumpmachine)/traceevent/plugins
+
+CC		?= gcc
+BUILD		?= build
+SAN		?=
+V		?=
+
+PKGS		:= libtracefs libtraceevent json-c libdw libelf libsystemd
+PKG_CFLAGS	:= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS	:= $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN		:= -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
+		   -Wmissing-prototypes -Wstrict-prototypes
+CFLAGS		?= -O2 -g
+ALL_CFLAGS	:= -std=gnu11 $(CFLAGS) $(WARN) -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS)
+LDLIBS		:= $(PKG_LIBS) -lpthread
+ifneq ($(SAN),)
+ALL_CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer \
+		   -fno-sanitize-recover=all
+LDFLAGS		+= -fsanitize=address,undefined
+endif
+
+ifeq ($(V),)
+Q		:= @
+QUIET_CC	= @echo "  CC      $@";
+QUIET_LD	= @echo "  LD      $@";
+QUIET_AR	= @echo "  AR      $@";
+endif
+
+LIB_SRCS	:= $(sort $(wildcard lib/*.c))
+DAEMON_SRCS	:= $(sort $(wildcard daemon/*.c))
+UNIT_SRCS	:= $(sort $(wildcard tests/unit/test_*.c))
+PLUGIN_SRCS	:= $(sort $(wildcard plugins/plugin_*.c))
+PROG_SRCS	:= $(sort $(wildcard tests/progs/*.c))
+
+LIB		:= $(BUILD)/libtracedefer.a
+DAEMON		:= $(BUILD)/trace-defer
+UNIT_BINS	:= $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+PLUGINS		:= $(PLUGIN_SRCS:plugins/%.c=$(BUILD)/plugins/%.so)
+# Test programs: frame pointers everywhere so a frame-pointer unwind is exact.
+PROGS		:= $(PROG_SRCS:tests/progs/%.c=$(BUILD)/progs/%)
+PROG_CFLAGS	:= -O1 -g -no-pie -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		   -fno-inline -fno-optimize-sibling-calls -Wall -Werror
+
+.PHONY: all help lib daemon plugins progs unit unit-asan host-test vm-test check \
+	kernel kernel-debug demo bench install uninstall clean distclean format
+
+all: $(LIB) $(DAEMON) $(PLUGINS) $(PROGS)
+
+help:
+	@echo "Targets:"
+	@echo "  all          library, trace-defer, plugins, test programs (default)"
+	@echo "  check        every test: unit (plain + ASan/UBSan), host tracefs, VM"
+	@echo "  unit         cmocka unit tests"
+	@echo "  unit-asan    unit tests built with ASan/UBSan"
+	@echo "  host-test    tests on this machine's real tracefs (root)"
+	@echo "  kernel       fetch Linux 7.3, apply kernel-patches/, build (cached)"
+	@echo "  kernel-debug the same with KASAN, lockdep and PROVE_RCU"
+	@echo "  vm-test      boot the patched kernel under QEMU and run tests/vm/"
+	@echo "  demo         build everything, boot the VM, show stitched stacks"
+	@echo "  bench        benchmarks with ratios against in-run baselines"
+	@echo "  install      install into DESTDIR/PREFIX"
+
+lib: $(LIB)
+daemon: $(DAEMON)
+plugins: $(PLUGINS)
+progs: $(PROGS)
+
+$(BUILD)/obj/%.o: %.c $(wildcard include/trace-defer/*.h) $(wildcard */*.h)
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/pic/%.o: %.c $(wildcard include/trace-defer/*.h)
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+
+$(LIB): $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+	@mkdir -p $(dir $@)
+	$(QUIET_AR)rm -f $@ && ar rcs $@ $^
+
+$(DAEMON): $(DAEMON_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB)
+	$(QUIET_LD)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -ltracecmd
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(QUIET_LD)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+# Plugins are loaded by trace-cmd and KernelShark: position independent,
+# linked with the library's PIC objects, no sanitizers.
+$(BUILD)/plugins/%.so: plugins/%.c $(LIB_SRCS:%.c=$(BUILD)/pic/%.o)
+	@mkdir -p $(dir $@)
+	$(QUIET_LD)$(CC) -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) \
+		-fPIC -shared -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/progs/%: tests/progs/%.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(PROG_CFLAGS) -o $@ $< -lpthread
+
+# Areas may add their own rules (fixtures, man pages) in a rules.mk.
+-include $(sort $(wildcard */rules.mk tests/*/rules.mk))
+
+unit: $(UNIT_BINS) $(PROGS)
+	$(Q)BUILD=$(BUILD) tests/run-unit.sh $(UNIT_BINS)
+
+unit-asan:
+	$(Q)$(MAKE) --no-print-directory BUILD=build-asan SAN=1 unit
+
+host-test: all
+	$(Q)BUILD=$(BUILD) tests/host/run.sh
+
+kernel:
+	$(Q)kernel/build.sh
+
+kernel-debug:
+	$(Q)KCONFIG_FLAVOR=debug kernel/build.sh
+
+vm-test: all kernel
+	$(Q)BUILD=$(BUILD) tests/vm/run.sh
+
+# The test command the README gives and CI runs.
+check: all
+	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory unit-asan
+	$(Q)$(MAKE) --no-print-directory host-test
+	$(Q)$(MAKE) --no-print-directory vm-test
+
+demo: all kernel
+	$(Q)BUILD=$(BUILD) scripts/demo.sh
+
+bench: all
+	$(Q)BUILD=$(BUILD) bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(SYSCONFDIR)/trace-defer $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PLUGINDIR)
+	install -m 0755 $(DAEMON) $(DESTDIR)$(BINDIR)/trace-defer
+	for p in $(PLUGINS); do install -m 0644 $$p $(DESTDIR)$(PLUGINDIR)/; done
+	for m in $(wildcard doc/*.8); do install -m 0644 $$m $(DESTDIR)$(MANDIR)/man8/; done
+	for m in $(wildcard doc/*.7); do install -m 0644 $$m $(DESTDIR)$(MANDIR)/man7/; done
+	test -e $(DESTDIR)$(SYSCONFDIR)/trace-defer/trace-defer.conf || \
+		install -m 0644 contrib/trace-defer.conf $(DESTDIR)$(SYSCONFDIR)/trace-defer/
+	sed 's|@BINDIR@|$(BINDIR)|g' trace-defer.service > $(DESTDIR)$(UNITDIR)/trace-defer.service
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/trace-defer $(DESTDIR)$(UNITDIR)/trace-defer.service
+	rm -f $(addprefix $(DESTDIR)$(PLUGINDIR)/,$(notdir $(PLUGINS)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(wildcard doc/*.8)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(wildcard doc/*.7)))
+
+format:
+	clang-format -i $(LIB_SRCS) $(DAEMON_SRCS) $(UNIT_SRCS) $(PLUGIN_SRCS) include/trace-defer/*.h
+
+clean:
+	rm -rf build build-asan
+
+distclean: clean
+	rm -rf .cache

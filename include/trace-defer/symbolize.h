@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Symbolizer: user addresses through /proc/PID/maps and elfutils, kernel
+ * addresses through /proc/kallsyms.
+ *
+ * Promises:
+ *  - never fails a lookup as a whole: an address it cannot name still gets
+ *    its object, file offset and build-id when those are known;
+ *  - maps are cached per process and re-read on a miss (the process may have
+ *    mapped something new), and dropped by td_sym_forget();
+ *  - ELF files are cached by path and build-id; symbols come from .symtab,
+ *    else .dynsym, else a debug file found by build-id
+ *    (DEBUGDIR/.build-id/xx/rest.debug) or by .gnu_debuglink (next to the
+ *    object, OBJDIR/.debug/, DEBUGDIR/OBJDIR/);
+ *  - C++ names are demangled (libstdc++'s __cxa_demangle, loaded with dlopen
+ *    on first use; without it the mangled name is returned);
+ *  - a cached lookup (known process, known object) does no system call and
+ *    no allocation: two binary searches.
+ * Strings in a td_frame belong to the symbolizer and stay valid until
+ * td_sym_free(); copy them if you need them longer.
+ * A symbolizer is not thread-safe: use one per thread.
+ */
+#ifndef TRACE_DEFER_SYMBOLIZE_H
+#define TRACE_DEFER_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct td_frame {
+	uint64_t addr;		/* as recorded */
+	const char *symbol;	/* NULL when unknown */
+	uint64_t sym_offset;	/* addr - symbol start (for a return address that
+				 * ends its caller this equals the caller's size) */
+	const char *object;	/* mapped file, "[vdso]", "[kernel]", or NULL */
+	uint64_t file_offset;	/* offset of addr in object (user frames) */
+	const char *build_id;	/* lower-case hex, NULL when unknown */
+};
+
+struct td_sym_config {
+	const char *debug_dir;	/* default "/usr/lib/debug" */
+	const char *kallsyms;	/* default "/proc/kallsyms" */
+	const char *proc_root;	/* default "/proc" (tests point it elsewhere) */
+	/*
+	 * A miss re-reads the process's maps at most once per this many
+	 * microseconds (0: 10000). Frame-pointer unwinds through code built
+	 * without frame pointers yield junk addresses; without a bound each
+	 * of them would cost a full maps read.
+	 */
+	unsigned int maps_refresh_us;
+};
+
+/* Counters since td_sym_new(), for the daemon's status output. */
+struct td_sym_stats {
+	uint64_t user_lookups;
+	uint64_t user_unmapped;		/* -ENOENT from td_sym_user */
+	uint64_t user_no_symbol;	/* mapped, but no symbol covers it */
+	uint64_t kernel_lookups;
+	uint64_t kernel_unknown;
+	uint64_t maps_reads;		/* /proc/PID/maps parsed */
+	uint64_t maps_read_errors;	/* process gone or unreadable */
+	uint64_t objects;		/* distinct files opened */
+	uint64_t symtabs;		/* symbol tables loaded */
+	uint64_t symtabs_shared;	/* files that reused a table by build-id */
+	uint64_t processes;		/* processes cached now */
+};
+
+struct td_symbolizer;
+
+struct td_symbolizer *td_sym_new(const struct td_sym_config *cfg);
+void td_sym_free(struct td_symbolizer *sym);
+
+/*
+ * Name a user address of process @pid. @return_addr says @addr is a return
+ * address (every frame but the first of a stack): the lookup then uses
+ * addr - 1 so a call at the end of a function is named correctly.
+ * Returns 0 when the address was found in a mapping, -ENOENT otherwise
+ * (out still holds addr).
+ */
+int td_sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_addr,
+		struct td_frame *out);
+
+/* Name a kernel address. Returns 0 or -ENOENT. */
+int td_sym_kernel(struct td_symbolizer *sym, uint64_t addr, struct td_frame *out);
+
+/*
+ * Name an address in an ELF file directly (no process): used by the
+ * plugin and by offline tools. @file_offset is the offset in the file.
+ * Returns 0 when the file could be opened (symbol may still be NULL),
+ * -ENOENT otherwise.
+ */
+int td_sym_file(struct td_symbolizer *sym, const char *path, uint64_t file_offset,
+		struct td_frame *out);
+
+/* The process exited or exec'ed: drop its cached maps. */
+void td_sym_forget(struct td_symbolizer *sym, int pid);
+
+void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st);
+
+#endif /* TRACE_DEFER_SYMBOLIZE_H */

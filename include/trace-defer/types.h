@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Core record types shared by the parser, the stitcher, the symbolizer and
+ * the output writers.
+ *
+ * Ownership: a td_event and a td_ustack are owned by whoever holds them; the
+ * stitcher takes ownership of what is fed to it and frees it after emitting.
+ * Everything handed to an emit callback is valid only during the call.
+ */
+#ifndef TRACE_DEFER_TYPES_H
+#define TRACE_DEFER_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tep_event;
+
+#define TD_COMM_LEN 16
+
+/* Why an event carries the user stack it carries (or none). */
+enum td_status {
+	TD_STITCHED = 0,	/* deferred stack found by (tid, cookie) */
+	TD_USER_LOST,		/* cookie seen, stack never came (overrun, exit, bound) */
+	TD_UNWIND_FAILED,	/* stack record came with zero entries */
+	TD_NO_USER,		/* no cookie: kernel thread, or no request made */
+	TD_INPLACE,		/* fallback mode: 8-entry in-place user stack */
+	TD_NR_STATUS,
+};
+
+/* "stitched", "user_lost", ... ; NULL for out-of-range values. */
+const char *td_status_name(enum td_status st);
+
+/* A list of instruction pointers, innermost first. */
+struct td_ips {
+	unsigned int nr;
+	uint64_t *ips;		/* malloc'ed, nr entries (NULL when nr == 0) */
+};
+
+/*
+ * One kernel event that may ask for a user stack: the event record itself
+ * plus what followed it on the same CPU (kernel_stack, user_unwind_cookie,
+ * or in fallback mode user_stack).
+ */
+struct td_event {
+	uint64_t ts;			/* ring-buffer timestamp (ns, trace clock) */
+	int cpu;
+	int tid;			/* common_pid of the record */
+	int pid;			/* thread group id, 0 if unknown */
+	char comm[TD_COMM_LEN];
+	struct tep_event *tep_event;	/* format of raw (owned by the tep handle) */
+	void *raw;			/* copy of the record data (malloc'ed) */
+	int raw_size;
+	struct td_ips kstack;		/* kernel frames, may be empty */
+	bool has_cookie;
+	uint64_t cookie;
+	bool inplace;			/* fallback: ustack holds the in-place stack */
+	struct td_ips inplace_stack;
+	uint64_t seq;			/* arrival order, set by the stitcher */
+};
+
+/* One ftrace:user_unwind_stack record. */
+struct td_ustack {
+	uint64_t ts;
+	int cpu;
+	int tid;
+	uint64_t cookie;
+	struct td_ips ips;		/* empty: the unwind found nothing */
+};
+
+/* Cookie layout (kernel/unwind/deferred.c): low 32 bits cpu + 1, high 32 an odd counter. */
+static inline int td_cookie_cpu(uint64_t cookie)
+{
+	return (int)(uint32_t)cookie - 1;
+}
+
+static inline uint32_t td_cookie_seq(uint64_t cookie)
+{
+	return (uint32_t)(cookie >> 32);
+}
+
+void td_ips_free(struct td_ips *ips);
+/* Deep copy; returns 0 or -ENOMEM. */
+int td_ips_copy(struct td_ips *dst, const uint64_t *ips, unsigned int nr);
+
+struct td_event *td_event_new(void);
+void td_event_free(struct td_event *ev);
+struct td_ustack *td_ustack_new(void);
+void td_ustack_free(struct td_ustack *us);
+
+#endif /* TRACE_DEFER_TYPES_H */

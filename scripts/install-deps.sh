@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Install every Debian package trace-defer needs to build, test and run its
+# demo.  Run as root.  Idempotent: already-installed packages are skipped by apt.
+set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: must run as root (apt-get install)" >&2
+	exit 1
+fi
+
+pkgs=(
+	# build
+	build-essential pkg-config git make gcc clang clang-format
+	# tracing libraries and tools
+	libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd
+	# symbolization, output, tests, service
+	libelf-dev libdw-dev elfutils binutils libjson-c-dev libcmocka-dev
+	libsystemd-dev
+	# kernel build and VM
+	flex bison bc libssl-dev libelf-dev cpio xz-utils kmod
+	qemu-system-x86 perl python3
+	# docs, sanitizers, checks
+	libclang-rt-14-dev valgrind
+)
+
+export DEBIAN_FRONTEND=noninteractive
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+	echo "install-deps: all packages present"
+	exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

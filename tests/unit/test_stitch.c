@@ -1,0 +1,857 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for the stitcher (lib/stitch.c): order independence, shared
+ * cookies, cookie counter wrap, lost and failed stacks, statuses, bounds,
+ * flush, and a randomized run checked against the records' own keys.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <trace-defer/stitch.h>
+
+#define MS	1000000ULL
+#define SEC	1000000000ULL
+
+/* One emitted event, as the callback saw it. */
+struct rec {
+	int id;			/* ev->pid, used as the event's name in tests */
+	int tid;
+	uint64_t cookie;
+	uint64_t ts;
+	uint64_t seq;
+	enum td_status status;
+	bool has_us;
+	unsigned int nr;
+	uint64_t ip0;
+};
+
+struct log {
+	struct rec *recs;
+	size_t n, cap;
+};
+
+static void record(const struct td_event *ev, const struct td_ustack *us, enum td_status status,
+		   void *arg)
+{
+	struct log *log = arg;
+	struct rec *r;
+
+	if (log->n == log->cap) {
+		log->cap = log->cap ? log->cap * 2 : 64;
+		log->recs = realloc(log->recs, log->cap * sizeof(*log->recs));
+		assert_non_null(log->recs);
+	}
+	r = &log->recs[log->n++];
+	r->id = ev->pid;
+	r->tid = ev->tid;
+	r->cookie = ev->cookie;
+	r->ts = ev->ts;
+	r->seq = ev->seq;
+	r->status = status;
+	r->has_us = us != NULL;
+	r->nr = us ? us->ips.nr : 0;
+	r->ip0 = us && us->ips.nr ? us->ips.ips[0] : 0;
+	if (us) {
+		/* A stack is only ever given to the events of its own key. */
+		assert_int_equal(us->tid, ev->tid);
+		assert_int_equal(us->cookie, ev->cookie);
+	}
+	if (status == TD_INPLACE)
+		assert_true(ev->inplace);
+}
+
+static uint64_t cookie(int cpu, uint32_t counter)
+{
+	return ((uint64_t)counter << 32) | (uint32_t)(cpu + 1);
+}
+
+static struct td_event *event(int id, int tid, uint64_t ck, uint64_t ts, int cpu)
+{
+	struct td_event *ev = td_event_new();
+
+	assert_non_null(ev);
+	ev->pid = id;
+	ev->tid = tid;
+	ev->ts = ts;
+	ev->cpu = cpu;
+	ev->has_cookie = ck != 0;
+	ev->cookie = ck;
+	/* Give it owned memory so leaks show under ASan and valgrind. */
+	ev->raw = malloc(8);
+	assert_non_null(ev->raw);
+	ev->raw_size = 8;
+	return ev;
+}
+
+static struct td_ustack *stack(int tid, uint64_t ck, uint64_t ts, int cpu, unsigned int nr,
+			       uint64_t ip0)
+{
+	struct td_ustack *us = td_ustack_new();
+	uint64_t ips[16];
+	unsigned int i;
+
+	assert_non_null(us);
+	assert_true(nr <= 16);
+	for (i = 0; i < nr; i++)
+		ips[i] = ip0 + i * 0x10;
+	assert_int_equal(td_ips_copy(&us->ips, ips, nr), 0);
+	us->tid = tid;
+	us->cookie = ck;
+	us->ts = ts;
+	us->cpu = cpu;
+	return us;
+}
+
+struct fixture {
+	struct td_stitcher *st;
+	struct log log;
+	struct td_stitch_config cfg;
+};
+
+static struct fixture *fixture_new(size_t max_events, size_t max_stacks)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	assert_non_null(fx);
+	td_stitch_config_default(&fx->cfg);
+	fx->cfg.max_wait_ns = 2 * SEC;
+	fx->cfg.stack_keep_ns = 1 * SEC;
+	if (max_events)
+		fx->cfg.max_pending_events = max_events;
+	if (max_stacks)
+		fx->cfg.max_stacks = max_stacks;
+	fx->st = td_stitch_new(&fx->cfg, record, &fx->log);
+	assert_non_null(fx->st);
+	return fx;
+}
+
+static void fixture_free(struct fixture *fx)
+{
+	td_stitch_free(fx->st);
+	free(fx->log.recs);
+	free(fx);
+}
+
+static struct td_stitch_stats stats(const struct fixture *fx)
+{
+	struct td_stitch_stats s;
+
+	td_stitch_get_stats(fx->st, &s);
+	return s;
+}
+
+static const struct rec *find(const struct fixture *fx, int id)
+{
+	size_t i;
+
+	for (i = 0; i < fx->log.n; i++)
+		if (fx->log.recs[i].id == id)
+			return &fx->log.recs[i];
+	fail_msg("event %d was not emitted", id);
+	return NULL;
+}
+
+static size_t times_emitted(const struct fixture *fx, int id)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < fx->log.n; i++)
+		n += fx->log.recs[i].id == id;
+	return n;
+}
+
+/* ---- tests ---- */
+
+static void test_defaults(void **state)
+{
+	struct td_stitch_config cfg;
+	struct log log = { 0 };
+	struct td_stitcher *st;
+	struct td_stitch_stats s;
+
+	td_stitch_config_default(&cfg);
+	assert_int_equal(cfg.max_pending_events, 1 << 20);
+	assert_int_equal(cfg.max_stacks, 1 << 16);
+	assert_int_equal(cfg.max_wait_ns, 2 * SEC);
+	assert_int_equal(cfg.stack_keep_ns, 2 * SEC);
+	assert_string_equal(td_status_name(TD_STITCHED), "stitched");
+	assert_string_equal(td_status_name(TD_USER_LOST), "user_lost");
+	assert_string_equal(td_status_name(TD_UNWIND_FAILED), "unwind_failed");
+	assert_string_equal(td_status_name(TD_NO_USER), "no_user");
+	assert_string_equal(td_status_name(TD_INPLACE), "inplace");
+	assert_null(td_status_name(TD_NR_STATUS));
+	assert_null(td_status_name((enum td_status)-1));
+
+	assert_null(td_stitch_new(NULL, NULL, NULL));
+	/* NULL config: defaults; the 2 s wait applies. */
+	st = td_stitch_new(NULL, record, &log);
+	assert_non_null(st);
+	td_stitch_event(st, event(1, 10, cookie(0, 1), 1 * SEC, 0));
+	td_stitch_advance(st, 3 * SEC);
+	assert_int_equal(log.n, 0);
+	td_stitch_advance(st, 3 * SEC + 1);
+	assert_int_equal(log.n, 1);
+	assert_int_equal(log.recs[0].status, TD_USER_LOST);
+	td_stitch_get_stats(st, &s);
+	assert_int_equal(s.emitted[TD_USER_LOST], 1);
+	td_stitch_free(st);
+	free(log.recs);
+}
+
+static void test_stack_after_event(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+	uint64_t ck = cookie(0, 1);
+	struct td_stitch_stats s;
+	const struct rec *r;
+
+	td_stitch_event(fx->st, event(1, 100, ck, 1000, 0));
+	assert_int_equal(fx->log.n, 0);
+	assert_int_equal(stats(fx).pending_events, 1);
+	td_stitch_stack(fx->st, stack(100, ck, 5000, 0, 3, 0x401000));
+	assert_int_equal(fx->log.n, 1);
+	r = find(fx, 1);
+	assert_int_equal(r->status, TD_STITCHED);
+	assert_true(r->has_us);
+	assert_int_equal(r->nr, 3);
+	assert_int_equal(r->ip0, 0x401000);
+	s = stats(fx);
+	assert_int_equal(s.events, 1);
+	assert_int_equal(s.stacks, 1);
+	assert_int_equal(s.emitted[TD_STITCHED], 1);
+	assert_int_equal(s.pending_events, 0);
+	assert_int_equal(s.pending_stacks, 1);	/* kept for late events */
+	assert_int_equal(s.late_events, 0);
+
+	/* Kept for stack_keep_ns after its own timestamp, then dropped as used. */
+	td_stitch_advance(fx->st, 5000 + fx->cfg.stack_keep_ns);
+	assert_int_equal(stats(fx).pending_stacks, 1);
+	td_stitch_advance(fx->st, 5000 + fx->cfg.stack_keep_ns + 1);
+	s = stats(fx);
+	assert_int_equal(s.pending_stacks, 0);
+	assert_int_equal(s.orphan_stacks, 0);
+	assert_int_equal(fx->log.n, 1);
+	fixture_free(fx);
+}
+
+static void test_stack_before_event(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+	uint64_t ck = cookie(1, 7);
+	const struct rec *r;
+
+	/* The stack was read first, from CPU 0's buffer; the cookie sits on CPU 1. */
+	td_stitch_stack(fx->st, stack(200, ck, 9000, 0, 2, 0x5000));
+	assert_int_equal(fx->log.n, 0);
+	td_stitch_event(fx->st, event(1, 200, ck, 8000, 1));
+	assert_int_equal(fx->log.n, 1);
+	r = find(fx, 1);
+	assert_int_equal(r->status, TD_STITCHED);
+	assert_int_equal(r->ip0, 0x5000);
+	assert_int_equal(r->nr, 2);
+	assert_int_equal(stats(fx).late_events, 1);
+	assert_int_equal(stats(fx).pending_events, 0);
+	fixture_free(fx);
+}
+
+static void test_across_cpus(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+	/* Same cookie value on two tasks: the key is (tid, cookie), not cookie. */
+	uint64_t a = cookie(0, 1), b = cookie(1, 1);
+
+	td_stitch_event(fx->st, event(1, 300, a, 100, 0));
+	td_stitch_event(fx->st, event(2, 301, b, 110, 1));
+	td_stitch_event(fx->st, event(3, 301, a, 120, 0));	/* tid 301 got a's value */
+	td_stitch_stack(fx->st, stack(301, a, 200, 1, 1, 0x3a000));
+	td_stitch_stack(fx->st, stack(300, a, 210, 1, 1, 0x300a0));
+	assert_int_equal(fx->log.n, 2);
+	assert_int_equal(find(fx, 3)->ip0, 0x3a000);
+	assert_int_equal(find(fx, 1)->ip0, 0x300a0);
+	/* Event 2 is still waiting: nothing else matched (301, b). */
+	assert_int_equal(stats(fx).pending_events, 1);
+	td_stitch_stack(fx->st, stack(301, b, 230, 0, 1, 0x3b000));
+	assert_int_equal(find(fx, 2)->status, TD_STITCHED);
+	assert_int_equal(find(fx, 2)->ip0, 0x3b000);
+	/* Resolution order, not arrival order: 3, 1, 2. */
+	assert_int_equal(fx->log.recs[0].id, 3);
+	assert_int_equal(fx->log.recs[1].id, 1);
+	assert_int_equal(fx->log.recs[2].id, 2);
+	/* seq is the arrival order. */
+	assert_int_equal(find(fx, 1)->seq, 0);
+	assert_int_equal(find(fx, 2)->seq, 1);
+	assert_int_equal(find(fx, 3)->seq, 2);
+	fixture_free(fx);
+}
+
+static void test_shared_cookie(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+	uint64_t ck = cookie(0, 3);
+	struct td_stitch_stats s;
+	int i;
+
+	/* Two events of one kernel entry, then the stack, then a late third. */
+	td_stitch_event(fx->st, event(1, 400, ck, 1000, 0));
+	td_stitch_event(fx->st, event(2, 400, ck, 1100, 0));
+	td_stitch_stack(fx->st, stack(400, ck, 2000, 1, 4, 0x7000));
+	assert_int_equal(fx->log.n, 2);
+	/* Its cookie record was on another CPU and read after the stack was used. */
+	td_stitch_event(fx->st, event(3, 400, ck, 1200, 1));
+	assert_int_equal(fx->log.n, 3);
+	for (i = 1; i <= 3; i++) {
+		const struct rec *r = find(fx, i);
+
+		assert_int_equal(r->status, TD_STITCHED);
+		assert_int_equal(r->ip0, 0x7000);
+		assert_int_equal(r->nr, 4);
+		assert_int_equal(times_emitted(fx, i), 1);
+	}
+	s = stats(fx);
+	assert_int_equal(s.emitted[TD_STITCHED], 3);
+	assert_int_equal(s.late_events, 1);
+	assert_int_equal(s.pending_stacks, 1);
+
+	/* After stack_keep_ns the stack is gone: a later event of that key waits. */
+	td_stitch_advance(fx->st, 2000 + fx->cfg.stack_keep_ns + 1);
+	assert_int_equal(stats(fx).pending_stacks, 0);
+	assert_int_equal(stats(fx).orphan_stacks, 0);
+	td_stitch_event(fx->st, event(4, 400, ck, 2000 + fx->cfg.stack_keep_ns + 2, 0));
+	assert_int_equal(fx->log.n, 3);
+	td_stitch_flush(fx->st);
+	assert_int_equal(find(fx, 4)->status, TD_USER_LOST);
+	assert_false(find(fx, 4)->has_us);
+	fixture_free(fx);
+}
+
+/* The counter wrapped: the same (tid, cookie) comes back much later. */
+static void test_counter_wrap(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+	uint64_t ck = cookie(0, 0x7fffffff);
+	uint64_t later = 100 * SEC;
+	struct td_stitch_stats s;
+
+	fx->cfg.stack_keep_ns = 50 * SEC;	/* a long keep must not matter either */
+	td_stitch_free(fx->st);
+	fx->st = td_stitch_new(&fx->cfg, record, &fx->log);
+	assert_non_null(fx->st);
+
+	/* 1: old stack still kept (no advance): a new event must not take it. */
+	td_stitch_event(fx->st, event(1, 500, ck, 1000, 0));
+	td_stitch_stack(fx->st, stack(500, ck, 2000, 0, 2, 0x1000));
+	assert_int_equal(find(fx, 1)->ip0, 0x1000);
+	td_stitch_event(fx->st, event(2, 500, ck, later, 0));
+	assert_int_equal(fx->log.n, 1);
+	s = stats(fx);
+	assert_int_equal(s.stale_records, 1);
+	assert_int_equal(s.pending_events, 1);
+	assert_int_equal(s.pending_stacks, 0);
+	/* Its own stack joins it. */
+	td_stitch_stack(fx->st, stack(500, ck, later + 500, 1, 3, 0x2000));
+	assert_int_equal(find(fx, 2)->status, TD_STITCHED);
+	assert_int_equal(find(fx, 2)->ip0, 0x2000);
+	assert_int_equal(find(fx, 2)->nr, 3);
+
+	/* 2: an old event still waiting (no advance) must not take a new stack. */
+	ck = cookie(1, 0x7ffffffd);
+	td_stitch_event(fx->st, event(3, 501, ck, 1000, 1));
+	td_stitch_stack(fx->st, stack(501, ck, later, 1, 2, 0x3000));
+	assert_int_equal(find(fx, 3)->status, TD_USER_LOST);
+	assert_false(find(fx, 3)->has_us);
+	td_stitch_event(fx->st, event(4, 501, ck, later - 100, 1));
+	assert_int_equal(find(fx, 4)->status, TD_STITCHED);
+	assert_int_equal(find(fx, 4)->ip0, 0x3000);
+
+	/* 3: an old stack against an old stack: the new one replaces it. */
+	ck = cookie(1, 0x7ffffffb);
+	td_stitch_stack(fx->st, stack(502, ck, 3000, 1, 1, 0x4000));
+	td_stitch_stack(fx->st, stack(502, ck, later, 1, 1, 0x5000));
+	td_stitch_event(fx->st, event(5, 502, ck, later - 10, 1));
+	assert_int_equal(find(fx, 5)->ip0, 0x5000);
+	s = stats(fx);
+	assert_int_equal(s.stale_records, 3);
+	assert_int_equal(s.orphan_stacks, 1);	/* 0x4000 nobody asked for */
+
+	/* 4: at exactly max_wait_ns apart they still match; one ns more, not. */
+	ck = cookie(0, 0x11);
+	td_stitch_event(fx->st, event(6, 503, ck, 1000, 0));
+	td_stitch_stack(fx->st, stack(503, ck, 1000 + fx->cfg.max_wait_ns, 0, 1, 0x6000));
+	assert_int_equal(find(fx, 6)->status, TD_STITCHED);
+	ck = cookie(0, 0x13);
+	td_stitch_event(fx->st, event(7, 503, ck, 1000, 0));
+	td_stitch_stack(fx->st, stack(503, ck, 1001 + fx->cfg.max_wait_ns, 0, 1, 0x7000));
+	assert_int_equal(find(fx, 7)->status, TD_USER_LOST);
+	fixture_free(fx);
+}
+
+/* Wrap with time advancing normally: expiry alone keeps them apart. */
+static void test_counter_wrap_expired(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+	uint64_t ck = cookie(0, 5);
+
+	td_stitch_event(fx->st, event(1, 600, ck, 1000, 0));
+	td_stitch_stack(fx->st, stack(600, ck, 1500, 0, 1, 0x1000));
+	td_stitch_advance(fx->st, 10 * SEC);
+	assert_int_equal(stats(fx).pending_stacks, 0);
+	td_stitch_event(fx->st, event(2, 600, ck, 10 * SEC + 1, 0));
+	assert_int_equal(fx->log.n, 1);
+	td_stitch_advance(fx->st, 13 * SEC);
+	assert_int_equal(find(fx, 2)->status, TD_USER_LOST);
+	assert_int_equal(stats(fx).stale_records, 0);
+	fixture_free(fx);
+}
+
+static void test_lost_stack(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+	struct td_stitch_stats s;
+
+	td_stitch_event(fx->st, event(1, 700, cookie(0, 1), 1 * SEC, 0));
+	td_stitch_event(fx->st, event(2, 701, cookie(1, 1), 2 * SEC, 1));
+	/* Trace time only: nothing expires until the caller says so. */
+	td_stitch_advance(fx->st, 3 * SEC);
+	assert_int_equal(fx->log.n, 0);
+	td_stitch_advance(fx->st, 3 * SEC + 1);
+	assert_int_equal(fx->log.n, 1);
+	assert_int_equal(find(fx, 1)->status, TD_USER_LOST);
+	/* Time never goes back. */
+	td_stitch_advance(fx->st, 1);
+	assert_int_equal(fx->log.n, 1);
+	td_stitch_advance(fx->st, 4 * SEC + 1);
+	assert_int_equal(find(fx, 2)->status, TD_USER_LOST);
+	/* A stack arriving after its event expired is kept, then an orphan. */
+	td_stitch_stack(fx->st, stack(700, cookie(0, 1), 3 * SEC + 10, 0, 2, 0x1000));
+	assert_int_equal(fx->log.n, 2);
+	td_stitch_advance(fx->st, 10 * SEC);
+	s = stats(fx);
+	assert_int_equal(s.emitted[TD_USER_LOST], 2);
+	assert_int_equal(s.orphan_stacks, 1);
+	assert_int_equal(s.pending_stacks, 0);
+	assert_int_equal(s.pending_events, 0);
+	assert_int_equal(s.evicted_events, 0);
+	fixture_free(fx);
+}
+
+static void test_unwind_failed(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+	uint64_t ck = cookie(0, 9);
+
+	td_stitch_event(fx->st, event(1, 800, ck, 100, 0));
+	td_stitch_stack(fx->st, stack(800, ck, 200, 0, 0, 0));
+	td_stitch_event(fx->st, event(2, 800, ck, 150, 0));
+	assert_int_equal(fx->log.n, 2);
+	assert_int_equal(find(fx, 1)->status, TD_UNWIND_FAILED);
+	assert_true(find(fx, 1)->has_us);
+	assert_int_equal(find(fx, 1)->nr, 0);
+	assert_int_equal(find(fx, 2)->status, TD_UNWIND_FAILED);
+	assert_int_equal(stats(fx).emitted[TD_UNWIND_FAILED], 2);
+	assert_int_equal(stats(fx).emitted[TD_STITCHED], 0);
+	fixture_free(fx);
+}
+
+static void test_no_user_and_inplace(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+	struct td_event *ev;
+	uint64_t ips[3] = { 0x10, 0x20, 0x30 };
+	struct td_stitch_stats s;
+
+	td_stitch_event(fx->st, event(1, 0, 0, 100, 0));
+	assert_int_equal(fx->log.n, 1);
+	assert_int_equal(find(fx, 1)->status, TD_NO_USER);
+	assert_false(find(fx, 1)->has_us);
+
+	ev = event(2, 900, 0, 200, 1);
+	ev->inplace = true;
+	assert_int_equal(td_ips_copy(&ev->inplace_stack, ips, 3), 0);
+	td_stitch_event(fx->st, ev);
+	assert_int_equal(find(fx, 2)->status, TD_INPLACE);
+	assert_false(find(fx, 2)->has_us);
+
+	/* In-place wins even when a cookie is set: no table work, no waiting. */
+	ev = event(3, 900, cookie(1, 1), 300, 1);
+	ev->inplace = true;
+	td_stitch_event(fx->st, ev);
+	assert_int_equal(find(fx, 3)->status, TD_INPLACE);
+
+	s = stats(fx);
+	assert_int_equal(s.events, 3);
+	assert_int_equal(s.emitted[TD_NO_USER], 1);
+	assert_int_equal(s.emitted[TD_INPLACE], 2);
+	assert_int_equal(s.pending_events, 0);
+	fixture_free(fx);
+}
+
+static void test_bound_events(void **state)
+{
+	struct fixture *fx = fixture_new(4, 0);
+	struct td_stitch_stats s;
+	int i;
+
+	for (i = 1; i <= 6; i++)
+		td_stitch_event(fx->st, event(i, 1000 + i, cookie(0, 2 * i + 1), 100 * i, 0));
+	/* The two oldest were emitted as lost, in order, when room was needed. */
+	assert_int_equal(fx->log.n, 2);
+	assert_int_equal(fx->log.recs[0].id, 1);
+	assert_int_equal(fx->log.recs[1].id, 2);
+	assert_int_equal(fx->log.recs[0].status, TD_USER_LOST);
+	assert_int_equal(fx->log.recs[1].status, TD_USER_LOST);
+	s = stats(fx);
+	assert_int_equal(s.evicted_events, 2);
+	assert_int_equal(s.pending_events, 4);
+	assert_int_equal(s.emitted[TD_USER_LOST], 2);
+
+	for (i = 6; i >= 1; i--)
+		td_stitch_stack(fx->st, stack(1000 + i, cookie(0, 2 * i + 1), 1000 + i, 1, 1,
+					      0x1000 * i));
+	for (i = 3; i <= 6; i++) {
+		assert_int_equal(find(fx, i)->status, TD_STITCHED);
+		assert_int_equal(find(fx, i)->ip0, 0x1000 * i);
+	}
+	for (i = 1; i <= 6; i++)
+		assert_int_equal(times_emitted(fx, i), 1);
+	s = stats(fx);
+	assert_int_equal(s.pending_events, 0);
+	assert_int_equal(s.pending_stacks, 6);
+	td_stitch_flush(fx->st);
+	s = stats(fx);
+	assert_int_equal(s.orphan_stacks, 2);	/* the stacks of events 1 and 2 */
+	assert_int_equal(s.pending_stacks, 0);
+	fixture_free(fx);
+}
+
+/* Eviction of the oldest event must not break its key's remaining events. */
+static void test_bound_events_same_key(void **state)
+{
+	struct fixture *fx = fixture_new(2, 0);
+	uint64_t ck = cookie(0, 1);
+
+	td_stitch_event(fx->st, event(1, 1100, ck, 100, 0));
+	td_stitch_event(fx->st, event(2, 1100, ck, 110, 0));
+	td_stitch_event(fx->st, event(3, 1100, ck, 120, 0));
+	assert_int_equal(find(fx, 1)->status, TD_USER_LOST);
+	td_stitch_stack(fx->st, stack(1100, ck, 200, 0, 1, 0xabc));
+	assert_int_equal(find(fx, 2)->status, TD_STITCHED);
+	assert_int_equal(find(fx, 3)->status, TD_STITCHED);
+	assert_int_equal(find(fx, 3)->ip0, 0xabc);
+	assert_int_equal(stats(fx).evicted_events, 1);
+	fixture_free(fx);
+}
+
+static void test_bound_stacks(void **state)
+{
+	struct fixture *fx = fixture_new(0, 2);
+	struct td_stitch_stats s;
+
+	td_stitch_stack(fx->st, stack(1200, cookie(0, 1), 100, 0, 1, 0x100));
+	td_stitch_stack(fx->st, stack(1201, cookie(0, 3), 110, 0, 1, 0x200));
+	/* Stack 0x200 is used before the third comes; then 0x100 is evicted unused. */
+	td_stitch_event(fx->st, event(2, 1201, cookie(0, 3), 90, 0));
+	td_stitch_stack(fx->st, stack(1202, cookie(0, 5), 120, 0, 1, 0x300));
+	s = stats(fx);
+	assert_int_equal(s.evicted_stacks, 1);
+	assert_int_equal(s.orphan_stacks, 1);
+	assert_int_equal(s.pending_stacks, 2);
+	/* The evicted stack's event arrives: it waits and ends lost. */
+	td_stitch_event(fx->st, event(1, 1200, cookie(0, 1), 95, 0));
+	assert_int_equal(stats(fx).pending_events, 1);
+	/* A fourth stack evicts the used 0x200: counted as evicted, not orphan. */
+	td_stitch_stack(fx->st, stack(1203, cookie(0, 7), 130, 0, 1, 0x400));
+	s = stats(fx);
+	assert_int_equal(s.evicted_stacks, 2);
+	assert_int_equal(s.orphan_stacks, 1);
+	td_stitch_event(fx->st, event(3, 1202, cookie(0, 5), 105, 0));
+	assert_int_equal(find(fx, 3)->ip0, 0x300);
+	td_stitch_flush(fx->st);
+	assert_int_equal(find(fx, 1)->status, TD_USER_LOST);
+	assert_int_equal(find(fx, 2)->ip0, 0x200);
+	s = stats(fx);
+	assert_int_equal(s.orphan_stacks, 2);	/* + 0x400 at flush */
+	assert_int_equal(s.evicted_events, 0);
+	fixture_free(fx);
+}
+
+static void test_duplicate_stack(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+	uint64_t ck = cookie(0, 1);
+
+	td_stitch_stack(fx->st, stack(1300, ck, 100, 0, 1, 0x100));
+	td_stitch_stack(fx->st, stack(1300, ck, 200, 1, 1, 0x200));
+	td_stitch_event(fx->st, event(1, 1300, ck, 50, 0));
+	assert_int_equal(find(fx, 1)->ip0, 0x100);
+	assert_int_equal(stats(fx).duplicate_stacks, 1);
+	assert_int_equal(stats(fx).pending_stacks, 1);
+	fixture_free(fx);
+}
+
+static void test_flush(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+	struct td_stitch_stats s;
+
+	td_stitch_event(fx->st, event(1, 1400, cookie(0, 1), 100, 0));
+	td_stitch_event(fx->st, event(2, 1401, cookie(1, 1), 50, 1));
+	td_stitch_event(fx->st, event(3, 1400, cookie(0, 1), 110, 0));
+	td_stitch_stack(fx->st, stack(1402, cookie(0, 3), 120, 0, 1, 0x1));
+	td_stitch_stack(fx->st, stack(1403, cookie(0, 5), 130, 0, 1, 0x2));
+	td_stitch_event(fx->st, event(4, 1403, cookie(0, 5), 125, 0));
+	td_stitch_flush(fx->st);
+	/* Lost in arrival order, after the one stitched before the flush. */
+	assert_int_equal(fx->log.n, 4);
+	assert_int_equal(fx->log.recs[0].id, 4);
+	assert_int_equal(fx->log.recs[1].id, 1);
+	assert_int_equal(fx->log.recs[2].id, 2);
+	assert_int_equal(fx->log.recs[3].id, 3);
+	s = stats(fx);
+	assert_int_equal(s.emitted[TD_USER_LOST], 3);
+	assert_int_equal(s.emitted[TD_STITCHED], 1);
+	assert_int_equal(s.pending_events, 0);
+	assert_int_equal(s.pending_stacks, 0);
+	assert_int_equal(s.orphan_stacks, 1);
+	assert_int_equal(s.evicted_events, 0);
+	/* Usable after a flush. */
+	td_stitch_event(fx->st, event(5, 1400, cookie(0, 1), 200, 0));
+	td_stitch_stack(fx->st, stack(1400, cookie(0, 1), 210, 0, 1, 0x9));
+	assert_int_equal(find(fx, 5)->status, TD_STITCHED);
+	fixture_free(fx);
+}
+
+/* Freeing with work pending emits nothing and leaks nothing. */
+static void test_free_pending(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+
+	td_stitch_event(fx->st, event(1, 1500, cookie(0, 1), 100, 0));
+	td_stitch_stack(fx->st, stack(1501, cookie(0, 3), 100, 0, 1, 0x1));
+	fixture_free(fx);
+}
+
+/* ---- randomized: many keys, shuffled arrival, tables grow and shrink ---- */
+
+static uint64_t rng_state = 0x853c49e6748fea9bULL;
+
+static uint32_t rnd(void)
+{
+	/* xorshift64*: deterministic, so a failure reproduces. */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return (uint32_t)((rng_state * 0x2545f4914f6cdd1dULL) >> 32);
+}
+
+struct item {
+	bool is_stack;
+	int tid;
+	uint64_t cookie;
+	uint64_t ts;
+	int id;
+	unsigned int nr;
+};
+
+static uint64_t key_ip(int tid, uint64_t ck)
+{
+	return ((uint64_t)tid << 40) ^ ck ^ 0x1000;
+}
+
+static void test_randomized(void **state)
+{
+	enum { ENTRIES = 20000 };
+	struct fixture *fx = fixture_new(0, 0);
+	struct item *items = calloc(ENTRIES * 4, sizeof(*items));
+	size_t n = 0, i, stitched = 0, failed = 0, lost = 0;
+	struct td_stitch_stats s;
+	int id = 0;
+
+	assert_non_null(items);
+	/* Short windows so expiry runs during the test, not only at flush. */
+	fx->cfg.max_wait_ns = 300000;
+	fx->cfg.stack_keep_ns = 300000;
+	td_stitch_free(fx->st);
+	fx->st = td_stitch_new(&fx->cfg, record, &fx->log);
+	assert_non_null(fx->st);
+	/* Kernel entries 10 us apart; 1-3 events each; most with a stack. */
+	for (i = 0; i < ENTRIES; i++) {
+		int tid = 1 + rnd() % 97, k, nev = 1 + rnd() % 3;
+		uint64_t ck = cookie(rnd() % 4, (uint32_t)(2 * i + 1));
+		uint64_t ts = 1000 + i * 10000;
+		unsigned int r = rnd() % 10;
+
+		for (k = 0; k < nev; k++)
+			items[n++] = (struct item){ false, tid, ck, ts + k, ++id, 0 };
+		if (r < 8)
+			items[n++] = (struct item){ true, tid, ck, ts + 5000, 0, 1 + rnd() % 8 };
+		else if (r == 8)
+			items[n++] = (struct item){ true, tid, ck, ts + 5000, 0, 0 };
+	}
+	/* Shuffle within blocks of 32: records reach the stitcher out of order. */
+	for (i = 0; i < n; i++) {
+		size_t base = i - i % 32, left = (base + 32 < n ? base + 32 : n) - i;
+		size_t j = i + rnd() % left;
+		struct item t = items[i];
+
+		items[i] = items[j];
+		items[j] = t;
+	}
+	for (i = 0; i < n; i++) {
+		struct item *it = &items[i];
+
+		if (it->is_stack) {
+			struct td_ustack *us = stack(it->tid, it->cookie, it->ts, 0, it->nr,
+						     key_ip(it->tid, it->cookie));
+
+			td_stitch_stack(fx->st, us);
+		} else {
+			td_stitch_event(fx->st, event(it->id, it->tid, it->cookie, it->ts, 0));
+		}
+		if (i % 64 == 63 && it->ts > 50 * 10000)
+			td_stitch_advance(fx->st, it->ts - 40 * 10000);
+	}
+	td_stitch_flush(fx->st);
+
+	assert_int_equal(fx->log.n, id);
+	for (i = 0; i < fx->log.n; i++) {
+		const struct rec *r = &fx->log.recs[i];
+
+		if (r->status == TD_STITCHED) {
+			assert_int_equal(r->ip0, key_ip(r->tid, r->cookie));
+			stitched++;
+		} else if (r->status == TD_UNWIND_FAILED) {
+			failed++;
+		} else {
+			assert_int_equal(r->status, TD_USER_LOST);
+			lost++;
+		}
+	}
+	/* Every event exactly once (ids are 1..id, count equals, no duplicates). */
+	{
+		char *seen = calloc(id + 1, 1);
+
+		assert_non_null(seen);
+		for (i = 0; i < fx->log.n; i++) {
+			assert_in_range(fx->log.recs[i].id, 1, id);
+			assert_int_equal(seen[fx->log.recs[i].id], 0);
+			seen[fx->log.recs[i].id] = 1;
+		}
+		free(seen);
+	}
+	/* About 80 % of entries have a stack, 10 % failed, 10 % none. */
+	assert_true(stitched > (size_t)id * 7 / 10);
+	assert_true(failed > 0 && lost > 0);
+	s = stats(fx);
+	assert_int_equal(s.emitted[TD_STITCHED], stitched);
+	assert_int_equal(s.emitted[TD_UNWIND_FAILED], failed);
+	assert_int_equal(s.emitted[TD_USER_LOST], lost);
+	assert_int_equal(s.pending_events, 0);
+	assert_int_equal(s.pending_stacks, 0);
+	assert_int_equal(s.stale_records, 0);
+	assert_int_equal(s.duplicate_stacks, 0);
+	assert_int_equal(s.orphan_stacks, 0);
+	free(items);
+	fixture_free(fx);
+}
+
+/*
+ * Tens of thousands of live keys: the table grows; a small stack bound makes
+ * entries leave in hash-random order while lookups go on.
+ */
+static void test_many_keys(void **state)
+{
+	enum { N = 50000, KEEP = N / 10, NSTACKS = N * 2 / 3 };
+	struct fixture *fx = fixture_new(0, KEEP);
+	uint32_t *perm = malloc(N * sizeof(*perm));
+	size_t i, lost = 0, stitched = 0, late = 0;
+	struct td_stitch_stats s;
+
+	assert_non_null(perm);
+	for (i = 0; i < N; i++) {
+		perm[i] = (uint32_t)i;
+		/* Few tids, cookies from 4 CPUs: keys differ in both halves. */
+		td_stitch_event(fx->st, event((int)i + 1, 1 + (int)(i % 13),
+					      cookie(i % 4, 2 * (uint32_t)i + 1), 1000 + i, 0));
+	}
+	assert_int_equal(stats(fx).pending_events, N);
+	for (i = N - 1; i > 0; i--) {
+		size_t j = rnd() % (i + 1);
+		uint32_t t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	/* Stacks for two thirds of them, in random order, plus late events. */
+	for (i = 0; i < NSTACKS; i++) {
+		uint32_t k = perm[i];
+		int tid = 1 + (int)(k % 13);
+		uint64_t ck = cookie(k % 4, 2 * k + 1);
+
+		td_stitch_stack(fx->st, stack(tid, ck, 5000 + k, 1, 1, key_ip(tid, ck)));
+		assert_int_equal(fx->log.recs[fx->log.n - 1].id, (int)k + 1);
+		if (i % 7 == 0) {
+			/* Any of the last KEEP stacks is still there. */
+			k = perm[i - rnd() % (i < KEEP ? i + 1 : KEEP)];
+			td_stitch_event(fx->st, event(N + 1 + (int)i, 1 + (int)(k % 13),
+						      cookie(k % 4, 2 * k + 1), 1000 + k, 0));
+			assert_int_equal(fx->log.recs[fx->log.n - 1].status, TD_STITCHED);
+			assert_int_equal(fx->log.recs[fx->log.n - 1].id, N + 1 + (int)i);
+			late++;
+		}
+	}
+	td_stitch_flush(fx->st);
+	for (i = 0; i < fx->log.n; i++) {
+		const struct rec *r = &fx->log.recs[i];
+
+		if (r->status == TD_STITCHED) {
+			assert_int_equal(r->ip0, key_ip(r->tid, r->cookie));
+			stitched++;
+		} else {
+			assert_int_equal(r->status, TD_USER_LOST);
+			lost++;
+		}
+	}
+	assert_int_equal(stitched, NSTACKS + late);
+	assert_int_equal(lost, N - NSTACKS);
+	s = stats(fx);
+	assert_int_equal(s.emitted[TD_USER_LOST], lost);
+	assert_int_equal(s.late_events, late);
+	assert_int_equal(s.evicted_stacks, NSTACKS - KEEP);
+	assert_int_equal(s.orphan_stacks, 0);
+	assert_int_equal(s.pending_events, 0);
+	assert_int_equal(s.pending_stacks, 0);
+	free(perm);
+	fixture_free(fx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_stack_after_event),
+		cmocka_unit_test(test_stack_before_event),
+		cmocka_unit_test(test_across_cpus),
+		cmocka_unit_test(test_shared_cookie),
+		cmocka_unit_test(test_counter_wrap),
+		cmocka_unit_test(test_counter_wrap_expired),
+		cmocka_unit_test(test_lost_stack),
+		cmocka_unit_test(test_unwind_failed),
+		cmocka_unit_test(test_no_user_and_inplace),
+		cmocka_unit_test(test_bound_events),
+		cmocka_unit_test(test_bound_events_same_key),
+		cmocka_unit_test(test_bound_stacks),
+		cmocka_unit_test(test_duplicate_stack),
+		cmocka_unit_test(test_flush),
+		cmocka_unit_test(test_free_pending),
+		cmocka_unit_test(test_randomized),
+		cmocka_unit_test(test_many_keys),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

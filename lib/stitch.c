@@ -180,11 +180,6 @@ static size_t table_find(const struct table *t, int tid, uint64_t cookie)
 	return i;	/* the empty slot where the key would go */
 }
 
-static struct key_entry *table_lookup(const struct table *t, int tid, uint64_t cookie)
-{
-	return t->slots[table_find(t, tid, cookie)].ke;
-}
-
 static int table_grow(struct table *t)
 {
 	struct table nt;
@@ -204,17 +199,24 @@ static int table_grow(struct table *t)
 	return 0;
 }
 
-/* @ke's key must not be in the table yet. */
-static int table_insert(struct table *t, struct key_entry *ke)
+/*
+ * @ke's key must not be in the table yet; @hint is where table_find() said
+ * it would go (the table has not changed since).
+ */
+static int table_insert(struct table *t, struct key_entry *ke, size_t hint)
 {
 	struct slot *s;
 
 	/* Keep the load at or under 3/4 so probe sequences stay short. */
 	if ((t->count + 1) * 4 > (t->mask + 1) * 3) {
-		if (table_grow(t) && t->count + 1 > t->mask)
-			return -ENOMEM;	/* keep one slot empty: probes must end */
+		if (table_grow(t)) {
+			if (t->count + 1 > t->mask)
+				return -ENOMEM;	/* keep one slot empty: probes must end */
+		} else {
+			hint = table_find(t, ke->tid, ke->cookie);
+		}
 	}
-	s = &t->slots[table_find(t, ke->tid, ke->cookie)];
+	s = &t->slots[hint];
 	s->cookie = ke->cookie;
 	s->tid = ke->tid;
 	s->ke = ke;
@@ -249,7 +251,8 @@ static void table_remove(struct table *t, int tid, uint64_t cookie)
 
 /* ---- key entries, lists ---- */
 
-static struct key_entry *key_new(struct td_stitcher *st, int tid, uint64_t cookie)
+/* @slot: from table_find() for this key, with no table change since. */
+static struct key_entry *key_new(struct td_stitcher *st, int tid, uint64_t cookie, size_t slot)
 {
 	struct key_entry *ke = pool_get(&st->key_pool);
 
@@ -258,7 +261,7 @@ static struct key_entry *key_new(struct td_stitcher *st, int tid, uint64_t cooki
 	memset(ke, 0, sizeof(*ke));
 	ke->tid = tid;
 	ke->cookie = cookie;
-	if (table_insert(&st->tab, ke)) {
+	if (table_insert(&st->tab, ke, slot)) {
 		pool_put(&st->key_pool, ke);
 		return NULL;
 	}
@@ -426,6 +429,7 @@ void td_stitch_event(struct td_stitcher *st, struct td_event *ev)
 {
 	struct key_entry *ke;
 	struct pending *p;
+	size_t slot;
 
 	st->stats.events++;
 	ev->seq = st->next_seq++;
@@ -444,7 +448,8 @@ void td_stitch_event(struct td_stitcher *st, struct td_event *ev)
 		pending_expire_oldest(st);
 	}
 
-	ke = table_lookup(&st->tab, ev->tid, ev->cookie);
+	slot = table_find(&st->tab, ev->tid, ev->cookie);
+	ke = st->tab.slots[slot].ke;
 	if (ke && ke->us) {
 		if (within(ev->ts, ke->us->ts, st->cfg.max_wait_ns)) {
 			ke->used = true;
@@ -461,7 +466,7 @@ void td_stitch_event(struct td_stitcher *st, struct td_event *ev)
 	if (!p)
 		goto nomem;
 	if (!ke) {
-		ke = key_new(st, ev->tid, ev->cookie);
+		ke = key_new(st, ev->tid, ev->cookie, slot);
 		if (!ke) {
 			pool_put(&st->pending_pool, p);
 			goto nomem;
@@ -497,9 +502,11 @@ void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us)
 {
 	struct key_entry *ke;
 	bool used = false;
+	size_t slot;
 
 	st->stats.stacks++;
-	ke = table_lookup(&st->tab, us->tid, us->cookie);
+	slot = table_find(&st->tab, us->tid, us->cookie);
+	ke = st->tab.slots[slot].ke;
 	if (ke && ke->us) {
 		if (within(us->ts, ke->us->ts, st->cfg.max_wait_ns)) {
 			st->stats.duplicate_stacks++;
@@ -530,7 +537,7 @@ void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us)
 			p = next;
 		}
 	} else {
-		ke = key_new(st, us->tid, us->cookie);
+		ke = key_new(st, us->tid, us->cookie, slot);
 		if (!ke) {
 			st->stats.alloc_failures++;
 			st->stats.orphan_stacks++;

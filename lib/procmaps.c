@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-process maps cache: /proc/PID/maps text parsed into sorted mappings,
+ * processes in an open-addressing table keyed by pid.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "procmaps.h"
+
+struct td_proc {
+	int pid;
+	bool read_ok;		/* maps were read at least once */
+	struct td_mapping *maps;
+	size_t nr;
+	size_t last;		/* index of the last mapping hit */
+	uint64_t read_ns;	/* when the maps were last (re)read, or tried */
+	char *dir;		/* proc_root/PID */
+	char *root_prefix;	/* proc_root/PID/root, or NULL if it is our "/" */
+};
+
+struct td_procs {
+	char *proc_root;
+	uint64_t refresh_ns;
+	td_intern_fn intern;
+	void *intern_ctx;
+	struct td_proc **slots;	/* open addressing, linear probing */
+	size_t mask;
+	size_t nr;
+	struct td_proc *last;	/* the last process looked up */
+	char *buf;		/* maps text, reused across reads */
+	size_t buf_alloc;
+	struct td_procs_stats stats;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- parsing ---------------------------------------------------------- */
+
+static int mapping_cmp(const void *a, const void *b)
+{
+	const struct td_mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Parse one NUL-terminated line into @m: 1 done, 0 malformed, -ENOMEM. */
+static int parse_line(char *line, td_intern_fn intern, void *ctx, struct td_mapping *m)
+{
+	static const char deleted[] = " (deleted)";
+	char *p = line, *end;
+	size_t len;
+
+	memset(m, 0, sizeof(*m));
+	m->start = strtoull(p, &end, 16);
+	if (end == p || *end != '-')
+		return 0;
+	p = end + 1;
+	m->end = strtoull(p, &end, 16);
+	if (end == p || *end != ' ' || m->end <= m->start)
+		return 0;
+	p = end + 1;
+	if (strlen(p) < 5 || p[4] != ' ')
+		return 0;
+	m->flags = (p[0] == 'r' ? TD_MAP_R : 0) | (p[1] == 'w' ? TD_MAP_W : 0) |
+		   (p[2] == 'x' ? TD_MAP_X : 0) | (p[3] == 's' ? TD_MAP_SHARED : 0);
+	p += 5;
+	m->pgoff = strtoull(p, &end, 16);
+	if (end == p || *end != ' ')
+		return 0;
+	p = end + 1;
+	m->dev_major = (uint32_t)strtoul(p, &end, 16);
+	if (end == p || *end != ':')
+		return 0;
+	p = end + 1;
+	m->dev_minor = (uint32_t)strtoul(p, &end, 16);
+	if (end == p || *end != ' ')
+		return 0;
+	p = end + 1;
+	m->inode = strtoull(p, &end, 10);
+	if (end == p)
+		return 0;
+	p = end;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	len = strlen(p);
+	if (!len) {
+		m->path = intern(ctx, "[anon]", 6);
+		return m->path ? 1 : -ENOMEM;
+	}
+	if (p[0] == '/') {
+		m->is_file = true;
+		if (len > sizeof(deleted) - 1 &&
+		    !strcmp(p + len - (sizeof(deleted) - 1), deleted)) {
+			m->deleted = true;
+			len -= sizeof(deleted) - 1;
+		}
+	}
+	m->path = intern(ctx, p, len);
+	return m->path ? 1 : -ENOMEM;
+}
+
+int td_maps_parse(const char *text, size_t len, td_intern_fn intern, void *ctx,
+		  struct td_mapping **out, size_t *nr)
+{
+	struct td_mapping *v = NULL, *nv;
+	size_t n = 0, alloc = 0, i;
+	const char *p = text, *end = text + len;
+	char line[PATH_MAX + 256];
+	bool sorted = true;
+	int err = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t ll = (nl ? nl : end) - p;
+
+		if (ll < sizeof(line)) {
+			memcpy(line, p, ll);
+			line[ll] = '\0';
+			if (n == alloc) {
+				alloc = alloc ? alloc * 2 : 64;
+				nv = realloc(v, alloc * sizeof(*v));
+				if (!nv) {
+					err = -ENOMEM;
+					goto out;
+				}
+				v = nv;
+			}
+			err = parse_line(line, intern, ctx, &v[n]);
+			if (err < 0)
+				goto out;
+			if (err) {
+				if (n && v[n].start < v[n - 1].start)
+					sorted = false;
+				n++;
+			}
+			err = 0;
+		}
+		p += ll + 1;
+	}
+	if (!sorted)
+		qsort(v, n, sizeof(*v), mapping_cmp);
+	/* The kernel never reports overlaps; a hand-made file might. */
+	for (i = 1; i < n; i++) {
+		if (v[i].start < v[i - 1].end) {
+			err = -EINVAL;
+			goto out;
+		}
+	}
+out:
+	if (err) {
+		free(v);
+		return err;
+	}
+	*out = v;
+	*nr = n;
+	return 0;
+}
+
+/* ---- process table ---------------------------------------------------- */
+
+static size_t pid_slot(const struct td_procs *procs, int pid)
+{
+	return ((uint32_t)pid * 2654435761u) & procs->mask;
+}
+
+static struct td_proc *proc_lookup(const struct td_procs *procs, int pid)
+{
+	size_t i;
+
+	for (i = pid_slot(procs, pid);; i = (i + 1) & procs->mask) {
+		struct td_proc *p = procs->slots[i];
+
+		if (!p || p->pid == pid)
+			return p;
+	}
+}
+
+static int table_grow(struct td_procs *procs)
+{
+	size_t cap = (procs->mask + 1) * 2, i, old_cap = procs->mask + 1;
+	struct td_proc **old = procs->slots, **slots;
+
+	slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	procs->slots = slots;
+	procs->mask = cap - 1;
+	for (i = 0; i < old_cap; i++) {
+		size_t j;
+
+		if (!old[i])
+			continue;
+		for (j = pid_slot(procs, old[i]->pid); slots[j]; j = (j + 1) & procs->mask)
+			;
+		slots[j] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+static int proc_insert(struct td_procs *procs, struct td_proc *p)
+{
+	size_t i;
+
+	/* Keep the load at most 1/2 so probes stay short. */
+	if ((procs->nr + 1) * 2 > procs->mask + 1 && table_grow(procs))
+		return -ENOMEM;
+	for (i = pid_slot(procs, p->pid); procs->slots[i]; i = (i + 1) & procs->mask)
+		;
+	procs->slots[i] = p;
+	procs->nr++;
+	return 0;
+}
+
+/* Remove slot @i, shifting back later entries of the same probe run. */
+static void slot_remove(struct td_procs *procs, size_t i)
+{
+	size_t j = i;
+
+	procs->slots[i] = NULL;
+	for (;;) {
+		size_t home;
+
+		j = (j + 1) & procs->mask;
+		if (!procs->slots[j])
+			break;
+		home = pid_slot(procs, procs->slots[j]->pid);
+		/* Move j into the hole at i unless its home lies in (i, j]. */
+		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		procs->slots[i] = procs->slots[j];
+		procs->slots[j] = NULL;
+		i = j;
+	}
+	procs->nr--;
+}
+
+static void proc_free(struct td_proc *p)
+{
+	if (!p)
+		return;
+	free(p->maps);
+	free(p->dir);
+	free(p->root_prefix);
+	free(p);
+}
+
+/* ---- reading ---------------------------------------------------------- */
+
+/* Read @path whole into procs->buf; returns its length or -errno. */
+static ssize_t read_all(struct td_procs *procs, const char *path)
+{
+	size_t len = 0;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r;
+
+		if (procs->buf_alloc - len < 4096) {
+			size_t n = procs->buf_alloc ? procs->buf_alloc * 2 : 64 * 1024;
+			char *b = realloc(procs->buf, n);
+
+			if (!b) {
+				err = -ENOMEM;
+				break;
+			}
+			procs->buf = b;
+			procs->buf_alloc = n;
+		}
+		r = read(fd, procs->buf + len, procs->buf_alloc - len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		if (!r)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	return err ? err : (ssize_t)len;
+}
+
+/* Keep the objects already resolved for mappings that did not change. */
+static void carry_objects(struct td_mapping *nv, size_t nn, const struct td_mapping *ov,
+			  size_t on)
+{
+	size_t i = 0, j = 0;
+
+	while (i < nn && j < on) {
+		if (nv[i].start < ov[j].start) {
+			i++;
+		} else if (nv[i].start > ov[j].start) {
+			j++;
+		} else {
+			if (nv[i].end == ov[j].end && nv[i].pgoff == ov[j].pgoff &&
+			    nv[i].inode == ov[j].inode && nv[i].path == ov[j].path)
+				nv[i].obj = ov[j].obj;
+			i++;
+			j++;
+		}
+	}
+}
+
+static void update_root(struct td_procs *procs, struct td_proc *p)
+{
+	char path[PATH_MAX], target[8];
+	ssize_t n;
+
+	free(p->root_prefix);
+	p->root_prefix = NULL;
+	if (snprintf(path, sizeof(path), "%s/root", p->dir) >= (int)sizeof(path))
+		return;
+	n = readlink(path, target, sizeof(target));
+	/* Unreadable (no privilege): fall back to our own root. */
+	if (n < 0 || (n == 1 && target[0] == '/'))
+		return;
+	p->root_prefix = strdup(path);
+}
+
+/* (Re)read @p's maps. On failure the old maps stay: they are still the best
+ * knowledge of a process that just exited. */
+static int proc_read(struct td_procs *procs, struct td_proc *p)
+{
+	struct td_mapping *v;
+	char path[PATH_MAX];
+	size_t n;
+	ssize_t len;
+	int err;
+
+	p->read_ns = now_ns();
+	procs->stats.reads++;
+	if (snprintf(path, sizeof(path), "%s/maps", p->dir) >= (int)sizeof(path)) {
+		err = -ENAMETOOLONG;
+		goto fail;
+	}
+	len = read_all(procs, path);
+	if (len < 0) {
+		err = (int)len;
+		goto fail;
+	}
+	err = td_maps_parse(procs->buf, (size_t)len, procs->intern, procs->intern_ctx, &v, &n);
+	if (err)
+		goto fail;
+	carry_objects(v, n, p->maps, p->nr);
+	free(p->maps);
+	p->maps = v;
+	p->nr = n;
+	p->last = 0;
+	p->read_ok = true;
+	update_root(procs, p);
+	return 0;
+fail:
+	procs->stats.read_errors++;
+	return err;
+}
+
+/* ---- API -------------------------------------------------------------- */
+
+struct td_procs *td_procs_new(const char *proc_root, uint64_t refresh_ns, td_intern_fn intern,
+			      void *intern_ctx)
+{
+	struct td_procs *procs = calloc(1, sizeof(*procs));
+
+	if (!procs)
+		return NULL;
+	procs->proc_root = strdup(proc_root);
+	procs->slots = calloc(64, sizeof(*procs->slots));
+	if (!procs->proc_root || !procs->slots) {
+		td_procs_free(procs);
+		return NULL;
+	}
+	procs->mask = 63;
+	procs->refresh_ns = refresh_ns;
+	procs->intern = intern;
+	procs->intern_ctx = intern_ctx;
+	return procs;
+}
+
+void td_procs_free(struct td_procs *procs)
+{
+	size_t i;
+
+	if (!procs)
+		return;
+	if (procs->slots)
+		for (i = 0; i <= procs->mask; i++)
+			proc_free(procs->slots[i]);
+	free(procs->slots);
+	free(procs->proc_root);
+	free(procs->buf);
+	free(procs);
+}
+
+static struct td_mapping *maps_lookup(struct td_proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nr;
+	struct td_mapping *m;
+
+	if (!p->nr)
+		return NULL;
+	m = &p->maps[p->last];
+	if (addr >= m->start && addr < m->end)
+		return m;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		m = &p->maps[mid];
+		if (addr < m->start) {
+			hi = mid;
+		} else if (addr >= m->end) {
+			lo = mid + 1;
+		} else {
+			p->last = mid;
+			return m;
+		}
+	}
+	return NULL;
+}
+
+static struct td_proc *proc_get(struct td_procs *procs, int pid)
+{
+	struct td_proc *p = proc_lookup(procs, pid);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	if (asprintf(&p->dir, "%s/%d", procs->proc_root, pid) < 0) {
+		p->dir = NULL;
+		goto fail;
+	}
+	if (proc_insert(procs, p))
+		goto fail;
+	proc_read(procs, p);
+	return p;
+fail:
+	proc_free(p);
+	return NULL;
+}
+
+struct td_mapping *td_procs_find(struct td_procs *procs, int pid, uint64_t addr,
+				 struct td_proc **proc)
+{
+	struct td_proc *p = procs->last;
+	struct td_mapping *m;
+
+	*proc = NULL;
+	if (!p || p->pid != pid) {
+		p = proc_get(procs, pid);
+		if (!p)
+			return NULL;
+		procs->last = p;
+	}
+	m = maps_lookup(p, addr);
+	if (!m && now_ns() - p->read_ns >= procs->refresh_ns) {
+		proc_read(procs, p);
+		m = maps_lookup(p, addr);
+	}
+	if (p->read_ok)
+		*proc = p;
+	return m;
+}
+
+void td_procs_forget(struct td_procs *procs, int pid)
+{
+	size_t i;
+
+	for (i = pid_slot(procs, pid); procs->slots[i]; i = (i + 1) & procs->mask) {
+		struct td_proc *p = procs->slots[i];
+
+		if (p->pid != pid)
+			continue;
+		if (procs->last == p)
+			procs->last = NULL;
+		slot_remove(procs, i);
+		proc_free(p);
+		return;
+	}
+}
+
+const char *td_proc_root_prefix(const struct td_proc *proc)
+{
+	return proc->root_prefix;
+}
+
+const char *td_proc_dir(const struct td_proc *proc)
+{
+	return proc->dir;
+}
+
+void td_procs_get_stats(const struct td_procs *procs, struct td_procs_stats *st)
+{
+	*st = procs->stats;
+	st->nr_procs = procs->nr;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Process memory maps: /proc/PID/maps parsed into a sorted array, cached per
+ * process and re-read when an address is not found (the process may have
+ * mapped something since), at most once per refresh interval.
+ *
+ * Promises: a lookup in a cached process is one hash probe (none when it is
+ * the same process as the last lookup) and one binary search (none when it
+ * hits the same mapping as the last lookup); no system call. Paths are
+ * interned through the caller's function, so they outlive the maps.
+ */
+#ifndef TD_PROCMAPS_H
+#define TD_PROCMAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TD_MAP_R	0x1
+#define TD_MAP_W	0x2
+#define TD_MAP_X	0x4
+#define TD_MAP_SHARED	0x8
+
+struct td_mapping {
+	uint64_t start, end;	/* [start, end) */
+	uint64_t pgoff;		/* file offset of start */
+	uint64_t inode;		/* 0 for anonymous and special mappings */
+	const char *path;	/* interned: "/usr/bin/x", "[vdso]", "[anon]"... */
+	void *obj;		/* the caller's object for this mapping, NULL if unset */
+	uint32_t dev_major, dev_minor;
+	uint8_t flags;		/* TD_MAP_* */
+	bool is_file;		/* path names a file (maybe deleted) */
+	bool deleted;		/* the maps line said " (deleted)" (stripped from path) */
+};
+
+struct td_proc;
+struct td_procs;
+
+/* Interns @len bytes of @s; returns a string valid as long as the caller says. */
+typedef const char *(*td_intern_fn)(void *ctx, const char *s, size_t len);
+
+struct td_procs_stats {
+	uint64_t reads;
+	uint64_t read_errors;
+	uint64_t nr_procs;
+};
+
+struct td_procs *td_procs_new(const char *proc_root, uint64_t refresh_ns, td_intern_fn intern,
+			      void *intern_ctx);
+void td_procs_free(struct td_procs *procs);
+
+/*
+ * The mapping of @pid that holds @addr, reading or re-reading the maps as
+ * needed; NULL when none does (errno not set). *@proc is set to the process
+ * when its maps could be read at all.
+ */
+struct td_mapping *td_procs_find(struct td_procs *procs, int pid, uint64_t addr,
+				 struct td_proc **proc);
+
+/* Drop @pid's cached maps. */
+void td_procs_forget(struct td_procs *procs, int pid);
+
+/*
+ * The directory the process sees as "/", as a path to prefix to its mapped
+ * paths ("/proc/PID/root"), or NULL when it is the same root as ours.
+ */
+const char *td_proc_root_prefix(const struct td_proc *proc);
+
+/* "/proc" (or the configured root) + "/PID": where map_files lives. */
+const char *td_proc_dir(const struct td_proc *proc);
+
+void td_procs_get_stats(const struct td_procs *procs, struct td_procs_stats *st);
+
+/* Exposed for tests: parse a maps text of @len bytes into @out (sorted). */
+int td_maps_parse(const char *text, size_t len, td_intern_fn intern, void *ctx,
+		  struct td_mapping **out, size_t *nr);
+
+#endif /* TD_PROCMAPS_H */

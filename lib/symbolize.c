@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The symbolizer: public API and the caches that make a repeated lookup
+ * cheap.
+ *
+ *  process (pid) --procmaps--> mapping --obj--> object --syms--> symbol
+ *
+ * - processes and their maps: procmaps.c (re-read on a miss);
+ * - objects: one per distinct file, keyed by (st_dev, st_ino, st_size,
+ *   st_mtime) of the file actually opened, so a file replaced on disk is a
+ *   new object and the same file seen through another path or mount
+ *   namespace is the same object; each mapping remembers its object;
+ * - symbol tables: one per object, shared between objects with the same
+ *   build-id (the same library in several containers is read once);
+ * - strings handed out (paths, build-ids) are interned and, like symbol
+ *   tables, live until td_sym_free(), as the header promises.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <trace-defer/symbolize.h>
+
+#include "elfsyms.h"
+#include "kallsyms.h"
+#include "procmaps.h"
+
+/* ---- a small chained hash table --------------------------------------- */
+
+struct hnode {
+	struct hnode *next;
+	uint64_t hash;
+};
+
+struct htab {
+	struct hnode **b;
+	size_t mask;
+	size_t nr;
+};
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+static int htab_init(struct htab *t)
+{
+	t->b = calloc(64, sizeof(*t->b));
+	t->mask = 63;
+	t->nr = 0;
+	return t->b ? 0 : -ENOMEM;
+}
+
+static struct hnode *htab_first(const struct htab *t, uint64_t hash)
+{
+	struct hnode *n = t->b[hash & t->mask];
+
+	while (n && n->hash != hash)
+		n = n->next;
+	return n;
+}
+
+static struct hnode *htab_next(struct hnode *n)
+{
+	uint64_t hash = n->hash;
+
+	for (n = n->next; n && n->hash != hash; n = n->next)
+		;
+	return n;
+}
+
+static void htab_add(struct htab *t, struct hnode *n, uint64_t hash)
+{
+	n->hash = hash;
+	if (t->nr + 1 > t->mask + 1) {
+		size_t cap = (t->mask + 1) * 2, i;
+		struct hnode **b = calloc(cap, sizeof(*b));
+
+		/* Out of memory: keep the table as it is, only longer chains. */
+		if (b) {
+			for (i = 0; i <= t->mask; i++) {
+				while (t->b[i]) {
+					struct hnode *x = t->b[i];
+
+					t->b[i] = x->next;
+					x->next = b[x->hash & (cap - 1)];
+					b[x->hash & (cap - 1)] = x;
+				}
+			}
+			free(t->b);
+			t->b = b;
+			t->mask = cap - 1;
+		}
+	}
+	n->next = t->b[hash & t->mask];
+	t->b[hash & t->mask] = n;
+	t->nr++;
+}
+
+/* Empty @t, calling @fn on every node. */
+static void htab_destroy(struct htab *t, void (*fn)(struct hnode *))
+{
+	size_t i;
+
+	if (!t->b)
+		return;
+	for (i = 0; i <= t->mask; i++) {
+		while (t->b[i]) {
+			struct hnode *x = t->b[i];
+
+			t->b[i] = x->next;
+			fn(x);
+		}
+	}
+	free(t->b);
+	t->b = NULL;
+}
+
+static uint64_t hash_bytes(const void *p, size_t len, uint64_t h)
+{
+	const unsigned char *s = p;
+
+	/* FNV-1a */
+	while (len--)
+		h = (h ^ *s++) * 0x100000001b3ull;
+	return h;
+}
+
+#define HASH_SEED 0xcbf29ce484222325ull
+
+/* ---- caches ----------------------------------------------------------- */
+
+struct istr {
+	struct hnode node;
+	size_t len;
+	char s[];
+};
+
+struct file_key {
+	uint64_t dev, ino, size;
+	int64_t mtime_sec, mtime_nsec;
+};
+
+struct object {
+	struct hnode node;
+	struct file_key key;
+	struct td_elfseg *segs;
+	unsigned int nr_segs;
+	const char *build_id;		/* interned hex, NULL if none */
+	struct td_elfsyms *syms;	/* NULL: not an ELF file */
+};
+
+/* A symbol table, owned here, indexed by build-id when it has one. */
+struct symtab {
+	struct hnode node;
+	struct symtab *next_all;
+	uint8_t build_id[TD_BUILD_ID_MAX];
+	unsigned int build_id_len;
+	struct td_elfsyms *syms;
+};
+
+struct td_symbolizer {
+	char *debuginfo_path;		/* libdwfl's ":.debug:DEBUG_DIR" */
+	char *kallsyms_path;
+	struct td_procs *procs;
+	struct htab strings;
+	struct htab objects;
+	struct htab symtabs;		/* by build-id */
+	struct symtab *all_symtabs;
+	struct object no_object;	/* a mapping whose file cannot be opened */
+	struct td_kallsyms *ksyms;
+	bool ksyms_tried;
+	struct td_sym_stats stats;
+};
+
+static const char *intern(void *ctx, const char *s, size_t len)
+{
+	struct td_symbolizer *sym = ctx;
+	uint64_t h = hash_bytes(s, len, HASH_SEED);
+	struct hnode *n;
+	struct istr *is;
+
+	for (n = htab_first(&sym->strings, h); n; n = htab_next(n)) {
+		is = container_of(n, struct istr, node);
+		if (is->len == len && !memcmp(is->s, s, len))
+			return is->s;
+	}
+	is = malloc(sizeof(*is) + len + 1);
+	if (!is)
+		return NULL;
+	is->len = len;
+	memcpy(is->s, s, len);
+	is->s[len] = '\0';
+	htab_add(&sym->strings, &is->node, h);
+	return is->s;
+}
+
+static uint64_t key_hash(const struct file_key *k)
+{
+	return hash_bytes(k, sizeof(*k), HASH_SEED);
+}
+
+static struct object *object_lookup(struct td_symbolizer *sym, const struct file_key *k)
+{
+	struct hnode *n;
+
+	for (n = htab_first(&sym->objects, key_hash(k)); n; n = htab_next(n)) {
+		struct object *o = container_of(n, struct object, node);
+
+		if (!memcmp(&o->key, k, sizeof(*k)))
+			return o;
+	}
+	return NULL;
+}
+
+static const char *build_id_hex(struct td_symbolizer *sym, const uint8_t *id, unsigned int len)
+{
+	static const char hex[] = "0123456789abcdef";
+	char buf[TD_BUILD_ID_MAX * 2];
+	unsigned int i;
+
+	for (i = 0; i < len; i++) {
+		buf[2 * i] = hex[id[i] >> 4];
+		buf[2 * i + 1] = hex[id[i] & 0xf];
+	}
+	return intern(sym, buf, 2 * len);
+}
+
+/* The symbol table for @e: shared by build-id, else read now. */
+static struct td_elfsyms *object_symbols(struct td_symbolizer *sym, struct td_elf *e)
+{
+	uint64_t h = hash_bytes(e->build_id, e->build_id_len, HASH_SEED);
+	struct symtab *st;
+	struct hnode *n;
+
+	if (e->build_id_len) {
+		for (n = htab_first(&sym->symtabs, h); n; n = htab_next(n)) {
+			st = container_of(n, struct symtab, node);
+			if (st->build_id_len == e->build_id_len &&
+			    !memcmp(st->build_id, e->build_id, e->build_id_len)) {
+				sym->stats.symtabs_shared++;
+				return st->syms;
+			}
+		}
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	st->syms = td_elf_symbols(e);
+	if (!st->syms) {
+		free(st);
+		return NULL;
+	}
+	sym->stats.symtabs++;
+	st->next_all = sym->all_symtabs;
+	sym->all_symtabs = st;
+	if (e->build_id_len) {
+		memcpy(st->build_id, e->build_id, e->build_id_len);
+		st->build_id_len = e->build_id_len;
+		htab_add(&sym->symtabs, &st->node, h);
+	}
+	return st->syms;
+}
+
+/*
+ * The object for the file open on @fd (consumed); @file_name is where it is
+ * found, for libdwfl's debug file search. NULL only on allocation failure.
+ */
+static struct object *object_for_fd(struct td_symbolizer *sym, int fd, const char *file_name)
+{
+	struct file_key k = { 0 };
+	struct td_elf *e;
+	struct object *o;
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		close(fd);
+		return NULL;
+	}
+	k.dev = st.st_dev;
+	k.ino = st.st_ino;
+	k.size = (uint64_t)st.st_size;
+	k.mtime_sec = st.st_mtim.tv_sec;
+	k.mtime_nsec = st.st_mtim.tv_nsec;
+	o = object_lookup(sym, &k);
+	if (o) {
+		close(fd);
+		return o;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		close(fd);
+		return NULL;
+	}
+	o->key = k;
+	htab_add(&sym->objects, &o->node, key_hash(&k));
+	sym->stats.objects++;
+	/* Not an ELF file (or unreadable): cached as such, without symbols. */
+	if (td_elf_open(fd, file_name, sym->debuginfo_path, &e))
+		return o;
+	o->segs = e->segs;
+	o->nr_segs = e->nr_segs;
+	e->segs = NULL;
+	if (e->build_id_len)
+		o->build_id = build_id_hex(sym, e->build_id, e->build_id_len);
+	o->syms = object_symbols(sym, e);
+	td_elf_close(e);
+	return o;
+}
+
+/* Open @path if it is the file with inode @ino (0: any). */
+static int open_checked(const char *path, uint64_t ino)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || !ino)
+		return fd;
+	if (fstat(fd, &st) || st.st_ino != ino) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Find the object of file mapping @m of @proc. The mapped file itself is
+ * reached through map_files (works for deleted files and across mount
+ * namespaces, needs privilege), else through the process's root, else by its
+ * path; the last two only if the inode is the mapped one.
+ */
+static struct object *resolve_mapping(struct td_symbolizer *sym, struct td_proc *proc,
+				      const struct td_mapping *m)
+{
+	const char *prefix = td_proc_root_prefix(proc);
+	char path[PATH_MAX], rooted[PATH_MAX];
+	const char *file_name = m->path;
+	struct object *o;
+	int fd;
+
+	if (prefix && snprintf(rooted, sizeof(rooted), "%s%s", prefix, m->path) <
+			      (int)sizeof(rooted))
+		file_name = rooted;
+	fd = -1;
+	if (snprintf(path, sizeof(path), "%s/map_files/%" PRIx64 "-%" PRIx64, td_proc_dir(proc),
+		     m->start, m->end) < (int)sizeof(path))
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && file_name == rooted)
+		fd = open_checked(rooted, m->inode);
+	if (fd < 0)
+		fd = open_checked(m->path, m->inode);
+	if (fd < 0)
+		return &sym->no_object;
+	o = object_for_fd(sym, fd, file_name);
+	return o ? o : &sym->no_object;
+}
+
+/* Name file offset @off (the lookup offset) of @o into @out. */
+static void name_offset(struct td_symbolizer *sym, struct object *o, uint64_t off,
+			uint64_t delta, struct td_frame *out)
+{
+	uint64_t vaddr, start;
+	const char *name;
+
+	out->build_id = o->build_id;
+	if (o->syms && td_elf_off2vaddr(o->segs, o->nr_segs, off, &vaddr) &&
+	    td_elfsyms_find(o->syms, vaddr, &name, &start)) {
+		out->symbol = name;
+		/* Against the recorded address, not the lookup address. */
+		out->sym_offset = vaddr - start + delta;
+		return;
+	}
+	sym->stats.user_no_symbol++;
+}
+
+/* ---- API -------------------------------------------------------------- */
+
+struct td_symbolizer *td_sym_new(const struct td_sym_config *cfg)
+{
+	static const struct td_sym_config defaults;
+	struct td_symbolizer *sym;
+	uint64_t refresh_us;
+
+	if (!cfg)
+		cfg = &defaults;
+	sym = calloc(1, sizeof(*sym));
+	if (!sym)
+		return NULL;
+	if (htab_init(&sym->strings) || htab_init(&sym->objects) || htab_init(&sym->symtabs))
+		goto fail;
+	/* CRC checks on (the default); the object's dir, its .debug/, then DEBUG_DIR. */
+	if (asprintf(&sym->debuginfo_path, ":.debug:%s",
+		     cfg->debug_dir ? cfg->debug_dir : "/usr/lib/debug") < 0) {
+		sym->debuginfo_path = NULL;
+		goto fail;
+	}
+	sym->kallsyms_path = strdup(cfg->kallsyms ? cfg->kallsyms : "/proc/kallsyms");
+	if (!sym->kallsyms_path)
+		goto fail;
+	refresh_us = cfg->maps_refresh_us ? cfg->maps_refresh_us : 10000;
+	sym->procs = td_procs_new(cfg->proc_root ? cfg->proc_root : "/proc", refresh_us * 1000,
+				  intern, sym);
+	if (!sym->procs)
+		goto fail;
+	return sym;
+fail:
+	td_sym_free(sym);
+	return NULL;
+}
+
+static void free_string(struct hnode *n)
+{
+	free(container_of(n, struct istr, node));
+}
+
+static void free_object(struct hnode *n)
+{
+	struct object *o = container_of(n, struct object, node);
+
+	/* Symbol tables are freed through all_symtabs. */
+	free(o->segs);
+	free(o);
+}
+
+static void free_nothing(struct hnode *n)
+{
+}
+
+void td_sym_free(struct td_symbolizer *sym)
+{
+	if (!sym)
+		return;
+	td_procs_free(sym->procs);
+	htab_destroy(&sym->objects, free_object);
+	htab_destroy(&sym->symtabs, free_nothing);
+	while (sym->all_symtabs) {
+		struct symtab *st = sym->all_symtabs;
+
+		sym->all_symtabs = st->next_all;
+		td_elfsyms_free(st->syms);
+		free(st);
+	}
+	htab_destroy(&sym->strings, free_string);
+	td_kallsyms_free(sym->ksyms);
+	free(sym->debuginfo_path);
+	free(sym->kallsyms_path);
+	free(sym);
+}
+
+int td_sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_addr,
+		struct td_frame *out)
+{
+	/* A return address may be one past its caller's last byte. */
+	uint64_t look = return_addr && addr ? addr - 1 : addr;
+	struct td_mapping *m;
+	struct td_proc *proc;
+	struct object *o;
+
+	*out = (struct td_frame){ .addr = addr };
+	sym->stats.user_lookups++;
+	m = td_procs_find(sym->procs, pid, look, &proc);
+	if (!m) {
+		sym->stats.user_unmapped++;
+		return -ENOENT;
+	}
+	out->object = m->path;
+	if (!m->is_file) {
+		/* [vdso], [stack], [heap], [anon]...: offset in the mapping. */
+		out->file_offset = addr - m->start;
+		sym->stats.user_no_symbol++;
+		return 0;
+	}
+	out->file_offset = addr - m->start + m->pgoff;
+	o = m->obj;
+	if (!o) {
+		o = resolve_mapping(sym, proc, m);
+		m->obj = o;
+	}
+	name_offset(sym, o, look - m->start + m->pgoff, addr - look, out);
+	return 0;
+}
+
+int td_sym_kernel(struct td_symbolizer *sym, uint64_t addr, struct td_frame *out)
+{
+	const char *name, *object;
+	uint64_t off;
+
+	*out = (struct td_frame){ .addr = addr };
+	sym->stats.kernel_lookups++;
+	if (!sym->ksyms_tried) {
+		sym->ksyms_tried = true;
+		sym->ksyms = td_kallsyms_load(sym->kallsyms_path);
+	}
+	if (td_kallsyms_find(sym->ksyms, addr, &name, &off, &object)) {
+		sym->stats.kernel_unknown++;
+		return -ENOENT;
+	}
+	out->symbol = name;
+	out->sym_offset = off;
+	out->object = object;
+	return 0;
+}
+
+int td_sym_file(struct td_symbolizer *sym, const char *path, uint64_t file_offset,
+		struct td_frame *out)
+{
+	struct object *o;
+	int fd;
+
+	*out = (struct td_frame){ .addr = file_offset, .file_offset = file_offset };
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	out->object = intern(sym, path, strlen(path));
+	o = object_for_fd(sym, fd, path);
+	if (o)
+		name_offset(sym, o, file_offset, 0, out);
+	return 0;
+}
+
+void td_sym_forget(struct td_symbolizer *sym, int pid)
+{
+	td_procs_forget(sym->procs, pid);
+}
+
+void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st)
+{
+	struct td_procs_stats ps;
+
+	*st = sym->stats;
+	td_procs_get_stats(sym->procs, &ps);
+	st->maps_reads = ps.reads;
+	st->maps_read_errors = ps.read_errors;
+	st->processes = ps.nr_procs;
+}

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Event, filter, trigger and option set-up of the daemon's instance.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tracefs.h>
+
+#include "capture.h"
+#include "log.h"
+
+/* Thread ids added for one -p PID; more would make an unwieldy kernel filter. */
+#define MAX_FILTER_TIDS		256
+
+bool td_capture_kernel_has_deferred(void)
+{
+	return tracefs_event_file_exists(NULL, "ftrace", "user_unwind_cookie", "format") &&
+	       tracefs_event_file_exists(NULL, "ftrace", "user_unwind_stack", "format");
+}
+
+int td_capture_pick_mode(enum td_mode wanted)
+{
+	bool deferred = td_capture_kernel_has_deferred();
+
+	switch (wanted) {
+	case TD_MODE_AUTO:
+		if (deferred)
+			return TD_MODE_OPTION;
+		td_warn("this kernel has no deferred user stacks (no events/ftrace/"
+			"user_unwind_cookie): falling back to the in-place 'userstacktrace' "
+			"option, at most 8 user frames, every record marked \"inplace\"");
+		return TD_MODE_INPLACE;
+	case TD_MODE_OPTION:
+	case TD_MODE_TRIGGER:
+		if (!deferred) {
+			td_err("mode %s needs a kernel with deferred user stacks "
+			       "(events/ftrace/user_unwind_cookie is missing); use --mode inplace "
+			       "or --mode auto", td_mode_name(wanted));
+			return -1;
+		}
+		return wanted;
+	case TD_MODE_INPLACE:
+		return wanted;
+	}
+	return -1;
+}
+
+/* Print what the kernel said in the instance's error_log, if anything. */
+static void show_error_log(struct tracefs_instance *tfs)
+{
+	char *log = tracefs_error_last(tfs);
+	char *line, *save = NULL;
+
+	if (!log || !*log) {
+		free(log);
+		return;
+	}
+	td_err("kernel error_log says:");
+	for (line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		fprintf(stderr, "    %s\n", line);
+	free(log);
+}
+
+struct strbuf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static void sb_add(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_add(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (sb->oom)
+		return;
+	for (;;) {
+		size_t room = sb->cap - sb->len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(sb->s ? sb->s + sb->len : NULL, sb->s ? room : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			sb->oom = true;
+			return;
+		}
+		if (sb->s && (size_t)n < room) {
+			sb->len += n;
+			return;
+		}
+		sb->cap = sb->cap * 2 + n + 64;
+		sb->s = realloc(sb->s, sb->cap);
+		if (!sb->s) {
+			sb->oom = true;
+			return;
+		}
+	}
+}
+
+/* Thread ids of process @pid as "common_pid == T" terms; @pid alone if /proc says nothing. */
+static void add_pid_terms(struct strbuf *sb, int pid, int *nr_terms)
+{
+	char path[64];
+	struct dirent *d;
+	int added = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	while (dir && (d = readdir(dir))) {
+		int tid = atoi(d->d_name);
+
+		if (tid <= 0)
+			continue;
+		if (added >= MAX_FILTER_TIDS) {
+			td_warn("pid %d has more than %d threads: filtering on the first %d",
+				pid, MAX_FILTER_TIDS, MAX_FILTER_TIDS);
+			break;
+		}
+		sb_add(sb, "%scommon_pid == %d", (*nr_terms)++ ? " || " : "", tid);
+		added++;
+	}
+	if (dir)
+		closedir(dir);
+	if (!added)
+		sb_add(sb, "%scommon_pid == %d", (*nr_terms)++ ? " || " : "", pid);
+}
+
+/* The whole filter of one event, or NULL when there is none (or out of memory: *oom). */
+static char *build_filter(const struct td_config *cfg, const struct td_event_spec *ev, bool *oom)
+{
+	struct strbuf sb = { 0 };
+	int parts = 0;
+
+	if (ev->filter) {
+		sb_add(&sb, "(%s)", ev->filter);
+		parts++;
+	}
+	if (cfg->nr_pids) {
+		int terms = 0;
+
+		sb_add(&sb, "%s(", parts++ ? " && " : "");
+		for (size_t i = 0; i < cfg->nr_pids; i++)
+			add_pid_terms(&sb, cfg->pids[i], &terms);
+		sb_add(&sb, ")");
+	} else {
+		/* Never trace ourselves: every wake-up of the reader would make more events. */
+		sb_add(&sb, "%scommon_pid != %d", parts++ ? " && " : "", (int)getpid());
+	}
+	if (cfg->comm) {
+		/* COMM is the current task's comm, for every event; ~ takes a glob. */
+		sb_add(&sb, "%sCOMM %s \"%s\"", parts++ ? " && " : "",
+		       strpbrk(cfg->comm, "*?[") ? "~" : "==", cfg->comm);
+	}
+	*oom = sb.oom;
+	if (sb.oom) {
+		free(sb.s);
+		return NULL;
+	}
+	return sb.s;
+}
+
+static int write_trigger(struct tracefs_instance *tfs, const struct td_event_spec *ev,
+			 const char *cmd, const char *filter)
+{
+	char *str = NULL;
+
+	if (asprintf(&str, "%s%s%s", cmd, filter ? " if " : "", filter ? filter : "") < 0) {
+		td_err("out of memory");
+		return -1;
+	}
+	tracefs_error_clear(tfs);
+	if (tracefs_event_file_append(tfs, ev->system, ev->name, "trigger", str) < 0) {
+		td_err("event %s:%s: the kernel refused trigger '%s': %s", ev->system, ev->name,
+		       str, strerror(errno));
+		show_error_log(tfs);
+		free(str);
+		return -1;
+	}
+	free(str);
+	return 0;
+}
+
+static int setup_event(struct tracefs_instance *tfs, const struct td_config *cfg,
+		       const struct td_event_spec *ev, enum td_mode mode)
+{
+	char *filter;
+	bool oom;
+	int ret = -1;
+
+	if (!tracefs_event_file_exists(tfs, ev->system, ev->name, "enable")) {
+		td_err("unknown event %s:%s (no events/%s/%s in tracefs)", ev->system, ev->name,
+		       ev->system, ev->name);
+		return -1;
+	}
+	filter = build_filter(cfg, ev, &oom);
+	if (oom) {
+		td_err("out of memory");
+		return -1;
+	}
+	if (filter) {
+		tracefs_error_clear(tfs);
+		if (tracefs_event_file_write(tfs, ev->system, ev->name, "filter", filter) < 0) {
+			td_err("event %s:%s: the kernel refused filter '%s': %s", ev->system,
+			       ev->name, filter, strerror(errno));
+			show_error_log(tfs);
+			goto out;
+		}
+	}
+	if (mode == TD_MODE_TRIGGER) {
+		/*
+		 * Triggers carry the filter themselves: an unfiltered trigger
+		 * would fire before, and regardless of, the event's own filter.
+		 * stacktrace goes last so it runs first (the kernel adds
+		 * triggers at the head of the list): kernel stack, then cookie.
+		 */
+		if (write_trigger(tfs, ev, "user_stacktrace", filter))
+			goto out;
+		if (cfg->kernel_stack && write_trigger(tfs, ev, "stacktrace", filter))
+			goto out;
+	}
+	if (tracefs_event_enable(tfs, ev->system, ev->name)) {
+		td_err("cannot enable event %s:%s: %s", ev->system, ev->name, strerror(errno));
+		show_error_log(tfs);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(filter);
+	return ret;
+}
+
+static int set_option(struct tracefs_instance *tfs, enum tracefs_option_id id)
+{
+	if (tracefs_option_enable(tfs, id)) {
+		td_err("cannot set option %s: %s", tracefs_option_name(id), strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int td_capture_setup(struct tracefs_instance *tfs, const struct td_config *cfg, enum td_mode mode)
+{
+	char num[32];
+
+	if (cfg->buffer_kb && tracefs_instance_set_buffer_size(tfs, cfg->buffer_kb, -1)) {
+		td_err("cannot set the buffer to %lu KiB per CPU: %s", cfg->buffer_kb,
+		       strerror(errno));
+		return -1;
+	}
+	if (cfg->trace_clock &&
+	    tracefs_instance_file_write(tfs, "trace_clock", cfg->trace_clock) < 0) {
+		char *clocks = tracefs_instance_file_read(tfs, "trace_clock", NULL);
+
+		if (clocks)
+			clocks[strcspn(clocks, "\n")] = '\0';
+		td_err("trace clock '%s' refused by the kernel (available: %s)", cfg->trace_clock,
+		       clocks ? clocks : "?");
+		free(clocks);
+		return -1;
+	}
+	/* The readers also drain on a timer, so a low watermark costs little. */
+	snprintf(num, sizeof(num), "%d", cfg->buffer_percent);
+	if (tracefs_instance_file_write(tfs, "buffer_percent", num) < 0) {
+		td_err("cannot set buffer_percent to %s: %s", num, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < cfg->nr_events; i++)
+		if (setup_event(tfs, cfg, &cfg->events[i], mode))
+			return -1;
+
+	switch (mode) {
+	case TD_MODE_OPTION:
+		if (tracefs_instance_file_write(tfs, "options/userstacktrace_delay", "1") < 0) {
+			td_err("cannot set option userstacktrace_delay: %s", strerror(errno));
+			show_error_log(tfs);
+			return -1;
+		}
+		break;
+	case TD_MODE_INPLACE:
+		if (set_option(tfs, TRACEFS_OPTION_USERSTACKTRACE))
+			return -1;
+		break;
+	default:
+		break;
+	}
+	if (mode != TD_MODE_TRIGGER && cfg->kernel_stack && set_option(tfs, TRACEFS_OPTION_STACKTRACE))
+		return -1;
+	return 0;
+}
+
+void td_capture_stop(struct tracefs_instance *tfs, const struct td_config *cfg)
+{
+	for (size_t i = 0; i < cfg->nr_events; i++)
+		tracefs_event_disable(tfs, cfg->events[i].system, cfg->events[i].name);
+}
+
+const char **td_capture_systems(const struct td_config *cfg)
+{
+	const char **sys = calloc(cfg->nr_events + 2, sizeof(*sys));
+	size_t n = 0;
+
+	if (!sys)
+		return NULL;
+	sys[n++] = "ftrace";
+	for (size_t i = 0; i < cfg->nr_events; i++) {
+		bool dup = false;
+
+		for (size_t j = 0; j < n; j++)
+			dup |= !strcmp(sys[j], cfg->events[i].system);
+		if (!dup)
+			sys[n++] = cfg->events[i].system;
+	}
+	return sys;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the instance records: the configured events with their filters, and
+ * how each asks for a user stack.
+ *
+ *  option   options/userstacktrace_delay (+ stacktrace): every event asks
+ *           for a deferred user stack; cookie records follow the events.
+ *  trigger  "user_stacktrace [if FILTER]" (+ "stacktrace [if FILTER]") on
+ *           each configured event's trigger file.
+ *  inplace  option userstacktrace (+ stacktrace): the kernel writes up to 8
+ *           user frames right after the event (the fallback).
+ *  auto     option if events/ftrace/user_unwind_cookie exists, else inplace,
+ *           saying so once on stderr.
+ *
+ * The filter of an event is the conjunction of its own filter, the pid list
+ * (common_pid) and the comm. When the kernel refuses a filter or trigger,
+ * the instance's error_log text is shown.
+ */
+#ifndef TD_DAEMON_CAPTURE_H
+#define TD_DAEMON_CAPTURE_H
+
+#include <stdbool.h>
+
+#include "config.h"
+
+struct tracefs_instance;
+
+/* Does this kernel have the deferred user stack events? */
+bool td_capture_kernel_has_deferred(void);
+
+/* Resolve auto into the mode to use. Returns the mode, or -1 (message printed). */
+int td_capture_pick_mode(enum td_mode wanted);
+
+/*
+ * Configure events, filters, triggers and options in @tfs (tracing stays
+ * off). @mode is a resolved mode. On error, prints why and returns -1; the
+ * caller removes the instance, which undoes everything.
+ */
+int td_capture_setup(struct tracefs_instance *tfs, const struct td_config *cfg, enum td_mode mode);
+
+/*
+ * Stop new events: disable the configured events. In deferred modes the
+ * kernel may still write stacks for requests already made.
+ */
+void td_capture_stop(struct tracefs_instance *tfs, const struct td_config *cfg);
+
+/* Trace systems whose formats the parser needs (NULL-terminated, static strings + cfg's). */
+const char **td_capture_systems(const struct td_config *cfg);
+
+#endif /* TD_DAEMON_CAPTURE_H */

@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Configuration: defaults, "key = value" files and command-line overrides.
+ * See config.h for the syntax and the precedence rules.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+
+#define TD_MAX_EVENTS	256
+#define TD_MAX_PIDS	1024
+
+static const char *const mode_names[] = {
+	[TD_MODE_AUTO] = "auto",
+	[TD_MODE_OPTION] = "option",
+	[TD_MODE_TRIGGER] = "trigger",
+	[TD_MODE_INPLACE] = "inplace",
+};
+
+const char *td_mode_name(enum td_mode mode)
+{
+	if ((unsigned int)mode >= sizeof(mode_names) / sizeof(mode_names[0]))
+		return "?";
+	return mode_names[mode];
+}
+
+void td_config_init(struct td_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mode = TD_MODE_AUTO;
+	cfg->instance = strdup("trace-defer");
+	cfg->run_dir = strdup("/run/trace-defer");
+	cfg->buffer_percent = 0;
+	cfg->kernel_stack = true;
+	cfg->symbolize = true;
+	cfg->verbosity = TD_LOG_WARN;
+}
+
+static void event_spec_free(struct td_event_spec *spec)
+{
+	free(spec->system);
+	free(spec->name);
+	free(spec->filter);
+	memset(spec, 0, sizeof(*spec));
+}
+
+void td_config_clear_events(struct td_config *cfg)
+{
+	for (size_t i = 0; i < cfg->nr_events; i++)
+		event_spec_free(&cfg->events[i]);
+	free(cfg->events);
+	cfg->events = NULL;
+	cfg->nr_events = 0;
+}
+
+void td_config_clear_pids(struct td_config *cfg)
+{
+	free(cfg->pids);
+	cfg->pids = NULL;
+	cfg->nr_pids = 0;
+}
+
+void td_config_free(struct td_config *cfg)
+{
+	td_config_clear_events(cfg);
+	td_config_clear_pids(cfg);
+	free(cfg->comm);
+	free(cfg->instance);
+	free(cfg->run_dir);
+	free(cfg->trace_clock);
+	free(cfg->output);
+	free(cfg->folded);
+	free(cfg->flamegraph);
+	free(cfg->debug_dir);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+/* An ftrace system or event name: what the kernel allows in a directory name of events/. */
+static bool valid_ident(const char *s, size_t len)
+{
+	if (!len)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.')
+			return false;
+	return true;
+}
+
+int td_event_spec_parse(struct td_event_spec *spec, const char *str, const char *where)
+{
+	const char *c1, *c2;
+	const char *filter = NULL;
+
+	memset(spec, 0, sizeof(*spec));
+	c1 = strchr(str, ':');
+	if (!c1) {
+		td_err("%s: event '%s': expected SYSTEM:EVENT[:FILTER]", where, str);
+		return -1;
+	}
+	c2 = strchr(c1 + 1, ':');
+	if (c2) {
+		filter = c2 + 1;
+		while (isspace((unsigned char)*filter))
+			filter++;
+		if (!*filter)
+			filter = NULL;
+	} else {
+		c2 = c1 + strlen(c1);
+	}
+	if (!valid_ident(str, c1 - str) || !valid_ident(c1 + 1, c2 - c1 - 1)) {
+		td_err("%s: event '%s': bad system or event name", where, str);
+		return -1;
+	}
+	spec->system = strndup(str, c1 - str);
+	spec->name = strndup(c1 + 1, c2 - c1 - 1);
+	spec->filter = filter ? strdup(filter) : NULL;
+	if (!spec->system || !spec->name || (filter && !spec->filter)) {
+		event_spec_free(spec);
+		td_err("%s: out of memory", where);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_bool(const char *value, bool *out, const char *where, const char *key)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (!strcasecmp(value, yes[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcasecmp(value, no[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	td_err("%s: %s: '%s' is not yes or no", where, key, value);
+	return -1;
+}
+
+static int parse_u64(const char *value, uint64_t min, uint64_t max, uint64_t *out,
+		     const char *where, const char *key)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (!isdigit((unsigned char)*value))
+		goto bad;
+	v = strtoull(value, &end, 10);
+	if (errno || *end || v < min || v > max)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	td_err("%s: %s: '%s' is not an integer in [%llu, %llu]", where, key, value,
+	       (unsigned long long)min, (unsigned long long)max);
+	return -1;
+}
+
+static int parse_seconds(const char *value, double *out, const char *where, const char *key)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(value, &end);
+	if (errno || end == value || *end || !isfinite(v) || v < 0 || v > 1e9) {
+		td_err("%s: %s: '%s' is not a number of seconds", where, key, value);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int set_string(char **dst, const char *value, const char *where, const char *key)
+{
+	char *s;
+
+	if (!*value) {
+		td_err("%s: %s: empty value", where, key);
+		return -1;
+	}
+	s = strdup(value);
+	if (!s) {
+		td_err("%s: out of memory", where);
+		return -1;
+	}
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+static int add_event(struct td_config *cfg, const char *value, const char *where)
+{
+	struct td_event_spec spec, *n;
+
+	if (cfg->nr_events >= TD_MAX_EVENTS) {
+		td_err("%s: more than %d events", where, TD_MAX_EVENTS);
+		return -1;
+	}
+	if (td_event_spec_parse(&spec, value, where))
+		return -1;
+	for (size_t i = 0; i < cfg->nr_events; i++) {
+		if (!strcmp(cfg->events[i].system, spec.system) &&
+		    !strcmp(cfg->events[i].name, spec.name)) {
+			td_err("%s: event %s:%s given twice (put both conditions in one filter)",
+			       where, spec.system, spec.name);
+			event_spec_free(&spec);
+			return -1;
+		}
+	}
+	n = realloc(cfg->events, (cfg->nr_events + 1) * sizeof(*n));
+	if (!n) {
+		event_spec_free(&spec);
+		td_err("%s: out of memory", where);
+		return -1;
+	}
+	cfg->events = n;
+	cfg->events[cfg->nr_events++] = spec;
+	return 0;
+}
+
+static int add_pid(struct td_config *cfg, const char *value, const char *where)
+{
+	uint64_t pid;
+	int *n;
+
+	if (parse_u64(value, 1, INT_MAX, &pid, where, "pid"))
+		return -1;
+	if (cfg->nr_pids >= TD_MAX_PIDS) {
+		td_err("%s: more than %d pids", where, TD_MAX_PIDS);
+		return -1;
+	}
+	n = realloc(cfg->pids, (cfg->nr_pids + 1) * sizeof(*n));
+	if (!n) {
+		td_err("%s: out of memory", where);
+		return -1;
+	}
+	cfg->pids = n;
+	cfg->pids[cfg->nr_pids++] = (int)pid;
+	return 0;
+}
+
+static int set_mode(struct td_config *cfg, const char *value, const char *where)
+{
+	for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
+		if (!strcmp(value, mode_names[i])) {
+			cfg->mode = i;
+			return 0;
+		}
+	}
+	td_err("%s: mode: '%s' is not one of auto, option, trigger, inplace", where, value);
+	return -1;
+}
+
+/* A tracefs instance name becomes a directory name: keep it simple and safe. */
+static int set_instance(struct td_config *cfg, const char *value, const char *where)
+{
+	size_t len = strlen(value);
+
+	if (!valid_ident(value, len) || len > 64 || value[0] == '.') {
+		td_err("%s: instance: '%s' is not a valid name (letters, digits, '_', '-', '.')",
+		       where, value);
+		return -1;
+	}
+	return set_string(&cfg->instance, value, where, "instance");
+}
+
+static int set_comm(struct td_config *cfg, const char *value, const char *where)
+{
+	if (strlen(value) >= 16 || strpbrk(value, "\"\\")) {
+		td_err("%s: comm: '%s' must be at most 15 characters, without quotes", where,
+		       value);
+		return -1;
+	}
+	return set_string(&cfg->comm, value, where, "comm");
+}
+
+/*
+ * Only clocks that count nanoseconds: the stitcher's time bounds and the
+ * drain timer compare trace time with nanosecond limits.
+ */
+static int set_clock(struct td_config *cfg, const char *value, const char *where)
+{
+	static const char *const ns_clocks[] = {
+		"local", "global", "mono", "mono_raw", "boot", "tai", "perf",
+	};
+
+	for (size_t i = 0; i < sizeof(ns_clocks) / sizeof(ns_clocks[0]); i++)
+		if (!strcmp(value, ns_clocks[i]))
+			return set_string(&cfg->trace_clock, value, where, "trace_clock");
+	td_err("%s: trace_clock: '%s' is not one of local, global, mono, mono_raw, boot, tai, perf",
+	       where, value);
+	return -1;
+}
+
+int td_config_set(struct td_config *cfg, const char *key, const char *value, const char *where)
+{
+	uint64_t v = 0;
+	int ret;
+
+	if (!strcmp(key, "event"))
+		return add_event(cfg, value, where);
+	if (!strcmp(key, "pid"))
+		return add_pid(cfg, value, where);
+	if (!strcmp(key, "comm"))
+		return set_comm(cfg, value, where);
+	if (!strcmp(key, "mode"))
+		return set_mode(cfg, value, where);
+	if (!strcmp(key, "instance"))
+		return set_instance(cfg, value, where);
+	if (!strcmp(key, "run_dir"))
+		return set_string(&cfg->run_dir, value, where, key);
+	if (!strcmp(key, "buffer_kb")) {
+		ret = parse_u64(value, 0, 1UL << 30, &v, where, key);
+		cfg->buffer_kb = v;
+		return ret;
+	}
+	if (!strcmp(key, "buffer_percent")) {
+		ret = parse_u64(value, 0, 100, &v, where, key);
+		cfg->buffer_percent = (int)v;
+		return ret;
+	}
+	if (!strcmp(key, "trace_clock"))
+		return set_clock(cfg, value, where);
+	if (!strcmp(key, "kernel_stack"))
+		return parse_bool(value, &cfg->kernel_stack, where, key);
+	if (!strcmp(key, "output"))
+		return set_string(&cfg->output, value, where, key);
+	if (!strcmp(key, "output_append"))
+		return parse_bool(value, &cfg->output_append, where, key);
+	if (!strcmp(key, "folded"))
+		return set_string(&cfg->folded, value, where, key);
+	if (!strcmp(key, "flamegraph"))
+		return set_string(&cfg->flamegraph, value, where, key);
+	if (!strcmp(key, "symbolize"))
+		return parse_bool(value, &cfg->symbolize, where, key);
+	if (!strcmp(key, "debug_dir"))
+		return set_string(&cfg->debug_dir, value, where, key);
+	if (!strcmp(key, "duration"))
+		return parse_seconds(value, &cfg->duration, where, key);
+	if (!strcmp(key, "stats_interval"))
+		return parse_seconds(value, &cfg->stats_interval, where, key);
+	if (!strcmp(key, "max_pending"))
+		return parse_u64(value, 1, 1ULL << 32, &cfg->max_pending, where, key);
+	if (!strcmp(key, "max_stacks"))
+		return parse_u64(value, 1, 1ULL << 32, &cfg->max_stacks, where, key);
+	if (!strcmp(key, "max_wait_ms"))
+		return parse_u64(value, 1, 3600ULL * 1000, &cfg->max_wait_ms, where, key);
+	if (!strcmp(key, "verbosity")) {
+		ret = parse_u64(value, 0, TD_LOG_DEBUG, &v, where, key);
+		cfg->verbosity = (int)v;
+		return ret;
+	}
+	td_err("%s: unknown key '%s'", where, key);
+	return -1;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+int td_config_load(struct td_config *cfg, const char *path)
+{
+	char where[PATH_MAX + 32];
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned int lineno = 0;
+	ssize_t len;
+	int ret = -1;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f) {
+		td_err("config %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		char *key, *value, *eq;
+
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%u", path, lineno);
+		if ((size_t)len != strlen(line)) {
+			td_err("%s: NUL byte in line", where);
+			goto out;
+		}
+		key = trim(line);
+		if (!*key || *key == '#')
+			continue;
+		eq = strchr(key, '=');
+		if (!eq) {
+			td_err("%s: expected 'key = value', got '%s'", where, key);
+			goto out;
+		}
+		*eq = '\0';
+		value = trim(eq + 1);
+		key = trim(key);
+		if (!*key) {
+			td_err("%s: missing key before '='", where);
+			goto out;
+		}
+		if (!*value) {
+			td_err("%s: %s: missing value after '='", where, key);
+			goto out;
+		}
+		if (td_config_set(cfg, key, value, where))
+			goto out;
+	}
+	if (ferror(f)) {
+		td_err("config %s: read error: %s", path, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+int td_config_check(struct td_config *cfg)
+{
+	if (!cfg->nr_events && add_event(cfg, "sched:sched_switch", "default event"))
+		return -1;
+	if (!cfg->instance || !cfg->run_dir) {
+		td_err("out of memory");
+		return -1;
+	}
+	if (cfg->run_dir[0] != '/') {
+		td_err("run_dir '%s' must be an absolute path", cfg->run_dir);
+		return -1;
+	}
+	if (cfg->output && cfg->folded && !strcmp(cfg->output, cfg->folded)) {
+		td_err("output and folded name the same file '%s'", cfg->output);
+		return -1;
+	}
+	if (cfg->folded && !strcmp(cfg->folded, "-") && cfg->output &&
+	    !strcmp(cfg->output, "-")) {
+		td_err("only one of output and folded can be stdout");
+		return -1;
+	}
+	return 0;
+}
+
+void td_config_dump(const struct td_config *cfg, FILE *f)
+{
+	fprintf(f, "mode = %s\ninstance = %s\nrun_dir = %s\n", td_mode_name(cfg->mode),
+		cfg->instance, cfg->run_dir);
+	for (size_t i = 0; i < cfg->nr_events; i++) {
+		const struct td_event_spec *e = &cfg->events[i];
+
+		fprintf(f, "event = %s:%s%s%s\n", e->system, e->name, e->filter ? ":" : "",
+			e->filter ? e->filter : "");
+	}
+	for (size_t i = 0; i < cfg->nr_pids; i++)
+		fprintf(f, "pid = %d\n", cfg->pids[i]);
+	if (cfg->comm)
+		fprintf(f, "comm = %s\n", cfg->comm);
+	fprintf(f, "buffer_kb = %lu\nbuffer_percent = %d\n", cfg->buffer_kb, cfg->buffer_percent);
+	if (cfg->trace_clock)
+		fprintf(f, "trace_clock = %s\n", cfg->trace_clock);
+	fprintf(f, "kernel_stack = %s\n", cfg->kernel_stack ? "yes" : "no");
+	if (cfg->output)
+		fprintf(f, "output = %s\n", cfg->output);
+	fprintf(f, "output_append = %s\n", cfg->output_append ? "yes" : "no");
+	if (cfg->folded)
+		fprintf(f, "folded = %s\n", cfg->folded);
+	if (cfg->flamegraph)
+		fprintf(f, "flamegraph = %s\n", cfg->flamegraph);
+	fprintf(f, "symbolize = %s\n", cfg->symbolize ? "yes" : "no");
+	if (cfg->debug_dir)
+		fprintf(f, "debug_dir = %s\n", cfg->debug_dir);
+	fprintf(f, "duration = %g\nstats_interval = %g\n", cfg->duration, cfg->stats_interval);
+	if (cfg->max_pending)
+		fprintf(f, "max_pending = %llu\n", (unsigned long long)cfg->max_pending);
+	if (cfg->max_stacks)
+		fprintf(f, "max_stacks = %llu\n", (unsigned long long)cfg->max_stacks);
+	if (cfg->max_wait_ms)
+		fprintf(f, "max_wait_ms = %llu\n", (unsigned long long)cfg->max_wait_ms);
+	fprintf(f, "verbosity = %d\n", cfg->verbosity);
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The daemon's configuration: defaults, the config file and the command
+ * line all end up in one struct td_config.
+ *
+ * Config file syntax: one "key = value" per line; blank lines and lines
+ * whose first non-blank character is '#' are ignored; the value is the rest
+ * of the line with surrounding blanks removed (no quoting, no inline
+ * comments, so filters can hold any character). `event` and `pid` may be
+ * given several times and accumulate. Keys are those of td_config_set().
+ *
+ * Precedence: defaults < config file < command line. A list given on the
+ * command line (-e, -p) replaces the list from the file.
+ *
+ * Every error names where it comes from ("FILE:LINE: ..." or "option
+ * --foo: ...") and is reported through td_err().
+ */
+#ifndef TD_DAEMON_CONFIG_H
+#define TD_DAEMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum td_mode {
+	TD_MODE_AUTO = 0,	/* option mode if the kernel has it, else inplace */
+	TD_MODE_OPTION,		/* option userstacktrace_delay: every event asks */
+	TD_MODE_TRIGGER,	/* trigger user_stacktrace on each configured event */
+	TD_MODE_INPLACE,	/* option userstacktrace: 8 frames in place (fallback) */
+};
+
+const char *td_mode_name(enum td_mode mode);
+
+struct td_event_spec {
+	char *system;
+	char *name;
+	char *filter;		/* NULL: no filter of the user's own */
+};
+
+struct td_config {
+	struct td_event_spec *events;
+	size_t nr_events;
+	int *pids;
+	size_t nr_pids;
+	char *comm;		/* filter on the task's comm (COMM) */
+
+	enum td_mode mode;
+	char *instance;		/* tracefs instance name */
+	char *run_dir;		/* lock file directory */
+	unsigned long buffer_kb;	/* per CPU, 0 = kernel default */
+	int buffer_percent;	/* wake-up watermark of the readers */
+	char *trace_clock;	/* NULL = kernel default */
+	bool kernel_stack;	/* option/trigger `stacktrace` as well */
+
+	char *output;		/* JSON lines, "-" = stdout, NULL = none */
+	bool output_append;	/* open outputs with O_APPEND instead of truncating */
+	char *folded;		/* folded stacks, written at exit and on SIGHUP */
+	char *flamegraph;	/* SVG, written at exit and on SIGHUP */
+
+	bool symbolize;
+	char *debug_dir;
+
+	double duration;	/* seconds, 0 = until signalled */
+	double stats_interval;	/* seconds, 0 = never */
+	uint64_t max_pending;	/* stitcher bounds, 0 = library default */
+	uint64_t max_stacks;
+	uint64_t max_wait_ms;
+
+	int verbosity;		/* TD_LOG_* */
+};
+
+/* Defaults: sched:sched_switch, mode auto, instance "trace-defer"... */
+void td_config_init(struct td_config *cfg);
+void td_config_free(struct td_config *cfg);
+
+/*
+ * Set one key. @where is "FILE:LINE" or "option --x", used in messages.
+ * Returns 0 or -1 (message printed).
+ */
+int td_config_set(struct td_config *cfg, const char *key, const char *value, const char *where);
+
+/* Read a config file. Returns 0 or -1 (message printed). */
+int td_config_load(struct td_config *cfg, const char *path);
+
+/* Parse "SYS:NAME[:FILTER]" into @spec. Returns 0 or -1 (message printed). */
+int td_event_spec_parse(struct td_event_spec *spec, const char *str, const char *where);
+
+/* Drop the event (or pid) list, before the command line replaces it. */
+void td_config_clear_events(struct td_config *cfg);
+void td_config_clear_pids(struct td_config *cfg);
+
+/* Cross-checks once everything is set. Returns 0 or -1 (message printed). */
+int td_config_check(struct td_config *cfg);
+
+/* Print the effective configuration in config-file syntax. */
+void td_config_dump(const struct td_config *cfg, FILE *f);
+
+#endif /* TD_DAEMON_CONFIG_H */

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Counter bookkeeping and reports.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "counters.h"
+
+int td_counters_init(struct td_counters *c, int nr_cpus)
+{
+	memset(c, 0, sizeof(*c));
+	c->cpu = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*c->cpu));
+	if (!c->cpu)
+		return -1;
+	c->nr_cpus = nr_cpus;
+	c->start_ns = td_now_mono_ns();
+	c->busy_start_ns = td_cpu_time_ns();
+	return 0;
+}
+
+void td_counters_free(struct td_counters *c)
+{
+	free(c->cpu);
+	c->cpu = NULL;
+}
+
+static uint64_t ts_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000ULL + ts->tv_nsec;
+}
+
+uint64_t td_now_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts_ns(&ts);
+}
+
+uint64_t td_cpu_time_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts_ns(&ts);
+}
+
+static uint64_t total_lost(const struct td_report *r)
+{
+	return r->ss.emitted[TD_USER_LOST] + r->ss.emitted[TD_UNWIND_FAILED];
+}
+
+void td_counters_print(FILE *f, const struct td_report *r, const char *title)
+{
+	const struct td_counters *c = r->c;
+	double secs = (td_now_mono_ns() - c->start_ns) / 1e9;
+	double cpu = (td_cpu_time_ns() - c->busy_start_ns) / 1e9;
+	uint64_t overrun = 0, dropped = 0;
+
+	for (int i = 0; i < c->nr_cpus; i++) {
+		overrun += c->cpu[i].overrun;
+		dropped += c->cpu[i].dropped;
+	}
+	fprintf(f, "trace-defer: %s after %.1f s (cpu %.2f s, %.1f%%)\n", title, secs, cpu,
+		secs > 0 ? 100.0 * cpu / secs : 0.0);
+	fprintf(f, "trace-defer:   read: %" PRIu64 " records, %" PRIu64 " events, %" PRIu64
+		" cookies, %" PRIu64 " stacks, %" PRIu64 " bytes, %" PRIu64 " malformed"
+		" (%.0f events/s)\n",
+		r->ps.records, r->ps.events, r->ps.cookies, r->ps.stacks, r->ps.bytes,
+		r->ps.bad_records, secs > 0 ? r->ps.events / secs : 0.0);
+	fprintf(f, "trace-defer:   emitted: stitched %" PRIu64 ", inplace %" PRIu64
+		", no_user %" PRIu64 ", user_lost %" PRIu64 ", unwind_failed %" PRIu64
+		"; written %" PRIu64 ", write errors %" PRIu64 "\n",
+		r->ss.emitted[TD_STITCHED], r->ss.emitted[TD_INPLACE], r->ss.emitted[TD_NO_USER],
+		r->ss.emitted[TD_USER_LOST], r->ss.emitted[TD_UNWIND_FAILED], c->written,
+		c->write_errors);
+	fprintf(f, "trace-defer:   lost: %" PRIu64 " without their stack (evicted at the bound %"
+		PRIu64 "), stacks evicted %" PRIu64 ", orphan stacks %" PRIu64
+		", kernel overruns %" PRIu64 ", dropped %" PRIu64 "\n",
+		total_lost(r), r->ss.evicted_events, r->ss.evicted_stacks, r->ss.orphan_stacks,
+		overrun, dropped);
+	fprintf(f, "trace-defer:   pending: %zu events, %zu stacks\n", r->ss.pending_events,
+		r->ss.pending_stacks);
+	for (int i = 0; i < c->nr_cpus; i++) {
+		const struct td_cpu_counters *cc = &c->cpu[i];
+
+		if (!cc->reads && !cc->overrun && !cc->dropped)
+			continue;
+		fprintf(f, "trace-defer:   cpu%d: %" PRIu64 " reads, %" PRIu64 " bytes, overrun %"
+			PRIu64 ", dropped %" PRIu64 "\n", i, cc->reads, cc->bytes, cc->overrun,
+			cc->dropped);
+	}
+	fflush(f);
+}
+
+void td_counters_status(char *buf, size_t len, const struct td_report *r)
+{
+	uint64_t overrun = 0;
+
+	for (int i = 0; i < r->c->nr_cpus; i++)
+		overrun += r->c->cpu[i].overrun + r->c->cpu[i].dropped;
+	snprintf(buf, len, "events %" PRIu64 ", stitched %" PRIu64 ", inplace %" PRIu64
+		 ", lost %" PRIu64 ", overruns %" PRIu64 ", pending %zu",
+		 r->ps.events, r->ss.emitted[TD_STITCHED], r->ss.emitted[TD_INPLACE],
+		 total_lost(r), overrun, r->ss.pending_events);
+}

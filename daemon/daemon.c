@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One capture from start to end. The order matters for "leave nothing
+ * behind": everything that can be checked without tracefs (outputs,
+ * permissions, event names) is checked before the instance exists, and
+ * every failure after that goes through the one teardown at the end, which
+ * closes the readers before removing the instance.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tracefs.h>
+
+#include <trace-defer/parse.h>
+#include <trace-defer/stitch.h>
+
+#include "capture.h"
+#include "daemon.h"
+#include "log.h"
+#include "resolve.h"
+#include "service.h"
+
+/* Every configured event must exist before we create anything. */
+static int check_events(const struct td_config *cfg)
+{
+	for (size_t i = 0; i < cfg->nr_events; i++) {
+		const struct td_event_spec *e = &cfg->events[i];
+
+		if (!tracefs_event_file_exists(NULL, e->system, e->name, "format")) {
+			td_err("unknown event %s:%s (no events/%s/%s in %s)", e->system, e->name,
+			       e->system, e->name, tracefs_tracing_dir());
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int load_formats(struct td_daemon *d)
+{
+	const char **systems = td_capture_systems(d->cfg);
+
+	if (!systems) {
+		td_err("out of memory");
+		return -1;
+	}
+	d->tep = tracefs_local_events_system(NULL, systems);
+	free(systems);
+	if (!d->tep) {
+		td_err("cannot read the event formats from tracefs: %s", strerror(errno));
+		return -1;
+	}
+	d->page_size = tep_get_sub_buffer_size(d->tep);
+	if (d->page_size <= 0)
+		d->page_size = getpagesize();
+	d->page = malloc(d->page_size);
+	if (!d->page) {
+		td_err("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static int setup_pipeline(struct td_daemon *d)
+{
+	struct td_stitch_config sc;
+
+	td_stitch_config_default(&sc);
+	if (d->cfg->max_pending)
+		sc.max_pending_events = d->cfg->max_pending;
+	if (d->cfg->max_stacks)
+		sc.max_stacks = d->cfg->max_stacks;
+	if (d->cfg->max_wait_ms) {
+		sc.max_wait_ns = d->cfg->max_wait_ms * 1000000ULL;
+		sc.stack_keep_ns = sc.max_wait_ns;
+	}
+	d->resolver = td_resolver_new(d->cfg, &d->outputs, &d->counters);
+	if (!d->resolver) {
+		td_err("cannot set up the symbolizer");
+		return -1;
+	}
+	d->stitcher = td_stitch_new(&sc, td_resolver_emit, d->resolver);
+	if (!d->stitcher) {
+		td_err("out of memory");
+		return -1;
+	}
+	d->parser = td_parser_new(d->tep, d->stitcher, (int)sysconf(_SC_NPROCESSORS_CONF));
+	if (!d->parser) {
+		td_err("cannot set up the record parser");
+		return -1;
+	}
+	return 0;
+}
+
+int td_daemon_run(struct td_config *cfg)
+{
+	struct td_daemon d = { .cfg = cfg, .epfd = -1, .sigfd = -1, .timerfd = -1 };
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	int code = TD_EXIT_OK;
+	int mode;
+
+	td_service_init();
+	d.inst.lock_fd = -1;
+	if (td_counters_init(&d.counters, ncpu > 0 ? (int)ncpu : 1)) {
+		td_err("out of memory");
+		return TD_EXIT_RUNTIME;
+	}
+	if (td_outputs_open(&d.outputs, cfg)) {
+		code = TD_EXIT_RUNTIME;
+		goto out;
+	}
+	d.outputs_open = true;
+	if (td_tracefs_check() || check_events(cfg)) {
+		code = TD_EXIT_TRACEFS;
+		goto out;
+	}
+	mode = td_capture_pick_mode(cfg->mode);
+	if (mode < 0) {
+		code = TD_EXIT_TRACEFS;
+		goto out;
+	}
+	d.mode = mode;
+	if (load_formats(&d)) {
+		code = TD_EXIT_TRACEFS;
+		goto out;
+	}
+	if (setup_pipeline(&d)) {
+		code = TD_EXIT_RUNTIME;
+		goto out;
+	}
+	if (td_instance_open(&d.inst, cfg->run_dir, cfg->instance) ||
+	    td_capture_setup(d.inst.tfs, cfg, mode) || td_loop_setup(&d)) {
+		code = TD_EXIT_TRACEFS;
+		goto out;
+	}
+	if (tracefs_trace_on(d.inst.tfs)) {
+		td_err("cannot turn tracing on: %s", strerror(errno));
+		code = TD_EXIT_TRACEFS;
+		goto out;
+	}
+	td_info("tracing %zu event(s) in instance '%s', mode %s", cfg->nr_events,
+		cfg->instance, td_mode_name(mode));
+	td_service_ready("tracing");
+
+	td_loop_run(&d);
+	td_loop_drain_and_stop(&d);
+	code = d.exit_code;
+	if (td_log_level >= TD_LOG_WARN || cfg->stats_interval > 0)
+		td_daemon_report(&d, "done");
+out:
+	/* Readers first: an open trace_pipe_raw keeps the instance from going. */
+	td_loop_teardown(&d);
+	if (d.inst.name && td_instance_close(&d.inst) && code == TD_EXIT_OK)
+		code = TD_EXIT_TRACEFS;
+	if (d.parser)
+		td_parser_free(d.parser);
+	if (d.stitcher)
+		td_stitch_free(d.stitcher);
+	if (d.outputs_open && td_outputs_close(&d.outputs) && code == TD_EXIT_OK)
+		code = TD_EXIT_RUNTIME;
+	if (d.counters.write_errors && code == TD_EXIT_OK)
+		code = TD_EXIT_RUNTIME;
+	td_resolver_free(d.resolver);
+	if (d.tep)
+		tep_free(d.tep);
+	free(d.page);
+	td_counters_free(&d.counters);
+	return code;
+}

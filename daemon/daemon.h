@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The running daemon: everything one capture holds, set up by daemon.c and
+ * driven by the event loop in loop.c.
+ */
+#ifndef TD_DAEMON_DAEMON_H
+#define TD_DAEMON_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "counters.h"
+#include "instance.h"
+#include "outputs.h"
+
+/* Exit statuses, documented in trace-defer(8) and --help. */
+enum {
+	TD_EXIT_OK = 0,
+	TD_EXIT_RUNTIME = 1,	/* I/O on outputs, out of memory */
+	TD_EXIT_USAGE = 2,	/* bad command line or config file */
+	TD_EXIT_TRACEFS = 3,	/* tracefs missing or refused: not root, unknown event, bad filter */
+};
+
+struct tep_handle;
+struct tracefs_cpu;
+struct td_parser;
+struct td_stitcher;
+struct td_resolver;
+
+struct td_cpu_reader {
+	int cpu;
+	int fd;			/* per_cpu/cpuN/trace_pipe_raw, O_NONBLOCK | O_CLOEXEC */
+	int stats_fd;		/* per_cpu/cpuN/stats */
+	struct tracefs_cpu *tcpu;
+};
+
+struct td_daemon {
+	struct td_config *cfg;
+	int mode;			/* resolved enum td_mode */
+	struct td_instance inst;
+	struct tep_handle *tep;
+	struct td_stitcher *stitcher;
+	struct td_parser *parser;
+	struct td_resolver *resolver;
+	struct td_outputs outputs;
+	bool outputs_open;
+	struct td_counters counters;
+
+	struct td_cpu_reader *readers;
+	int nr_readers;
+	int nr_cpus;			/* highest cpu number + 1 */
+	void *page;
+	int page_size;
+
+	int epfd, sigfd, timerfd;
+	bool stop;
+	int exit_code;
+	uint64_t trace_now;		/* trace clock at the last drain, ns */
+	uint64_t last_stats_ns;		/* CLOCK_MONOTONIC of the last --stats-interval report */
+	uint64_t last_housekeeping_ns;
+};
+
+/* Set up, run until told to stop, tear down. Returns an exit status. */
+int td_daemon_run(struct td_config *cfg);
+
+/* loop.c */
+int td_loop_setup(struct td_daemon *d);
+int td_loop_run(struct td_daemon *d);
+/* Stop the capture, drain every CPU, flush parser and stitcher. */
+void td_loop_drain_and_stop(struct td_daemon *d);
+/* Close the readers (before the instance can be removed) and loop fds. */
+void td_loop_teardown(struct td_daemon *d);
+void td_daemon_report(struct td_daemon *d, const char *title);
+
+#endif /* TD_DAEMON_DAEMON_H */

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tracefs instance lifecycle and stale-instance cleanup (see instance.h for
+ * the lock-file protocol).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracefs.h>
+
+#include "instance.h"
+#include "log.h"
+
+/* rmdir of an instance may be refused for a moment while the kernel drops references. */
+#define DESTROY_TRIES		40
+#define DESTROY_WAIT_NS		50000000L
+
+int td_tracefs_check(void)
+{
+	char path[PATH_MAX];
+	const char *dir;
+
+	dir = tracefs_tracing_dir();
+	if (!dir) {
+		td_err("tracefs is not mounted and could not be mounted%s",
+		       geteuid() ? " (mounting needs root)" : "");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/instances", dir);
+	if (access(path, W_OK | X_OK)) {
+		td_err("cannot create tracefs instances in %s: %s (trace-defer must run as root)",
+		       path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Lock file: returns the fd, sets *prev_pid from its content, or -1. */
+static int lock_open(const char *run_dir, const char *name, char **path_out, int *prev_pid)
+{
+	char buf[32] = "";
+	char *path = NULL;
+	ssize_t n;
+	int fd = -1;
+
+	*prev_pid = 0;
+	if (mkdir(run_dir, 0755) && errno != EEXIST) {
+		td_err("cannot create run directory %s: %s", run_dir, strerror(errno));
+		return -1;
+	}
+	if (asprintf(&path, "%s/%s.lock", run_dir, name) < 0) {
+		td_err("out of memory");
+		return -1;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		td_err("cannot open lock file %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n > 0)
+		*prev_pid = atoi(buf);
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (errno == EWOULDBLOCK)
+			td_err("instance '%s' is in use by a running trace-defer (pid %d, lock %s)",
+			       name, *prev_pid, path);
+		else
+			td_err("cannot lock %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	/* Re-read under the lock: the previous holder may have cleared it meanwhile. */
+	memset(buf, 0, sizeof(buf));
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	*prev_pid = n > 0 ? atoi(buf) : 0;
+	*path_out = path;
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return -1;
+}
+
+static int marker_set(int fd, int pid)
+{
+	char buf[32];
+	int len;
+
+	if (ftruncate(fd, 0))
+		return -1;
+	if (!pid)
+		return 0;
+	len = snprintf(buf, sizeof(buf), "%d\n", pid);
+	return pwrite(fd, buf, len, 0) == len ? 0 : -1;
+}
+
+/*
+ * Remove every trigger of one event. Each line of a trigger file reads
+ * "cmd[:args]:count[ if filter]"; "!cmd[:args]" removes it.
+ */
+static void remove_triggers(const char *trigger_path)
+{
+	char buf[4096];
+	char *line, *save = NULL;
+	ssize_t n;
+	int fd;
+
+	fd = open(trigger_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char cmd[512];
+		char *p;
+		int wfd;
+
+		if (line[0] == '#' || !line[0])
+			continue;
+		snprintf(cmd, sizeof(cmd), "!%s", line);
+		p = strstr(cmd, " if ");
+		if (p)
+			*p = '\0';
+		p = strchr(cmd, ' ');
+		if (p)
+			*p = '\0';
+		p = strrchr(cmd, ':');
+		if (p)
+			*p = '\0';
+		wfd = open(trigger_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (wfd < 0)
+			return;
+		if (write(wfd, cmd, strlen(cmd)) < 0)
+			td_debug("cannot remove trigger '%s' from %s: %s", line, trigger_path,
+				 strerror(errno));
+		close(wfd);
+	}
+}
+
+static void remove_all_triggers(struct tracefs_instance *tfs)
+{
+	char *events_dir = tracefs_instance_get_file(tfs, "events");
+	struct dirent *sd, *ed;
+	DIR *sys_dir, *ev_dir;
+
+	if (!events_dir)
+		return;
+	sys_dir = opendir(events_dir);
+	while (sys_dir && (sd = readdir(sys_dir))) {
+		char sys_path[PATH_MAX];
+
+		if (sd->d_name[0] == '.' || sd->d_type != DT_DIR)
+			continue;
+		snprintf(sys_path, sizeof(sys_path), "%s/%s", events_dir, sd->d_name);
+		ev_dir = opendir(sys_path);
+		while (ev_dir && (ed = readdir(ev_dir))) {
+			char trig[PATH_MAX];
+
+			if (ed->d_name[0] == '.' || ed->d_type != DT_DIR)
+				continue;
+			if (snprintf(trig, sizeof(trig), "%s/%s/trigger", sys_path, ed->d_name) <
+			    (int)sizeof(trig))
+				remove_triggers(trig);
+		}
+		if (ev_dir)
+			closedir(ev_dir);
+	}
+	if (sys_dir)
+		closedir(sys_dir);
+	tracefs_put_tracing_file(events_dir);
+}
+
+void td_instance_scrub(struct tracefs_instance *tfs)
+{
+	tracefs_trace_off(tfs);
+	tracefs_instance_file_write(tfs, "events/enable", "0");
+	remove_all_triggers(tfs);
+	if (tracefs_option_is_enabled(tfs, TRACEFS_OPTION_STACKTRACE))
+		tracefs_option_disable(tfs, TRACEFS_OPTION_STACKTRACE);
+	if (tracefs_option_is_enabled(tfs, TRACEFS_OPTION_USERSTACKTRACE))
+		tracefs_option_disable(tfs, TRACEFS_OPTION_USERSTACKTRACE);
+	/* Not known to libtracefs 1.6: the option of the deferred-stack kernel series. */
+	if (tracefs_file_exists(tfs, "options/userstacktrace_delay"))
+		tracefs_instance_file_write(tfs, "options/userstacktrace_delay", "0");
+}
+
+static int destroy(struct tracefs_instance *tfs, const char *name)
+{
+	struct timespec ts = { 0, DESTROY_WAIT_NS };
+	int i;
+
+	for (i = 0; i < DESTROY_TRIES; i++) {
+		if (!tracefs_instance_destroy(tfs))
+			return 0;
+		if (errno != EBUSY)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	td_err("cannot remove tracefs instance '%s': %s%s", name, strerror(errno),
+	       errno == EBUSY ? " (a trace_pipe_raw or trace_pipe of it is still open?)" : "");
+	return -1;
+}
+
+/* Scrub and remove an existing instance we did not open in this process. */
+static int remove_existing(const char *name)
+{
+	struct tracefs_instance *tfs;
+	int ret;
+
+	tfs = tracefs_instance_alloc(NULL, name);
+	if (!tfs) {
+		td_err("cannot access tracefs instance '%s': %s", name, strerror(errno));
+		return -1;
+	}
+	td_instance_scrub(tfs);
+	ret = destroy(tfs, name);
+	tracefs_instance_free(tfs);
+	return ret;
+}
+
+int td_instance_open(struct td_instance *inst, const char *run_dir, const char *name)
+{
+	int prev_pid;
+
+	memset(inst, 0, sizeof(*inst));
+	inst->lock_fd = -1;
+	inst->name = strdup(name);
+	if (!inst->name) {
+		td_err("out of memory");
+		return -1;
+	}
+	inst->lock_fd = lock_open(run_dir, name, &inst->lock_path, &prev_pid);
+	if (inst->lock_fd < 0)
+		goto fail;
+	if (tracefs_instance_exists(name)) {
+		if (!prev_pid) {
+			td_err("a tracefs instance named '%s' exists but was not made by trace-defer "
+			       "(%s records no owner): remove it with 'trace-defer --cleanup -i %s' "
+			       "or choose another name with --instance",
+			       name, inst->lock_path, name);
+			goto fail;
+		}
+		td_warn("removing stale tracefs instance '%s' left by trace-defer pid %d", name,
+			prev_pid);
+		if (remove_existing(name))
+			goto fail;
+	}
+	/* Marker first: a crash between mkdir and here must still be recognised. */
+	if (marker_set(inst->lock_fd, getpid())) {
+		td_err("cannot write %s: %s", inst->lock_path, strerror(errno));
+		goto fail;
+	}
+	inst->tfs = tracefs_instance_create(name);
+	if (!inst->tfs) {
+		td_err("cannot create tracefs instance '%s': %s", name, strerror(errno));
+		marker_set(inst->lock_fd, 0);
+		goto fail;
+	}
+	if (!tracefs_instance_is_new(inst->tfs)) {
+		/* Made by someone else between our check and our mkdir: leave it to them. */
+		td_err("tracefs instance '%s' appeared while starting; not touching it", name);
+		tracefs_instance_free(inst->tfs);
+		inst->tfs = NULL;
+		marker_set(inst->lock_fd, 0);
+		goto fail;
+	}
+	if (tracefs_trace_off(inst->tfs)) {
+		td_err("cannot turn tracing off in instance '%s': %s", name, strerror(errno));
+		td_instance_close(inst);
+		return -1;
+	}
+	return 0;
+fail:
+	td_instance_close(inst);
+	return -1;
+}
+
+int td_instance_close(struct td_instance *inst)
+{
+	int ret = 0;
+
+	if (inst->tfs) {
+		td_instance_scrub(inst->tfs);
+		ret = destroy(inst->tfs, inst->name);
+		tracefs_instance_free(inst->tfs);
+		inst->tfs = NULL;
+		/* On failure keep the marker: the next run or --cleanup removes it. */
+		if (!ret && inst->lock_fd >= 0)
+			marker_set(inst->lock_fd, 0);
+	}
+	if (inst->lock_fd >= 0)
+		close(inst->lock_fd);
+	inst->lock_fd = -1;
+	free(inst->lock_path);
+	free(inst->name);
+	inst->lock_path = NULL;
+	inst->name = NULL;
+	return ret;
+}
+
+int td_instance_cleanup(const char *run_dir, const char *name)
+{
+	char *lock_path = NULL;
+	int prev_pid, fd, ret = 0;
+
+	fd = lock_open(run_dir, name, &lock_path, &prev_pid);
+	if (fd < 0)
+		return -1;
+	if (tracefs_instance_exists(name)) {
+		ret = remove_existing(name);
+		if (!ret)
+			td_info("removed tracefs instance '%s'%s", name,
+				prev_pid ? "" : " (it had no trace-defer marker)");
+	} else {
+		td_info("no tracefs instance '%s': nothing to clean", name);
+	}
+	if (!ret)
+		marker_set(fd, 0);
+	close(fd);
+	free(lock_path);
+	return ret;
+}

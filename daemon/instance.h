@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The daemon's own tracefs instance: its lifetime, and the detection and
+ * removal of one left behind by a run that crashed.
+ *
+ * Ownership marker: a lock file RUN_DIR/NAME.lock (default
+ * /run/trace-defer/trace-defer.lock), held with flock(LOCK_EX) for as long
+ * as the instance is ours, and holding the owner's pid while the instance
+ * exists (empty once it was removed cleanly). The kernel drops the lock when
+ * its holder dies however it dies, so:
+ *  - lock busy                         -> a live trace-defer owns NAME: refuse;
+ *  - lock free, pid recorded, instance  -> stale, left by a crashed run: clean
+ *    exists                               it (tracing off, triggers removed,
+ *                                         options reset) and remove it;
+ *  - lock free, nothing recorded,      -> not ours (someone made it by hand):
+ *    instance exists                      refuse, unless --cleanup says so.
+ * /run and tracefs instances both vanish at reboot, so the marker cannot
+ * outlive what it marks. The file is never unlinked (unlinking a lock file
+ * lets two processes lock two different inodes).
+ */
+#ifndef TD_DAEMON_INSTANCE_H
+#define TD_DAEMON_INSTANCE_H
+
+#include <stdbool.h>
+
+struct tracefs_instance;
+
+struct td_instance {
+	struct tracefs_instance *tfs;	/* NULL until created */
+	char *name;
+	char *lock_path;
+	int lock_fd;
+};
+
+/*
+ * Check that tracefs is mounted (libtracefs mounts it if it can) and that
+ * we may create instances in it. Returns 0 or -1 (message printed).
+ */
+int td_tracefs_check(void);
+
+/*
+ * Take the lock, clean a stale instance of that name, create a fresh one
+ * with tracing off. Returns 0 or -1 (message printed, nothing left behind).
+ */
+int td_instance_open(struct td_instance *inst, const char *run_dir, const char *name);
+
+/*
+ * Stop tracing, remove triggers and options, destroy the instance (every
+ * trace_pipe_raw fd must be closed by then), clear the marker and release
+ * the lock. Safe on a partly opened instance. Returns 0 or -1 (printed).
+ */
+int td_instance_close(struct td_instance *inst);
+
+/*
+ * --cleanup: remove instance @name if no live trace-defer holds it, whether
+ * or not a marker says it is ours. Returns 0 (removed or nothing to do)
+ * or -1 (message printed).
+ */
+int td_instance_cleanup(const char *run_dir, const char *name);
+
+/* Turn off and remove everything a capture may have set in @tfs. */
+void td_instance_scrub(struct tracefs_instance *tfs);
+
+#endif /* TD_DAEMON_INSTANCE_H */

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The event loop: one thread, one epoll set holding every CPU's
+ * trace_pipe_raw (non-blocking, close-on-exec), a timerfd and a signalfd.
+ *
+ * Latency bound: a CPU fd wakes us when the kernel has data for it (at the
+ * instance's buffer_percent watermark); independently, every TICK_MS the
+ * timer drains every CPU and moves the parser and the stitcher to the
+ * trace time read from per_cpu/cpuN/stats *before* that drain, so anything
+ * older has been read. An event is thus written within TICK_MS plus the
+ * parser's hold time under light load, and a partly filled sub-buffer is
+ * never held back by the watermark.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracefs.h>
+
+#include <trace-defer/parse.h>
+#include <trace-defer/stitch.h>
+
+#include "capture.h"
+#include "daemon.h"
+#include "log.h"
+#include "resolve.h"
+#include "service.h"
+
+#define TICK_MS			200
+/* Sub-buffers read from one CPU per wake-up before looking at the others. */
+#define READ_BUDGET		64
+/* After disabling the events, deferred stacks of requests already made may still come. */
+#define STOP_GRACE_MS		200
+#define HOUSEKEEPING_NS		(5ULL * 1000000000ULL)
+#define EPOLL_TAG_SIGNAL	(-1)
+#define EPOLL_TAG_TIMER		(-2)
+
+static int epoll_add(int epfd, int fd, int tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)(int64_t)tag };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static int open_reader(struct td_daemon *d, struct td_cpu_reader *r, int cpu)
+{
+	struct tracefs_instance *tfs = d->inst.tfs;
+	char path[64];
+
+	r->cpu = cpu;
+	r->fd = r->stats_fd = -1;
+	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", cpu);
+	/*
+	 * Opened here rather than by tracefs_cpu_open(), which sets no
+	 * O_CLOEXEC: an fd inherited by a child keeps the instance busy.
+	 */
+	r->fd = tracefs_instance_file_open(tfs, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (r->fd < 0) {
+		td_err("cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "per_cpu/cpu%d/stats", cpu);
+	r->stats_fd = tracefs_instance_file_open(tfs, path, O_RDONLY | O_CLOEXEC);
+	if (r->stats_fd < 0) {
+		td_err("cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	r->tcpu = tracefs_cpu_alloc_fd(r->fd, d->page_size, true);
+	if (!r->tcpu) {
+		td_err("cannot set up the reader of cpu %d: %s", cpu, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void close_reader(struct td_cpu_reader *r)
+{
+	if (r->tcpu)
+		tracefs_cpu_free_fd(r->tcpu);
+	if (r->fd >= 0)
+		close(r->fd);
+	if (r->stats_fd >= 0)
+		close(r->stats_fd);
+	r->tcpu = NULL;
+	r->fd = r->stats_fd = -1;
+}
+
+static int setup_readers(struct td_daemon *d)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+	if (ncpu < 1)
+		ncpu = 1;
+	d->readers = calloc(ncpu, sizeof(*d->readers));
+	if (!d->readers) {
+		td_err("out of memory");
+		return -1;
+	}
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		char path[64];
+		struct td_cpu_reader *r;
+
+		snprintf(path, sizeof(path), "per_cpu/cpu%d", cpu);
+		if (!tracefs_dir_exists(d->inst.tfs, path))
+			continue;
+		r = &d->readers[d->nr_readers++];
+		if (open_reader(d, r, cpu))
+			return -1;
+		if (epoll_add(d->epfd, r->fd, d->nr_readers - 1)) {
+			td_err("epoll: %s", strerror(errno));
+			return -1;
+		}
+		d->nr_cpus = cpu + 1;
+	}
+	if (!d->nr_readers) {
+		td_err("no per_cpu directories in the instance");
+		return -1;
+	}
+	return 0;
+}
+
+int td_loop_setup(struct td_daemon *d)
+{
+	struct itimerspec its = {
+		.it_interval = { 0, TICK_MS * 1000000L },
+		.it_value = { 0, TICK_MS * 1000000L },
+	};
+	sigset_t set;
+
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->epfd < 0) {
+		td_err("epoll_create1: %s", strerror(errno));
+		return -1;
+	}
+	if (setup_readers(d))
+		return -1;
+	/* The signals were blocked at start (main.c): they are read here, in order. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	d->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	d->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (d->sigfd < 0 || d->timerfd < 0) {
+		td_err("signalfd/timerfd: %s", strerror(errno));
+		return -1;
+	}
+	if (timerfd_settime(d->timerfd, 0, &its, NULL) ||
+	    epoll_add(d->epfd, d->sigfd, EPOLL_TAG_SIGNAL) ||
+	    epoll_add(d->epfd, d->timerfd, EPOLL_TAG_TIMER)) {
+		td_err("timer/epoll set-up: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void td_loop_teardown(struct td_daemon *d)
+{
+	for (int i = 0; i < d->nr_readers; i++)
+		close_reader(&d->readers[i]);
+	free(d->readers);
+	d->readers = NULL;
+	d->nr_readers = 0;
+	if (d->sigfd >= 0)
+		close(d->sigfd);
+	if (d->timerfd >= 0)
+		close(d->timerfd);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	d->sigfd = d->timerfd = d->epfd = -1;
+}
+
+static uint64_t stat_field(const char *buf, const char *key)
+{
+	const char *p = strstr(buf, key);
+
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+/*
+ * Read per_cpu/cpuN/stats: overrun counts, and the trace clock "now ts"
+ * ("S.UUUUUU" for nanosecond clocks). Returns the time in ns, 0 if unknown.
+ */
+static uint64_t read_stats(struct td_daemon *d, struct td_cpu_reader *r)
+{
+	struct td_cpu_counters *c = &d->counters.cpu[r->cpu];
+	unsigned long long sec = 0, usec = 0;
+	char buf[512];
+	const char *p;
+	ssize_t n;
+
+	n = pread(r->stats_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "\n" keeps "commit overrun:" out of it; "entries:" is the first line. */
+	c->overrun = stat_field(buf, "\noverrun:");
+	c->commit_overrun = stat_field(buf, "commit overrun:");
+	c->dropped = stat_field(buf, "dropped events:");
+	p = strstr(buf, "now ts:");
+	if (!p || sscanf(p + 7, "%llu.%llu", &sec, &usec) < 1)
+		return 0;
+	return sec * 1000000000ULL + usec * 1000ULL;
+}
+
+/*
+ * Read sub-buffers of one CPU until it is empty or @budget is spent
+ * (budget < 0: no limit). Returns 1 if it was emptied, 0 if the budget ran
+ * out, -1 on a read error (loop stopped).
+ */
+static int drain_cpu(struct td_daemon *d, struct td_cpu_reader *r, int budget)
+{
+	struct td_cpu_counters *c = &d->counters.cpu[r->cpu];
+
+	while (budget < 0 || budget-- > 0) {
+		int n = tracefs_cpu_read(r->tcpu, d->page, true);
+
+		if (n == 0)
+			return 1;
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				return 1;
+			td_err("reading cpu %d: %s", r->cpu, strerror(errno));
+			d->stop = true;
+			d->exit_code = TD_EXIT_TRACEFS;
+			return -1;
+		}
+		c->reads++;
+		c->bytes += n;
+		td_parser_page(d->parser, r->cpu, d->page, n);
+	}
+	return 0;
+}
+
+/* Drain every CPU; returns true when each was emptied. */
+static bool drain_all(struct td_daemon *d, int budget)
+{
+	bool all = true;
+
+	for (int i = 0; i < d->nr_readers; i++)
+		if (drain_cpu(d, &d->readers[i], budget) != 1)
+			all = false;
+	return all;
+}
+
+static void fill_report(struct td_daemon *d, struct td_report *rep)
+{
+	memset(rep, 0, sizeof(*rep));
+	rep->c = &d->counters;
+	td_parser_get_stats(d->parser, &rep->ps);
+	td_stitch_get_stats(d->stitcher, &rep->ss);
+}
+
+void td_daemon_report(struct td_daemon *d, const char *title)
+{
+	struct td_report rep;
+
+	if (!d->parser || !d->stitcher)
+		return;
+	fill_report(d, &rep);
+	td_counters_print(stderr, &rep, title);
+}
+
+static void tick(struct td_daemon *d)
+{
+	uint64_t now_ns = td_now_mono_ns(), trace_now = 0, expirations;
+	/* Bound one tick's drain: twice what the buffers can hold. */
+	int budget = 0;
+
+	if (read(d->timerfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		td_debug("timerfd: %s", strerror(errno));
+	for (int i = 0; i < d->nr_readers; i++) {
+		uint64_t t = read_stats(d, &d->readers[i]);
+
+		/* The earliest clock read: every record older than it is read below. */
+		if (t && (!trace_now || t < trace_now))
+			trace_now = t;
+	}
+	budget = d->cfg->buffer_kb ? (int)(d->cfg->buffer_kb * 2048 / d->page_size) : 4096;
+	if (budget < READ_BUDGET)
+		budget = READ_BUDGET;
+	/* Only a full drain proves nothing older than trace_now is still unread. */
+	if (drain_all(d, budget) && trace_now) {
+		d->trace_now = trace_now;
+		td_parser_advance(d->parser, trace_now);
+		td_stitch_advance(d->stitcher, trace_now);
+	}
+	td_outputs_flush(&d->outputs);
+	if (td_resolver_output_broken(d->resolver)) {
+		td_info("output reader went away: stopping");
+		d->stop = true;
+	}
+	if (now_ns - d->last_housekeeping_ns >= HOUSEKEEPING_NS) {
+		td_resolver_tick(d->resolver);
+		d->last_housekeeping_ns = now_ns;
+	}
+	if (d->cfg->stats_interval > 0 &&
+	    now_ns - d->last_stats_ns >= (uint64_t)(d->cfg->stats_interval * 1e9)) {
+		td_daemon_report(d, "counters");
+		d->last_stats_ns = now_ns;
+	}
+	if (d->cfg->duration > 0 &&
+	    now_ns - d->counters.start_ns >= (uint64_t)(d->cfg->duration * 1e9))
+		d->stop = true;
+	if (td_service_active()) {
+		struct td_report rep;
+		char status[256];
+
+		fill_report(d, &rep);
+		td_counters_status(status, sizeof(status), &rep);
+		td_service_tick(now_ns, status);
+	}
+}
+
+static void handle_signals(struct td_daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGINT:
+		case SIGTERM:
+			td_info("signal %d: stopping", si.ssi_signo);
+			d->stop = true;
+			break;
+		case SIGHUP:
+			td_info("SIGHUP: reopening outputs");
+			if (td_outputs_reopen(&d->outputs))
+				d->exit_code = TD_EXIT_RUNTIME;
+			break;
+		case SIGUSR1:
+			td_daemon_report(d, "counters");
+			break;
+		}
+	}
+}
+
+int td_loop_run(struct td_daemon *d)
+{
+	struct epoll_event evs[64];
+
+	d->last_stats_ns = d->last_housekeeping_ns = td_now_mono_ns();
+	while (!d->stop) {
+		int n = epoll_wait(d->epfd, evs, 64, -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			td_err("epoll_wait: %s", strerror(errno));
+			d->exit_code = TD_EXIT_RUNTIME;
+			return -1;
+		}
+		for (int i = 0; i < n && !d->stop; i++) {
+			int tag = (int)(int64_t)evs[i].data.u64;
+
+			if (tag == EPOLL_TAG_SIGNAL)
+				handle_signals(d);
+			else if (tag == EPOLL_TAG_TIMER)
+				tick(d);
+			else if (tag >= 0 && tag < d->nr_readers)
+				drain_cpu(d, &d->readers[tag], READ_BUDGET);
+		}
+	}
+	return 0;
+}
+
+void td_loop_drain_and_stop(struct td_daemon *d)
+{
+	struct timespec ts = { 0, 20 * 1000000L };
+
+	td_service_stopping();
+	if (d->inst.tfs)
+		td_capture_stop(d->inst.tfs, d->cfg);
+	if (d->mode == TD_MODE_OPTION || d->mode == TD_MODE_TRIGGER) {
+		/* Tasks still in the kernel write their stacks on the way out. */
+		for (int i = 0; i < STOP_GRACE_MS / 20; i++) {
+			drain_all(d, -1);
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (d->inst.tfs)
+		tracefs_trace_off(d->inst.tfs);
+	for (int i = 0; i < d->nr_readers; i++) {
+		struct td_cpu_reader *r = &d->readers[i];
+		struct td_cpu_counters *c = &d->counters.cpu[r->cpu];
+		int n;
+
+		while ((n = tracefs_cpu_flush(r->tcpu, d->page)) > 0) {
+			c->reads++;
+			c->bytes += n;
+			td_parser_page(d->parser, r->cpu, d->page, n);
+		}
+		read_stats(d, r);
+	}
+	td_parser_flush(d->parser);
+	td_stitch_flush(d->stitcher);
+	td_outputs_flush(&d->outputs);
+}

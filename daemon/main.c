@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * trace-defer: command line, --help, exit statuses. Everything else lives
+ * in daemon.c (one capture) and instance.c (--cleanup).
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "instance.h"
+#include "log.h"
+
+#ifndef TD_VERSION
+#define TD_VERSION "0.1"
+#endif
+
+enum {
+	OPT_COMM = 256,
+	OPT_STATS_INTERVAL,
+	OPT_MAX_PENDING,
+	OPT_MAX_STACKS,
+	OPT_MAX_WAIT_MS,
+	OPT_BUFFER_PERCENT,
+	OPT_CLOCK,
+	OPT_NO_KSTACK,
+	OPT_NO_SYMBOLIZE,
+	OPT_DEBUG_DIR,
+	OPT_RUN_DIR,
+	OPT_CLEANUP,
+	OPT_PRINT_CONFIG,
+};
+
+static const struct option long_opts[] = {
+	{ "config",		required_argument, NULL, 'c' },
+	{ "event",		required_argument, NULL, 'e' },
+	{ "mode",		required_argument, NULL, 'm' },
+	{ "instance",		required_argument, NULL, 'i' },
+	{ "buffer-kb",		required_argument, NULL, 'b' },
+	{ "output",		required_argument, NULL, 'o' },
+	{ "append",		no_argument,	   NULL, 'a' },
+	{ "folded",		required_argument, NULL, 'f' },
+	{ "flamegraph",		required_argument, NULL, 'F' },
+	{ "pid",		required_argument, NULL, 'p' },
+	{ "comm",		required_argument, NULL, OPT_COMM },
+	{ "duration",		required_argument, NULL, 'd' },
+	{ "stats-interval",	required_argument, NULL, OPT_STATS_INTERVAL },
+	{ "max-pending",	required_argument, NULL, OPT_MAX_PENDING },
+	{ "max-stacks",		required_argument, NULL, OPT_MAX_STACKS },
+	{ "max-wait-ms",	required_argument, NULL, OPT_MAX_WAIT_MS },
+	{ "buffer-percent",	required_argument, NULL, OPT_BUFFER_PERCENT },
+	{ "clock",		required_argument, NULL, OPT_CLOCK },
+	{ "no-kernel-stack",	no_argument,	   NULL, OPT_NO_KSTACK },
+	{ "no-symbolize",	no_argument,	   NULL, OPT_NO_SYMBOLIZE },
+	{ "debug-dir",		required_argument, NULL, OPT_DEBUG_DIR },
+	{ "run-dir",		required_argument, NULL, OPT_RUN_DIR },
+	{ "cleanup",		no_argument,	   NULL, OPT_CLEANUP },
+	{ "print-config",	no_argument,	   NULL, OPT_PRINT_CONFIG },
+	{ "quiet",		no_argument,	   NULL, 'q' },
+	{ "verbose",		no_argument,	   NULL, 'v' },
+	{ "help",		no_argument,	   NULL, 'h' },
+	{ "version",		no_argument,	   NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char short_opts[] = "c:e:m:i:b:o:af:F:p:d:qvhV";
+
+static void usage(FILE *f)
+{
+	fputs(
+"Usage: trace-defer [OPTION]...\n"
+"Trace kernel events with their kernel and user-space stacks: ftrace deferred\n"
+"user stacks stitched to their events, symbolized, written as JSON lines,\n"
+"folded stacks and a flame graph. Runs until SIGINT/SIGTERM or --duration.\n"
+"\n"
+"Capture:\n"
+"  -e, --event SYS:NAME[:FILTER]  event to trace, with an optional ftrace filter\n"
+"                                 (repeatable; default sched:sched_switch)\n"
+"  -p, --pid PID          only tasks of PID (its threads at start; repeatable)\n"
+"      --comm NAME        only tasks named NAME (a glob if it has * ? [)\n"
+"  -m, --mode MODE        auto (default), option, trigger or inplace\n"
+"      --no-kernel-stack  do not record kernel stacks\n"
+"  -b, --buffer-kb N      ring buffer size per CPU, KiB\n"
+"      --buffer-percent N reader wake-up watermark, 0-100 (default 0)\n"
+"      --clock NAME       trace clock: local, global, mono, mono_raw, boot, tai, perf\n"
+"  -i, --instance NAME    tracefs instance name (default trace-defer)\n"
+"      --run-dir DIR      where the instance lock lives (default /run/trace-defer)\n"
+"  -d, --duration SEC     stop after SEC seconds\n"
+"\n"
+"Output:\n"
+"  -o, --output FILE      JSON lines (- for stdout, the default when no output\n"
+"                         of any kind is given)\n"
+"  -a, --append           append to FILE instead of truncating it\n"
+"  -f, --folded FILE      folded stacks for flame graph tools (- for stdout)\n"
+"  -F, --flamegraph FILE  flame graph SVG\n"
+"      --no-symbolize     raw addresses only\n"
+"      --debug-dir DIR    separate debug files (default /usr/lib/debug)\n"
+"      --stats-interval SEC  print counters every SEC seconds\n"
+"\n"
+"Stitching bounds:\n"
+"      --max-pending N    events waiting for their user stack\n"
+"      --max-stacks N     user stacks waiting for their events\n"
+"      --max-wait-ms N    how long an event waits for its stack (trace time)\n"
+"\n"
+"Other:\n"
+"  -c, --config FILE      read settings from FILE (key = value lines); options\n"
+"                         given on the command line override it\n"
+"      --cleanup          remove the instance left by a crashed run, then exit\n"
+"      --print-config     print the effective settings and exit\n"
+"  -q, --quiet            errors only\n"
+"  -v, --verbose          more messages (twice: debug)\n"
+"  -h, --help             this help\n"
+"  -V, --version          version\n"
+"\n"
+"Signals: SIGINT/SIGTERM drain and stop, SIGHUP reopens outputs, SIGUSR1\n"
+"prints counters. Without the kernel's deferred stack events, mode auto falls\n"
+"back to the in-place userstacktrace option (status \"inplace\", 8 frames).\n"
+"\n"
+"Exit status: 0 ok, 1 runtime error (outputs, memory), 2 usage or config\n"
+"error, 3 tracefs error (not root, no tracefs, unknown event, bad filter,\n"
+"instance busy). See trace-defer(8).\n", f);
+}
+
+struct cli {
+	const char *config;
+	bool cleanup;
+	bool print_config;
+	bool events_seen;
+	bool pids_seen;
+	int verbose;
+	bool quiet;
+};
+
+/* First pass: only what decides how to read the rest (config file, help). */
+static int pre_scan(int argc, char **argv, struct cli *cli)
+{
+	int c;
+
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			cli->config = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case 'V':
+			printf("trace-defer %s\n", TD_VERSION);
+			return 1;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+static int apply(struct td_config *cfg, const char *key, const char *value, const char *opt)
+{
+	char where[64];
+
+	snprintf(where, sizeof(where), "option %s", opt);
+	return td_config_set(cfg, key, value, where);
+}
+
+/* Second pass: every option, over what the config file set. */
+static int parse_options(int argc, char **argv, struct td_config *cfg, struct cli *cli)
+{
+	int c, idx;
+
+	opterr = 1;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, short_opts, long_opts, &idx)) != -1) {
+		int ret = 0;
+
+		switch (c) {
+		case 'c':
+		case 'h':
+		case 'V':
+			break;
+		case 'e':
+			if (!cli->events_seen)
+				td_config_clear_events(cfg);
+			cli->events_seen = true;
+			ret = apply(cfg, "event", optarg, "--event");
+			break;
+		case 'p':
+			if (!cli->pids_seen)
+				td_config_clear_pids(cfg);
+			cli->pids_seen = true;
+			ret = apply(cfg, "pid", optarg, "--pid");
+			break;
+		case 'm':
+			ret = apply(cfg, "mode", optarg, "--mode");
+			break;
+		case 'i':
+			ret = apply(cfg, "instance", optarg, "--instance");
+			break;
+		case 'b':
+			ret = apply(cfg, "buffer_kb", optarg, "--buffer-kb");
+			break;
+		case 'o':
+			ret = apply(cfg, "output", optarg, "--output");
+			break;
+		case 'a':
+			cfg->output_append = true;
+			break;
+		case 'f':
+			ret = apply(cfg, "folded", optarg, "--folded");
+			break;
+		case 'F':
+			ret = apply(cfg, "flamegraph", optarg, "--flamegraph");
+			break;
+		case 'd':
+			ret = apply(cfg, "duration", optarg, "--duration");
+			break;
+		case OPT_COMM:
+			ret = apply(cfg, "comm", optarg, "--comm");
+			break;
+		case OPT_STATS_INTERVAL:
+			ret = apply(cfg, "stats_interval", optarg, "--stats-interval");
+			break;
+		case OPT_MAX_PENDING:
+			ret = apply(cfg, "max_pending", optarg, "--max-pending");
+			break;
+		case OPT_MAX_STACKS:
+			ret = apply(cfg, "max_stacks", optarg, "--max-stacks");
+			break;
+		case OPT_MAX_WAIT_MS:
+			ret = apply(cfg, "max_wait_ms", optarg, "--max-wait-ms");
+			break;
+		case OPT_BUFFER_PERCENT:
+			ret = apply(cfg, "buffer_percent", optarg, "--buffer-percent");
+			break;
+		case OPT_CLOCK:
+			ret = apply(cfg, "trace_clock", optarg, "--clock");
+			break;
+		case OPT_NO_KSTACK:
+			cfg->kernel_stack = false;
+			break;
+		case OPT_NO_SYMBOLIZE:
+			cfg->symbolize = false;
+			break;
+		case OPT_DEBUG_DIR:
+			ret = apply(cfg, "debug_dir", optarg, "--debug-dir");
+			break;
+		case OPT_RUN_DIR:
+			ret = apply(cfg, "run_dir", optarg, "--run-dir");
+			break;
+		case OPT_CLEANUP:
+			cli->cleanup = true;
+			break;
+		case OPT_PRINT_CONFIG:
+			cli->print_config = true;
+			break;
+		case 'q':
+			cli->quiet = true;
+			break;
+		case 'v':
+			cli->verbose++;
+			break;
+		default:
+			/* getopt printed what was wrong. */
+			fputs("Try 'trace-defer --help'.\n", stderr);
+			return -1;
+		}
+		if (ret)
+			return -1;
+	}
+	if (optind < argc) {
+		td_err("unexpected argument '%s' (try --help)", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct td_config cfg;
+	struct cli cli = { 0 };
+	sigset_t set;
+	int code;
+
+	/*
+	 * Block the signals we handle before anything else, so one that
+	 * arrives during set-up waits for the loop's signalfd instead of
+	 * killing us with an instance half made.
+	 */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	/* A closed stdout reader shows up as EPIPE on write. */
+	signal(SIGPIPE, SIG_IGN);
+
+	td_config_init(&cfg);
+	if (pre_scan(argc, argv, &cli)) {
+		td_config_free(&cfg);
+		return TD_EXIT_OK;
+	}
+	if (cli.config && td_config_load(&cfg, cli.config)) {
+		code = TD_EXIT_USAGE;
+		goto out;
+	}
+	td_log_level = cfg.verbosity;
+	if (parse_options(argc, argv, &cfg, &cli)) {
+		code = TD_EXIT_USAGE;
+		goto out;
+	}
+	if (cli.quiet)
+		cfg.verbosity = TD_LOG_ERR;
+	cfg.verbosity += cli.verbose;
+	if (cfg.verbosity > TD_LOG_DEBUG)
+		cfg.verbosity = TD_LOG_DEBUG;
+	td_log_level = cfg.verbosity;
+	if (td_config_check(&cfg)) {
+		code = TD_EXIT_USAGE;
+		goto out;
+	}
+	if (cli.print_config) {
+		td_config_dump(&cfg, stdout);
+		code = TD_EXIT_OK;
+		goto out;
+	}
+	if (cli.cleanup) {
+		code = td_tracefs_check() || td_instance_cleanup(cfg.run_dir, cfg.instance) ?
+			TD_EXIT_TRACEFS : TD_EXIT_OK;
+		goto out;
+	}
+	/* Nothing asked for: a person at a terminal wants to see the records. */
+	if (!cfg.output && !cfg.folded && !cfg.flamegraph) {
+		cfg.output = strdup("-");
+		if (!cfg.output) {
+			td_err("out of memory");
+			code = TD_EXIT_RUNTIME;
+			goto out;
+		}
+	}
+	code = td_daemon_run(&cfg);
+out:
+	td_config_free(&cfg);
+	return code;
+}

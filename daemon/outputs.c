@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Output files of the daemon (see outputs.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "outputs.h"
+
+static bool is_stdout(const char *path)
+{
+	return !strcmp(path, "-");
+}
+
+static int open_json(struct td_outputs *o, bool append)
+{
+	if (is_stdout(o->json_path)) {
+		o->json = stdout;
+		return 0;
+	}
+	o->json = fopen(o->json_path, append ? "ae" : "we");
+	if (!o->json) {
+		td_err("cannot open output %s: %s", o->json_path, strerror(errno));
+		return -1;
+	}
+	/* Big buffer: records are flushed on every drain tick anyway. */
+	setvbuf(o->json, NULL, _IOFBF, 1 << 16);
+	return 0;
+}
+
+/* Fail now, not after a long capture, if a file written at exit cannot be. */
+static int check_writable(const char *path)
+{
+	int fd;
+
+	if (is_stdout(path))
+		return 0;
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		td_err("cannot open output %s: %s", path, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int td_outputs_open(struct td_outputs *o, const struct td_config *cfg)
+{
+	memset(o, 0, sizeof(*o));
+	o->json_path = cfg->output;
+	o->folded_path = cfg->folded;
+	o->flame_path = cfg->flamegraph;
+	o->append = cfg->output_append;
+	if (o->folded_path && check_writable(o->folded_path))
+		return -1;
+	if (o->flame_path && (is_stdout(o->flame_path) || check_writable(o->flame_path))) {
+		if (is_stdout(o->flame_path))
+			td_err("the flame graph needs a file name, not '-'");
+		return -1;
+	}
+	if (o->folded_path || o->flame_path) {
+		o->folded = td_folded_new();
+		if (!o->folded) {
+			td_err("out of memory");
+			return -1;
+		}
+	}
+	if (o->json_path && open_json(o, o->append)) {
+		td_folded_free(o->folded);
+		o->folded = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int td_outputs_write(struct td_outputs *o, const struct td_resolved *r)
+{
+	int ret = 0;
+
+	if (o->folded && td_folded_add(o->folded, r))
+		ret = -ENOMEM;
+	if (o->json && !o->json_broken) {
+		int err = td_json_write(o->json, r);
+
+		if (err == -EPIPE)
+			o->json_broken = true;
+		if (err)
+			ret = err;
+	}
+	return ret;
+}
+
+void td_outputs_flush(struct td_outputs *o)
+{
+	if (o->json && !o->json_broken && fflush(o->json) && errno == EPIPE)
+		o->json_broken = true;
+}
+
+static int write_file(const char *path, const struct td_folded *fo, bool svg)
+{
+	struct td_flamegraph_opts opts = { .title = "trace-defer" };
+	bool std = is_stdout(path);
+	FILE *f;
+	int ret;
+
+	f = std ? stdout : fopen(path, "we");
+	if (!f) {
+		td_err("cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	ret = svg ? td_flamegraph_write(fo, f, &opts) : td_folded_write(fo, f);
+	if (std) {
+		if (fflush(f) && !ret)
+			ret = -errno;
+	} else if (fclose(f) && !ret) {
+		ret = -errno;
+	}
+	if (ret) {
+		td_err("cannot write %s: %s", path, strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+static int write_accumulated(struct td_outputs *o)
+{
+	int ret = 0;
+
+	if (!o->folded)
+		return 0;
+	if (o->folded_path && write_file(o->folded_path, o->folded, false))
+		ret = -1;
+	if (o->flame_path && write_file(o->flame_path, o->folded, true))
+		ret = -1;
+	return ret;
+}
+
+int td_outputs_reopen(struct td_outputs *o)
+{
+	int ret = 0;
+
+	if (o->json && !is_stdout(o->json_path)) {
+		if (fclose(o->json)) {
+			td_err("error closing %s: %s", o->json_path, strerror(errno));
+			ret = -1;
+		}
+		o->json = NULL;
+		if (open_json(o, true))
+			ret = -1;
+	}
+	if (write_accumulated(o))
+		ret = -1;
+	return ret;
+}
+
+int td_outputs_close(struct td_outputs *o)
+{
+	int ret = write_accumulated(o);
+
+	if (o->json) {
+		if (is_stdout(o->json_path)) {
+			if (fflush(o->json) && errno != EPIPE) {
+				td_err("error writing stdout: %s", strerror(errno));
+				ret = -1;
+			}
+		} else if (fclose(o->json)) {
+			td_err("error writing %s: %s", o->json_path, strerror(errno));
+			ret = -1;
+		}
+		o->json = NULL;
+	}
+	td_folded_free(o->folded);
+	o->folded = NULL;
+	return ret;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The daemon's output files: JSON lines (streamed), folded stacks and a
+ * flame graph (accumulated, written at exit and on SIGHUP).
+ *
+ * Paths are checked at start so an unwritable one fails before any
+ * tracing starts. SIGHUP reopens the JSON file (append: logrotate has moved
+ * the old one away) and rewrites the folded and SVG files with the totals
+ * so far. "-" means stdout for the JSON and folded outputs.
+ */
+#ifndef TD_DAEMON_OUTPUTS_H
+#define TD_DAEMON_OUTPUTS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <trace-defer/output.h>
+
+#include "config.h"
+
+struct td_outputs {
+	const char *json_path;
+	FILE *json;
+	bool append;
+	const char *folded_path;
+	const char *flame_path;
+	struct td_folded *folded;	/* NULL when neither folded nor SVG is wanted */
+	bool json_broken;		/* stdout reader went away (EPIPE) */
+};
+
+/* Open or check every configured output. Returns 0 or -1 (message printed). */
+int td_outputs_open(struct td_outputs *o, const struct td_config *cfg);
+
+/*
+ * One event. Returns 0, or a negative errno from the JSON writer
+ * (-EPIPE: the reader of stdout is gone, the caller should stop).
+ */
+int td_outputs_write(struct td_outputs *o, const struct td_resolved *r);
+
+/* Push buffered JSON to the file (every drain tick, for bounded latency). */
+void td_outputs_flush(struct td_outputs *o);
+
+/* SIGHUP. Returns 0 or -1 (message printed; outputs that failed are off). */
+int td_outputs_reopen(struct td_outputs *o);
+
+/* Write folded and SVG, close everything. Returns 0 or -1 (message printed). */
+int td_outputs_close(struct td_outputs *o);
+
+#endif /* TD_DAEMON_OUTPUTS_H */

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Emit callback of the stitcher: symbolize, then write (see resolve.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <traceevent/event-parse.h>
+
+#include <trace-defer/symbolize.h>
+
+#include "log.h"
+#include "resolve.h"
+#include "tgid.h"
+
+struct td_resolver {
+	struct td_symbolizer *sym;	/* NULL: symbolize = no */
+	struct td_tgid_cache *tgid;
+	struct td_outputs *out;
+	struct td_counters *counters;
+	struct td_frame *kframes, *uframes;
+	unsigned int kcap, ucap;
+	bool warned_write;
+};
+
+struct td_resolver *td_resolver_new(const struct td_config *cfg, struct td_outputs *out,
+				    struct td_counters *counters)
+{
+	struct td_resolver *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->out = out;
+	r->counters = counters;
+	r->tgid = td_tgid_new(NULL);
+	if (!r->tgid)
+		goto fail;
+	if (cfg->symbolize) {
+		struct td_sym_config sc = { .debug_dir = cfg->debug_dir };
+
+		r->sym = td_sym_new(&sc);
+		if (!r->sym)
+			goto fail;
+	}
+	return r;
+fail:
+	td_resolver_free(r);
+	return NULL;
+}
+
+void td_resolver_free(struct td_resolver *r)
+{
+	if (!r)
+		return;
+	td_sym_free(r->sym);
+	td_tgid_free(r->tgid);
+	free(r->kframes);
+	free(r->uframes);
+	free(r);
+}
+
+static struct td_frame *frames(struct td_frame **buf, unsigned int *cap, unsigned int nr)
+{
+	struct td_frame *n;
+
+	if (nr <= *cap)
+		return *buf;
+	n = realloc(*buf, nr * sizeof(*n));
+	if (!n)
+		return NULL;
+	*buf = n;
+	*cap = nr;
+	return n;
+}
+
+static const struct td_ips *user_ips(const struct td_event *ev, const struct td_ustack *us,
+				     enum td_status status)
+{
+	switch (status) {
+	case TD_STITCHED:
+	case TD_UNWIND_FAILED:
+		return us ? &us->ips : NULL;
+	case TD_INPLACE:
+		return &ev->inplace_stack;
+	default:
+		return NULL;
+	}
+}
+
+void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
+		      enum td_status status, void *arg)
+{
+	struct td_resolver *r = arg;
+	const struct td_ips *uips = user_ips(ev, us, status);
+	unsigned int nk = ev->kstack.nr, nu = uips ? uips->nr : 0;
+	uint64_t now = td_now_mono_ns();
+	struct td_resolved res = { 0 };
+	struct td_event copy;
+	char name[128];
+	int ret;
+
+	/* The records may not say which process the thread belongs to. */
+	copy = *ev;
+	if (copy.pid > 0)
+		td_tgid_note(r->tgid, copy.tid, copy.pid, now);
+	else if (copy.tid > 0)
+		copy.pid = td_tgid_lookup(r->tgid, copy.tid, now);
+	if (copy.tid > 0 && copy.pid <= 0)
+		r->counters->no_pid++;
+
+	res.ev = &copy;
+	res.status = status;
+	res.cookie = ev->has_cookie ? ev->cookie : 0;
+	if (ev->tep_event)
+		snprintf(name, sizeof(name), "%s:%s", ev->tep_event->system, ev->tep_event->name);
+	else
+		snprintf(name, sizeof(name), "unknown");
+	res.event_name = name;
+
+	if (!frames(&r->kframes, &r->kcap, nk) || !frames(&r->uframes, &r->ucap, nu)) {
+		td_err("out of memory symbolizing an event: written without frames");
+		nk = nu = 0;
+	}
+	for (unsigned int i = 0; i < nk; i++) {
+		struct td_frame *f = &r->kframes[i];
+
+		memset(f, 0, sizeof(*f));
+		f->addr = ev->kstack.ips[i];
+		if (r->sym)
+			td_sym_kernel(r->sym, f->addr, f);
+	}
+	for (unsigned int i = 0; i < nu; i++) {
+		struct td_frame *f = &r->uframes[i];
+
+		memset(f, 0, sizeof(*f));
+		f->addr = uips->ips[i];
+		/* Frame 0 is where the task was; the others are return addresses. */
+		if (r->sym && copy.pid > 0)
+			td_sym_user(r->sym, copy.pid, f->addr, i > 0, f);
+	}
+	res.kframes = r->kframes;
+	res.nr_kframes = nk;
+	res.uframes = r->uframes;
+	res.nr_uframes = nu;
+
+	ret = td_outputs_write(r->out, &res);
+	if (ret && ret != -EPIPE) {
+		r->counters->write_errors++;
+		if (!r->warned_write)
+			td_err("cannot write an event: %s (counting further errors)",
+			       strerror(-ret));
+		r->warned_write = true;
+	} else if (!ret && r->out->json) {
+		r->counters->written++;
+	}
+}
+
+static void forget(int tgid, void *arg)
+{
+	struct td_resolver *r = arg;
+
+	if (r->sym)
+		td_sym_forget(r->sym, tgid);
+}
+
+void td_resolver_tick(struct td_resolver *r)
+{
+	td_tgid_sweep(r->tgid, forget, r);
+}
+
+bool td_resolver_output_broken(const struct td_resolver *r)
+{
+	return r->out->json_broken;
+}

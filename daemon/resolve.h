@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * From a stitched event to output: the stitcher's emit callback names the
+ * kernel and user frames (td_sym_*), fills in the process id when the
+ * records did not carry it (tgid cache), and hands a td_resolved to the
+ * outputs. Symbolization can be turned off (raw addresses only).
+ */
+#ifndef TD_DAEMON_RESOLVE_H
+#define TD_DAEMON_RESOLVE_H
+
+#include <trace-defer/stitch.h>
+
+#include "config.h"
+#include "counters.h"
+#include "outputs.h"
+
+struct td_resolver;
+
+struct td_resolver *td_resolver_new(const struct td_config *cfg, struct td_outputs *out,
+				    struct td_counters *counters);
+void td_resolver_free(struct td_resolver *r);
+
+/* The td_emit_fn to give td_stitch_new(), with the resolver as its argument. */
+void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
+		      enum td_status status, void *arg);
+
+/* Housekeeping, every few seconds: forget processes that exited. */
+void td_resolver_tick(struct td_resolver *r);
+
+/* The stdout reader went away: the loop should stop. */
+bool td_resolver_output_broken(const struct td_resolver *r);
+
+#endif /* TD_DAEMON_RESOLVE_H */

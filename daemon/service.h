@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * systemd integration through libsystemd's sd_notify: READY=1 once the
+ * capture runs, STATUS= with live counters, WATCHDOG=1 at half the
+ * watchdog interval when WATCHDOG_USEC is set, STOPPING=1 on shutdown.
+ * Without NOTIFY_SOCKET every call is a cheap no-op.
+ */
+#ifndef TD_DAEMON_SERVICE_H
+#define TD_DAEMON_SERVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+void td_service_init(void);
+/* Running under systemd with a notify socket: worth formatting STATUS= lines. */
+bool td_service_active(void);
+void td_service_ready(const char *status);
+void td_service_stopping(void);
+/* Call often (every drain tick); rate-limits itself. @status may be NULL. */
+void td_service_tick(uint64_t now_ns, const char *status);
+/* How often td_service_tick() wants to be called at least, ns; 0 if not. */
+uint64_t td_service_watchdog_ns(void);
+
+#endif /* TD_DAEMON_SERVICE_H */

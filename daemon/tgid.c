@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tid -> tgid cache: open addressing on the tid, linear probing.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tgid.h"
+
+#define TGID_SLOTS	(1u << 16)	/* power of two */
+#define TGID_MAX_FILL	(TGID_SLOTS / 2)
+#define TGID_TTL_NS	(10ULL * 1000000000ULL)
+
+struct tgid_entry {
+	int tid;		/* 0: free slot */
+	int tgid;
+	uint64_t stamp;
+};
+
+struct td_tgid_cache {
+	char proc_root[PATH_MAX / 2];
+	struct tgid_entry *slot;
+	unsigned int used;
+};
+
+struct td_tgid_cache *td_tgid_new(const char *proc_root)
+{
+	struct td_tgid_cache *tc = calloc(1, sizeof(*tc));
+
+	if (!tc)
+		return NULL;
+	tc->slot = calloc(TGID_SLOTS, sizeof(*tc->slot));
+	if (!tc->slot) {
+		free(tc);
+		return NULL;
+	}
+	snprintf(tc->proc_root, sizeof(tc->proc_root), "%s", proc_root ? proc_root : "/proc");
+	return tc;
+}
+
+void td_tgid_free(struct td_tgid_cache *tc)
+{
+	if (!tc)
+		return;
+	free(tc->slot);
+	free(tc);
+}
+
+static unsigned int hash(int tid)
+{
+	return ((unsigned int)tid * 2654435761u) & (TGID_SLOTS - 1);
+}
+
+static struct tgid_entry *find(struct td_tgid_cache *tc, int tid, bool *found)
+{
+	unsigned int i = hash(tid);
+
+	for (;;) {
+		struct tgid_entry *e = &tc->slot[i];
+
+		if (e->tid == tid || !e->tid) {
+			*found = e->tid == tid;
+			return e;
+		}
+		i = (i + 1) & (TGID_SLOTS - 1);
+	}
+}
+
+static int read_tgid(const struct td_tgid_cache *tc, int tid)
+{
+	char path[PATH_MAX], buf[1024];
+	char *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/status", tc->proc_root, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strstr(buf, "\nTgid:");
+	return p ? atoi(p + 6) : 0;
+}
+
+static void insert(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns)
+{
+	struct tgid_entry *e;
+	bool found;
+
+	if (tc->used >= TGID_MAX_FILL) {
+		memset(tc->slot, 0, TGID_SLOTS * sizeof(*tc->slot));
+		tc->used = 0;
+	}
+	e = find(tc, tid, &found);
+	if (!found)
+		tc->used++;
+	e->tid = tid;
+	e->tgid = tgid;
+	e->stamp = now_ns;
+}
+
+int td_tgid_lookup(struct td_tgid_cache *tc, int tid, uint64_t now_ns)
+{
+	struct tgid_entry *e;
+	bool found;
+	int tgid;
+
+	if (tid <= 0)
+		return 0;
+	e = find(tc, tid, &found);
+	if (found && now_ns - e->stamp < TGID_TTL_NS)
+		return e->tgid;
+	tgid = read_tgid(tc, tid);
+	if (tgid)
+		insert(tc, tid, tgid, now_ns);
+	return tgid;
+}
+
+void td_tgid_note(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns)
+{
+	struct tgid_entry *e;
+	bool found;
+
+	if (tid <= 0 || tgid <= 0)
+		return;
+	e = find(tc, tid, &found);
+	if (found && e->tgid == tgid) {
+		e->stamp = now_ns;
+		return;
+	}
+	insert(tc, tid, tgid, now_ns);
+}
+
+void td_tgid_sweep(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg), void *arg)
+{
+	struct tgid_entry *old = tc->slot;
+	int last_gone = 0;
+
+	tc->slot = calloc(TGID_SLOTS, sizeof(*tc->slot));
+	if (!tc->slot) {
+		tc->slot = old;
+		return;
+	}
+	tc->used = 0;
+	/* Rebuild without the dead: deleting in place would break probe chains. */
+	for (unsigned int i = 0; i < TGID_SLOTS; i++) {
+		char path[PATH_MAX];
+
+		if (!old[i].tid)
+			continue;
+		snprintf(path, sizeof(path), "%s/%d", tc->proc_root, old[i].tgid);
+		if (access(path, F_OK)) {
+			if (gone && old[i].tgid != last_gone)
+				gone(old[i].tgid, arg);
+			last_gone = old[i].tgid;
+			continue;
+		}
+		insert(tc, old[i].tid, old[i].tgid, old[i].stamp);
+	}
+	free(old);
+}

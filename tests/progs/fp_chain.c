@@ -1,97 +1,150 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fp_chain: a known user call chain blocked in the kernel, for checking
- * user stacks end to end.
+ * fp_chain: a program with a known user call chain, for testing user stack
+ * traces. Built with frame pointers and no inlining, so a frame-pointer
+ * unwind sees exactly main -> a -> b -> c. c() enters the kernel with a
+ * raw syscall instruction, so the first user frame is inside c() itself
+ * (a libc wrapper built without frame pointers would hide it).
  *
- *   fp_chain [SLEEP_MS [DEPTH [COUNT]]]
+ *   fp_chain sleep MS [COUNT]       COUNT times: main->a->b->c->nanosleep(MS)
+ *   fp_chain recurse DEPTH MS       main->a->b->rec x DEPTH->c->nanosleep(MS)
+ *   fp_chain read                   main->a->b->c->read(0) (blocks on stdin)
+ *   fp_chain threads N MS COUNT     N threads, each doing `sleep MS COUNT`
+ *   fp_chain spawn N                N short-lived children doing `sleep 1 1`
  *
- * Calls main -> a -> b -> c, then c -> recurse(DEPTH) -> ... -> recurse(1)
- * when DEPTH > 0, and the innermost function makes a blocking nanosleep of
- * SLEEP_MS (default 10) itself, with an inline `syscall` instruction: the
- * user IP at every sched_switch is then inside c (or recurse), and a
- * frame-pointer unwind gives exactly c, b, a, main (recurse... first).
- * Repeats COUNT times (default 0: until killed). Prints "fp_chain pid=N"
- * first, flushed, so a test can filter on it.
- *
- * Built by the Makefile with frame pointers and without inlining.
+ * Prints "fp_chain pid=PID" on stdout before it starts.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-static struct timespec pause_ts;
-static int depth;
-
-/* The syscall, made from the calling function's own frame (no libc wrapper frame). */
-#define BLOCK() do {								\
-	long __ret;								\
-	__asm__ volatile("syscall"						\
-			 : "=a"(__ret)						\
-			 : "0"((long)SYS_nanosleep), "D"(&pause_ts), "S"(0L)	\
-			 : "rcx", "r11", "memory");				\
-	(void)__ret;								\
-} while (0)
-
-#ifndef __x86_64__
-#undef BLOCK
-#define BLOCK() syscall(SYS_nanosleep, &pause_ts, NULL)
-#endif
-
-/*
- * No shrink-wrapping: GCC would otherwise set up the frame only on the path
- * that calls on, and the unwind from the syscall would skip the caller.
- */
-#define CHAIN __attribute__((noinline, optimize("no-shrink-wrap")))
-
-CHAIN int recurse(int n);
-CHAIN int c(void);
-CHAIN int b(void);
-CHAIN int a(void);
-
-CHAIN int recurse(int n)
+static long raw_syscall3(long nr, long a1, long a2, long a3)
 {
-	if (n > 1)
-		return recurse(n - 1) + 1;
-	BLOCK();
-	return 1;
+	long ret;
+
+	asm volatile("syscall"
+		     : "=a"(ret)
+		     : "a"(nr), "D"(a1), "S"(a2), "d"(a3)
+		     : "rcx", "r11", "memory");
+	return ret;
 }
 
-CHAIN int c(void)
+static int mode_read;
+static long sleep_ms;
+
+__attribute__((noinline)) void c(void)
+{
+	struct timespec ts = { sleep_ms / 1000, (sleep_ms % 1000) * 1000000L };
+	char buf[64];
+
+	if (mode_read)
+		raw_syscall3(SYS_read, 0, (long)buf, sizeof(buf));
+	else
+		raw_syscall3(SYS_nanosleep, (long)&ts, 0, 0);
+	asm volatile("" ::: "memory");	/* keep the frame */
+}
+
+__attribute__((noinline)) void rec(int depth)
 {
 	if (depth > 0)
-		return recurse(depth) + 1;
-	BLOCK();
-	return 1;
+		rec(depth - 1);
+	else
+		c();
+	asm volatile("" ::: "memory");
 }
 
-CHAIN int b(void)
+__attribute__((noinline)) void b(int depth)
 {
-	return c() + 1;
+	if (depth)
+		rec(depth - 1);
+	else
+		c();
+	asm volatile("" ::: "memory");
 }
 
-CHAIN int a(void)
+__attribute__((noinline)) void a(int depth)
 {
-	return b() + 1;
+	b(depth);
+	asm volatile("" ::: "memory");
+}
+
+static void *thread_fn(void *arg)
+{
+	long count = (long)arg;
+
+	while (count-- > 0)
+		a(0);
+	return NULL;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: fp_chain sleep MS [COUNT] | recurse DEPTH MS | read |\n"
+			"                threads N MS COUNT | spawn N\n");
+	return 2;
 }
 
 int main(int argc, char **argv)
 {
-	long ms = argc > 1 ? atol(argv[1]) : 10;
-	long count = argc > 3 ? atol(argv[3]) : 0;
-	volatile int sink = 0;
+	long count = 1, depth = 0, i, n;
 
-	depth = argc > 2 ? atoi(argv[2]) : 0;
-	if (ms < 0 || depth < 0 || count < 0) {
-		fprintf(stderr, "usage: fp_chain [SLEEP_MS [DEPTH [COUNT]]]\n");
-		return 2;
-	}
-	pause_ts.tv_sec = ms / 1000;
-	pause_ts.tv_nsec = (ms % 1000) * 1000000L;
-	printf("fp_chain pid=%d\n", (int)getpid());
+	if (argc < 2)
+		return usage();
+
+	printf("fp_chain pid=%d\n", getpid());
 	fflush(stdout);
-	for (long i = 0; !count || i < count; i++)
-		sink += a();
+
+	if (!strcmp(argv[1], "sleep") && argc >= 3) {
+		sleep_ms = atol(argv[2]);
+		if (argc >= 4)
+			count = atol(argv[3]);
+	} else if (!strcmp(argv[1], "recurse") && argc >= 4) {
+		depth = atol(argv[2]);
+		sleep_ms = atol(argv[3]);
+	} else if (!strcmp(argv[1], "read")) {
+		mode_read = 1;
+	} else if (!strcmp(argv[1], "threads") && argc >= 5) {
+		pthread_t *t;
+
+		n = atol(argv[2]);
+		sleep_ms = atol(argv[3]);
+		count = atol(argv[4]);
+		t = calloc(n, sizeof(*t));
+		if (!t)
+			return 1;
+		for (i = 0; i < n; i++)
+			if (pthread_create(&t[i], NULL, thread_fn, (void *)count))
+				return 1;
+		for (i = 0; i < n; i++)
+			pthread_join(t[i], NULL);
+		free(t);
+		return 0;
+	} else if (!strcmp(argv[1], "spawn") && argc >= 3) {
+		n = atol(argv[2]);
+		sleep_ms = 1;
+		for (i = 0; i < n; i++) {
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				a(0);
+				_exit(0);
+			}
+			if (pid < 0)
+				return 1;
+		}
+		while (wait(NULL) > 0)
+			;
+		return 0;
+	} else {
+		return usage();
+	}
+
+	while (count-- > 0)
+		a(depth);
 	return 0;
 }

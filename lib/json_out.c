@@ -181,6 +181,9 @@ static int element_size(const struct tep_format_field *field)
 
 	if (field->elementsize && number_size((int)field->elementsize))
 		return (int)field->elementsize;
+	if (field->flags & TEP_FIELD_IS_LONG)
+		return field->event && field->event->tep ?
+		       tep_get_long_size(field->event->tep) : 8;
 	if (strstr(t, "char") || strstr(t, "u8") || strstr(t, "s8"))
 		return 1;
 	if (strstr(t, "short") || strstr(t, "16"))

@@ -1,0 +1,770 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for the JSON lines writer (lib/json_out.c). Every line written
+ * is parsed back with json-c and checked key by key against schema version
+ * 1 (doc/trace-defer-json.7.md): the set of keys, their types, and their
+ * values. Event fields are decoded through a real tep handle built from
+ * kernel format files (sched_switch and sched_process_exec as found on a
+ * 6.18 host, user_unwind_stack as the kernel series defines it).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+#include <traceevent/event-parse.h>
+
+#include <trace-defer/output.h>
+
+/* Kernel ABI descriptions (tracefs events/.../format). */
+static const char sched_switch_fmt[] =
+	"name: sched_switch\n"
+	"ID: 372\n"
+	"format:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	"\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+	"\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
+	"\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
+	"\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"print fmt: \"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%ld ==> "
+	"next_comm=%s next_pid=%d next_prio=%d\", REC->prev_comm, REC->prev_pid, "
+	"REC->prev_prio, REC->prev_state, REC->next_comm, REC->next_pid, REC->next_prio\n";
+
+static const char sched_exec_fmt[] =
+	"name: sched_process_exec\n"
+	"ID: 365\n"
+	"format:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"\tfield:__data_loc char[] filename;\toffset:8;\tsize:4;\tsigned:0;\n"
+	"\tfield:pid_t pid;\toffset:12;\tsize:4;\tsigned:1;\n"
+	"\tfield:pid_t old_pid;\toffset:16;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"print fmt: \"filename=%s pid=%d old_pid=%d\", __get_str(filename), REC->pid, "
+	"REC->old_pid\n";
+
+static const char unwind_stack_fmt[] =
+	"name: user_unwind_stack\n"
+	"ID: 2001\n"
+	"format:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"\tfield:u64 cookie;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:__data_loc unsigned long[] stack;\toffset:16;\tsize:4;\tsigned:0;\n"
+	"\n"
+	"print fmt: \"cookie=%llx stack=%s\", REC->cookie, "
+	"__print_array(__get_dynamic_array(stack), __get_dynamic_array_len(stack) / 8, 8)\n";
+
+/* Small signed types, a fixed number array, and a __rel_loc string. */
+static const char mixed_fmt[] =
+	"name: mixed\n"
+	"ID: 3001\n"
+	"format:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"\tfield:s8 small;\toffset:8;\tsize:1;\tsigned:1;\n"
+	"\tfield:short half;\toffset:10;\tsize:2;\tsigned:1;\n"
+	"\tfield:unsigned int vals[3];\toffset:12;\tsize:12;\tsigned:0;\n"
+	"\tfield:u64 big;\toffset:24;\tsize:8;\tsigned:0;\n"
+	"\tfield:__rel_loc char[] rname;\toffset:32;\tsize:4;\tsigned:0;\n"
+	"\n"
+	"print fmt: \"small=%d half=%d big=%llu rname=%s\", REC->small, REC->half, REC->big, "
+	"__get_rel_str(rname)\n";
+
+struct ctx {
+	struct tep_handle *tep;
+	struct tep_event *sw, *exec, *ustack, *mixed;
+};
+
+static int setup(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -1;
+	c->tep = tep_alloc();
+	if (!c->tep)
+		return -1;
+	tep_set_long_size(c->tep, 8);
+	if (tep_parse_event(c->tep, sched_switch_fmt, strlen(sched_switch_fmt), "sched") ||
+	    tep_parse_event(c->tep, sched_exec_fmt, strlen(sched_exec_fmt), "sched") ||
+	    tep_parse_event(c->tep, unwind_stack_fmt, strlen(unwind_stack_fmt), "ftrace") ||
+	    tep_parse_event(c->tep, mixed_fmt, strlen(mixed_fmt), "test"))
+		return -1;
+	c->sw = tep_find_event_by_name(c->tep, "sched", "sched_switch");
+	c->exec = tep_find_event_by_name(c->tep, "sched", "sched_process_exec");
+	c->ustack = tep_find_event_by_name(c->tep, "ftrace", "user_unwind_stack");
+	c->mixed = tep_find_event_by_name(c->tep, "test", "mixed");
+	if (!c->sw || !c->exec || !c->ustack || !c->mixed)
+		return -1;
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct ctx *c = *state;
+
+	tep_free(c->tep);
+	free(c);
+	return 0;
+}
+
+/* ---- writing and reading back ---- */
+
+/* Write @r with td_json_write() and return the text (caller frees). */
+static char *write_one(const struct td_resolved *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(td_json_write(f, r), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(buf);
+	return buf;
+}
+
+/* One line, newline-terminated, no other newline: parse it. */
+static struct json_object *parse_line(const char *text)
+{
+	size_t len = strlen(text);
+	struct json_tokener *tok;
+	struct json_object *obj;
+
+	assert_true(len > 1);
+	assert_int_equal(text[len - 1], '\n');
+	assert_null(memchr(text, '\n', len - 1));
+	tok = json_tokener_new();
+	assert_non_null(tok);
+	obj = json_tokener_parse_ex(tok, text, (int)len - 1);
+	assert_int_equal(json_tokener_get_error(tok), json_tokener_success);
+	/* The whole line is that one object. */
+	assert_int_equal(json_tokener_get_parse_end(tok), len - 1);
+	json_tokener_free(tok);
+	assert_non_null(obj);
+	return obj;
+}
+
+/* ---- the schema, version 1 ---- */
+
+#define T_INT	(1u << json_type_int)
+#define T_STR	(1u << json_type_string)
+#define T_NULL	(1u << json_type_null)
+#define T_OBJ	(1u << json_type_object)
+#define T_ARR	(1u << json_type_array)
+
+struct key_spec {
+	const char *key;
+	unsigned int types;
+};
+
+static const struct key_spec record_schema[] = {
+	{ "v", T_INT },
+	{ "ts", T_INT },
+	{ "cpu", T_INT },
+	{ "pid", T_INT },
+	{ "tid", T_INT },
+	{ "comm", T_STR },
+	{ "event", T_STR },
+	{ "fields", T_OBJ },
+	{ "cookie", T_STR | T_NULL },
+	{ "status", T_STR },
+	{ "kernel_stack", T_ARR },
+	{ "user_stack", T_ARR },
+	{ NULL, 0 },
+};
+
+static const struct key_spec kframe_schema[] = {
+	{ "addr", T_STR },
+	{ "sym", T_STR | T_NULL },
+	{ "off", T_INT | T_NULL },
+	{ NULL, 0 },
+};
+
+static const struct key_spec uframe_schema[] = {
+	{ "addr", T_STR },
+	{ "sym", T_STR | T_NULL },
+	{ "off", T_INT | T_NULL },
+	{ "obj", T_STR | T_NULL },
+	{ "file_off", T_STR | T_NULL },
+	{ "build_id", T_STR | T_NULL },
+	{ NULL, 0 },
+};
+
+static unsigned int type_bit(struct json_object *v)
+{
+	return 1u << json_object_get_type(v);	/* NULL is json_type_null */
+}
+
+/* @obj has exactly the keys of @spec, each of an allowed type. */
+static void check_keys(struct json_object *obj, const struct key_spec *spec)
+{
+	size_t n = 0;
+
+	assert_true(json_object_is_type(obj, json_type_object));
+	for (; spec[n].key; n++) {
+		struct json_object *v;
+
+		if (!json_object_object_get_ex(obj, spec[n].key, &v))
+			fail_msg("key \"%s\" missing", spec[n].key);
+		if (!(type_bit(v) & spec[n].types))
+			fail_msg("key \"%s\" has type %s", spec[n].key,
+				 json_type_to_name(json_object_get_type(v)));
+	}
+	assert_int_equal(json_object_object_length(obj), n);
+}
+
+static void check_hex(struct json_object *v, uint64_t want)
+{
+	const char *s = json_object_get_string(v);
+	char *end;
+
+	assert_true(json_object_is_type(v, json_type_string));
+	assert_true(!strncmp(s, "0x", 2));
+	assert_true(s[2] != '\0');
+	assert_int_equal(strtoull(s + 2, &end, 16), want);
+	assert_int_equal(*end, '\0');
+	/* Lower case, no leading zeros: one spelling per value. */
+	for (s += 2; *s; s++)
+		assert_true((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f'));
+}
+
+static void check_frame(struct json_object *o, const struct td_frame *fr, bool user)
+{
+	struct json_object *v;
+
+	check_keys(o, user ? uframe_schema : kframe_schema);
+	json_object_object_get_ex(o, "addr", &v);
+	check_hex(v, fr->addr);
+	json_object_object_get_ex(o, "sym", &v);
+	if (fr->symbol)
+		assert_string_equal(json_object_get_string(v), fr->symbol);
+	else
+		assert_null(v);
+	json_object_object_get_ex(o, "off", &v);
+	if (fr->symbol)
+		assert_int_equal(json_object_get_uint64(v), fr->sym_offset);
+	else
+		assert_null(v);
+	if (!user)
+		return;
+	json_object_object_get_ex(o, "obj", &v);
+	if (fr->object)
+		assert_string_equal(json_object_get_string(v), fr->object);
+	else
+		assert_null(v);
+	json_object_object_get_ex(o, "file_off", &v);
+	if (fr->object)
+		check_hex(v, fr->file_offset);
+	else
+		assert_null(v);
+	json_object_object_get_ex(o, "build_id", &v);
+	if (fr->build_id)
+		assert_string_equal(json_object_get_string(v), fr->build_id);
+	else
+		assert_null(v);
+}
+
+static const char *const valid_status[] = {
+	"stitched", "user_lost", "unwind_failed", "no_user", "inplace", NULL,
+};
+
+/* The record against the schema and against what was written. */
+static void check_record(struct json_object *o, const struct td_resolved *r)
+{
+	const struct td_event *ev = r->ev;
+	struct json_object *v;
+	const char *st;
+	size_t i;
+	bool known = false;
+
+	check_keys(o, record_schema);
+	json_object_object_get_ex(o, "v", &v);
+	assert_int_equal(json_object_get_int(v), 1);
+	json_object_object_get_ex(o, "ts", &v);
+	assert_int_equal(json_object_get_uint64(v), ev->ts);
+	json_object_object_get_ex(o, "cpu", &v);
+	assert_int_equal(json_object_get_int(v), ev->cpu);
+	json_object_object_get_ex(o, "pid", &v);
+	assert_int_equal(json_object_get_int(v), ev->pid);
+	json_object_object_get_ex(o, "tid", &v);
+	assert_int_equal(json_object_get_int(v), ev->tid);
+	json_object_object_get_ex(o, "cookie", &v);
+	if (r->cookie)
+		check_hex(v, r->cookie);
+	else
+		assert_null(v);
+	json_object_object_get_ex(o, "status", &v);
+	st = json_object_get_string(v);
+	for (i = 0; valid_status[i]; i++)
+		known |= !strcmp(st, valid_status[i]);
+	assert_true(known);
+	assert_string_equal(st, td_status_name(r->status));
+	json_object_object_get_ex(o, "event", &v);
+	assert_non_null(strchr(json_object_get_string(v), ':'));
+	json_object_object_get_ex(o, "fields", &v);
+	json_object_object_foreach(v, key, val) {
+		(void)val;
+		assert_true(strncmp(key, "common_", 7));
+	}
+
+	json_object_object_get_ex(o, "kernel_stack", &v);
+	assert_int_equal(json_object_array_length(v), r->nr_kframes);
+	for (i = 0; i < r->nr_kframes; i++)
+		check_frame(json_object_array_get_idx(v, i), &r->kframes[i], false);
+	json_object_object_get_ex(o, "user_stack", &v);
+	assert_int_equal(json_object_array_length(v), r->nr_uframes);
+	for (i = 0; i < r->nr_uframes; i++)
+		check_frame(json_object_array_get_idx(v, i), &r->uframes[i], true);
+}
+
+/* ---- records ---- */
+
+static void put16(unsigned char *p, uint16_t v)
+{
+	memcpy(p, &v, 2);
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+static void common(unsigned char *raw, int id, int pid)
+{
+	put16(raw, (uint16_t)id);
+	raw[2] = 1;
+	raw[3] = 2;
+	put32(raw + 4, (uint32_t)pid);
+}
+
+static struct td_event *switch_event(struct ctx *c)
+{
+	struct td_event *ev = td_event_new();
+	unsigned char *raw = calloc(1, 64);
+
+	assert_non_null(ev);
+	assert_non_null(raw);
+	common(raw, 372, 4242);
+	memcpy(raw + 8, "fp_chain", 8);
+	put32(raw + 24, 4242);
+	put32(raw + 28, (uint32_t)-20);		/* negative: sign must survive */
+	put64(raw + 32, 1);
+	memcpy(raw + 40, "swapper/1", 9);
+	put32(raw + 56, 0);
+	put32(raw + 60, 120);
+	ev->raw = raw;
+	ev->raw_size = 64;
+	ev->tep_event = c->sw;
+	ev->ts = 123456789012345ULL;
+	ev->cpu = 1;
+	ev->pid = 4240;
+	ev->tid = 4242;
+	strcpy(ev->comm, "fp_chain");
+	ev->has_cookie = true;
+	ev->cookie = 0x0000000700000002ULL;
+	return ev;
+}
+
+static const struct td_frame kframes[] = {
+	{ .addr = 0xffffffff81a0b0c0ULL, .symbol = "__schedule", .sym_offset = 0x2c0,
+	  .object = "[kernel]" },
+	{ .addr = 0xffffffff81a0c100ULL, .symbol = "schedule", .sym_offset = 0x40 },
+	{ .addr = 0xffffffffc0001234ULL },	/* unknown: raw address only */
+};
+
+static const struct td_frame uframes[] = {
+	{ .addr = 0x5555555551a9ULL, .symbol = "c", .sym_offset = 0x10,
+	  .object = "/work/main/build/progs/fp_chain", .file_offset = 0x11a9,
+	  .build_id = "0123456789abcdef0123456789abcdef01234567" },
+	{ .addr = 0x5555555551d0ULL, .symbol = "b", .sym_offset = 0x1b,
+	  .object = "/work/main/build/progs/fp_chain", .file_offset = 0x11d0 },
+	{ .addr = 0x7ffff7dd1234ULL, .object = "/usr/lib/x86_64-linux-gnu/libc.so.6",
+	  .file_offset = 0x27234 },
+	{ .addr = 0x1000 },
+};
+
+static void test_stitched_record(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c);
+	struct td_resolved r = {
+		.ev = ev, .status = TD_STITCHED, .cookie = ev->cookie,
+		.event_name = "sched:sched_switch",
+		.kframes = kframes, .nr_kframes = 3, .uframes = uframes, .nr_uframes = 4,
+	};
+	struct json_object *o, *f, *v;
+	char *text = write_one(&r);
+
+	/* No escaped slashes: paths stay readable and greppable. */
+	assert_null(strstr(text, "\\/"));
+	assert_non_null(strstr(text, "\"/usr/lib/x86_64-linux-gnu/libc.so.6\""));
+	o = parse_line(text);
+	check_record(o, &r);
+
+	json_object_object_get_ex(o, "comm", &v);
+	assert_string_equal(json_object_get_string(v), "fp_chain");
+	json_object_object_get_ex(o, "event", &v);
+	assert_string_equal(json_object_get_string(v), "sched:sched_switch");
+	json_object_object_get_ex(o, "cookie", &v);
+	assert_string_equal(json_object_get_string(v), "0x700000002");
+
+	json_object_object_get_ex(o, "fields", &f);
+	assert_int_equal(json_object_object_length(f), 7);
+	json_object_object_get_ex(f, "prev_comm", &v);
+	assert_true(json_object_is_type(v, json_type_string));
+	assert_string_equal(json_object_get_string(v), "fp_chain");
+	json_object_object_get_ex(f, "next_comm", &v);
+	assert_string_equal(json_object_get_string(v), "swapper/1");
+	json_object_object_get_ex(f, "prev_pid", &v);
+	assert_true(json_object_is_type(v, json_type_int));
+	assert_int_equal(json_object_get_int64(v), 4242);
+	json_object_object_get_ex(f, "prev_prio", &v);
+	assert_true(json_object_is_type(v, json_type_int));
+	assert_int_equal(json_object_get_int64(v), -20);
+	json_object_object_get_ex(f, "prev_state", &v);
+	assert_int_equal(json_object_get_int64(v), 1);
+	json_object_object_get_ex(f, "next_pid", &v);
+	assert_int_equal(json_object_get_int64(v), 0);
+	json_object_object_get_ex(f, "next_prio", &v);
+	assert_int_equal(json_object_get_int64(v), 120);
+
+	/* Kernel addresses above INT64_MAX come back exact. */
+	json_object_object_get_ex(o, "kernel_stack", &v);
+	v = json_object_array_get_idx(v, 0);
+	json_object_object_get_ex(v, "addr", &v);
+	assert_string_equal(json_object_get_string(v), "0xffffffff81a0b0c0");
+
+	json_object_put(o);
+	free(text);
+	td_event_free(ev);
+}
+
+/* Every status, with and without cookie, with empty stacks. */
+static void test_statuses(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c);
+	enum td_status s;
+
+	for (s = 0; s < TD_NR_STATUS; s++) {
+		struct td_resolved r = {
+			.ev = ev, .status = s, .cookie = s == TD_NO_USER ? 0 : ev->cookie,
+			.kframes = kframes, .nr_kframes = s == TD_INPLACE ? 0 : 2,
+			.uframes = uframes, .nr_uframes = s == TD_STITCHED || s == TD_INPLACE ? 2 : 0,
+		};
+		struct json_object *o, *v;
+		char *text = write_one(&r);
+
+		o = parse_line(text);
+		check_record(o, &r);
+		/* No event_name given: "system:name" from the format. */
+		json_object_object_get_ex(o, "event", &v);
+		assert_string_equal(json_object_get_string(v), "sched:sched_switch");
+		json_object_put(o);
+		free(text);
+	}
+	td_event_free(ev);
+}
+
+static void test_dynamic_fields(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = td_event_new();
+	const uint64_t ips[3] = { 0x401136, 0x7ffff7dd1234ULL, 0xfffffffffffff000ULL };
+	const char *fname = "/usr/bin/true";
+	unsigned char *raw = calloc(1, 128);
+	struct json_object *o, *f, *v;
+	struct td_resolved r = { .ev = ev, .status = TD_NO_USER };
+	char *text;
+	size_t i;
+
+	/* sched_process_exec: __data_loc char[] filename. */
+	assert_non_null(ev);
+	assert_non_null(raw);
+	common(raw, 365, 77);
+	put32(raw + 8, (uint32_t)(((strlen(fname) + 1) << 16) | 20));
+	put32(raw + 12, 77);
+	put32(raw + 16, 76);
+	memcpy(raw + 20, fname, strlen(fname) + 1);
+	ev->raw = raw;
+	ev->raw_size = 20 + (int)strlen(fname) + 1;
+	ev->tep_event = c->exec;
+	ev->tid = ev->pid = 77;
+	text = write_one(&r);
+	o = parse_line(text);
+	check_record(o, &r);
+	json_object_object_get_ex(o, "fields", &f);
+	assert_int_equal(json_object_object_length(f), 3);
+	json_object_object_get_ex(f, "filename", &v);
+	assert_true(json_object_is_type(v, json_type_string));
+	assert_string_equal(json_object_get_string(v), fname);
+	json_object_object_get_ex(f, "old_pid", &v);
+	assert_int_equal(json_object_get_int(v), 76);
+	json_object_put(o);
+	free(text);
+
+	/* user_unwind_stack: __data_loc unsigned long[] -> array of numbers. */
+	memset(raw, 0, 128);
+	common(raw, 2001, 77);
+	put64(raw + 8, 0x300000001ULL);
+	put32(raw + 16, (uint32_t)((sizeof(ips) << 16) | 24));
+	memcpy(raw + 24, ips, sizeof(ips));
+	ev->raw_size = 24 + (int)sizeof(ips);
+	ev->tep_event = c->ustack;
+	text = write_one(&r);
+	o = parse_line(text);
+	check_record(o, &r);
+	json_object_object_get_ex(o, "event", &v);
+	assert_string_equal(json_object_get_string(v), "ftrace:user_unwind_stack");
+	json_object_object_get_ex(o, "fields", &f);
+	json_object_object_get_ex(f, "cookie", &v);
+	assert_true(json_object_is_type(v, json_type_int));
+	assert_int_equal(json_object_get_uint64(v), 0x300000001ULL);
+	json_object_object_get_ex(f, "stack", &v);
+	assert_true(json_object_is_type(v, json_type_array));
+	assert_int_equal(json_object_array_length(v), 3);
+	for (i = 0; i < 3; i++) {
+		struct json_object *e = json_object_array_get_idx(v, i);
+
+		assert_true(json_object_is_type(e, json_type_int));
+		assert_int_equal(json_object_get_uint64(e), ips[i]);
+	}
+	json_object_put(o);
+	free(text);
+
+	/* Zero entries: an empty array, not null. */
+	put32(raw + 16, 24);
+	ev->raw_size = 24;
+	text = write_one(&r);
+	o = parse_line(text);
+	json_object_object_get_ex(o, "fields", &f);
+	json_object_object_get_ex(f, "stack", &v);
+	assert_true(json_object_is_type(v, json_type_array));
+	assert_int_equal(json_object_array_length(v), 0);
+	json_object_put(o);
+	free(text);
+
+	/* A data_loc pointing past the record: null, not a read out of bounds. */
+	put32(raw + 16, (uint32_t)((64u << 16) | 24));
+	text = write_one(&r);
+	o = parse_line(text);
+	check_record(o, &r);
+	json_object_object_get_ex(o, "fields", &f);
+	assert_true(json_object_object_get_ex(f, "stack", &v));
+	assert_null(v);
+	json_object_object_get_ex(f, "cookie", &v);
+	assert_int_equal(json_object_get_uint64(v), 0x300000001ULL);
+	json_object_put(o);
+	free(text);
+	td_event_free(ev);
+}
+
+static void test_mixed_fields(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = td_event_new();
+	unsigned char *raw = calloc(1, 64);
+	struct td_resolved r = { .ev = ev, .status = TD_NO_USER };
+	struct json_object *o, *f, *v;
+	char *text;
+
+	assert_non_null(ev);
+	assert_non_null(raw);
+	common(raw, 3001, 5);
+	raw[8] = 0xfe;				/* s8 -2 */
+	put16(raw + 10, 0x8000);		/* short -32768 */
+	put32(raw + 12, 1);
+	put32(raw + 16, 0xffffffffu);
+	put32(raw + 20, 3);
+	put64(raw + 24, 0xfedcba9876543210ULL);
+	/* __rel_loc: offset counted from the end of the field (36). */
+	put32(raw + 32, (5u << 16) | 4);
+	memcpy(raw + 40, "abcd", 5);
+	ev->raw = raw;
+	ev->raw_size = 45;
+	ev->tep_event = c->mixed;
+	text = write_one(&r);
+	o = parse_line(text);
+	check_record(o, &r);
+	json_object_object_get_ex(o, "fields", &f);
+	json_object_object_get_ex(f, "small", &v);
+	assert_int_equal(json_object_get_int64(v), -2);
+	json_object_object_get_ex(f, "half", &v);
+	assert_int_equal(json_object_get_int64(v), -32768);
+	json_object_object_get_ex(f, "vals", &v);
+	assert_true(json_object_is_type(v, json_type_array));
+	assert_int_equal(json_object_array_length(v), 3);
+	assert_int_equal(json_object_get_int64(json_object_array_get_idx(v, 1)), 0xffffffffLL);
+	assert_int_equal(json_object_get_int64(json_object_array_get_idx(v, 2)), 3);
+	json_object_object_get_ex(f, "big", &v);
+	assert_int_equal(json_object_get_uint64(v), 0xfedcba9876543210ULL);
+	json_object_object_get_ex(f, "rname", &v);
+	assert_string_equal(json_object_get_string(v), "abcd");
+	json_object_put(o);
+	free(text);
+
+	/* Truncated record: fields past the end are null, the rest decoded. */
+	ev->raw_size = 20;
+	text = write_one(&r);
+	o = parse_line(text);
+	check_record(o, &r);
+	json_object_object_get_ex(o, "fields", &f);
+	assert_int_equal(json_object_object_length(f), 5);
+	json_object_object_get_ex(f, "half", &v);
+	assert_int_equal(json_object_get_int64(v), -32768);
+	assert_true(json_object_object_get_ex(f, "vals", &v));
+	assert_null(v);
+	assert_true(json_object_object_get_ex(f, "big", &v));
+	assert_null(v);
+	json_object_put(o);
+	free(text);
+	td_event_free(ev);
+}
+
+/* Hostile strings: quotes, control characters, invalid UTF-8. */
+static void test_strings(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c);
+	static const struct td_frame odd[] = {
+		{ .addr = 0x10, .symbol = "operator\"new\"\n\t(x)\\", .object = "/tmp/a b/c\"d" },
+	};
+	struct td_resolved r = {
+		.ev = ev, .status = TD_STITCHED, .cookie = 1, .event_name = "sched:sched_switch",
+		.uframes = odd, .nr_uframes = 1,
+	};
+	struct json_object *o, *v;
+	char *text;
+
+	memcpy(ev->comm, "a\xff\xc3(b\xe2\x82\xac\x01xyzwvutsr", TD_COMM_LEN);	/* not terminated */
+	memcpy((char *)ev->raw + 8, "bad\xc0\xafutf8", 10);		/* overlong '/' */
+	text = write_one(&r);
+	o = parse_line(text);
+	check_record(o, &r);
+	json_object_object_get_ex(o, "comm", &v);
+	/* Invalid bytes become U+FFFD; valid UTF-8 and controls survive escaped. */
+	assert_string_equal(json_object_get_string(v),
+			    "a\xef\xbf\xbd\xef\xbf\xbd(b\xe2\x82\xac\x01xyzwvut");
+	json_object_object_get_ex(o, "fields", &v);
+	json_object_object_get_ex(v, "prev_comm", &v);
+	assert_string_equal(json_object_get_string(v), "bad\xef\xbf\xbd\xef\xbf\xbdutf8");
+	json_object_put(o);
+	free(text);
+	td_event_free(ev);
+}
+
+/* No format at all: an empty "fields" object, the given event name. */
+static void test_no_format(void **state)
+{
+	struct td_event *ev = td_event_new();
+	struct td_resolved r = { .ev = ev, .status = TD_INPLACE, .event_name = "foo:bar",
+				 .uframes = uframes, .nr_uframes = 4 };
+	struct json_object *o, *v;
+	char *text, *fmt = NULL;
+
+	assert_non_null(ev);
+	ev->tid = 3;
+	text = write_one(&r);
+	o = parse_line(text);
+	check_record(o, &r);
+	json_object_object_get_ex(o, "fields", &v);
+	assert_int_equal(json_object_object_length(v), 0);
+	json_object_object_get_ex(o, "comm", &v);
+	assert_string_equal(json_object_get_string(v), "");
+	/* td_json_format() gives the same text without the newline. */
+	assert_int_equal(td_json_format(&r, &fmt), 0);
+	assert_int_equal(strlen(fmt) + 1, strlen(text));
+	assert_memory_equal(fmt, text, strlen(fmt));
+	free(fmt);
+	json_object_put(o);
+	free(text);
+	td_event_free(ev);
+}
+
+static void test_write_error(void **state)
+{
+	struct td_event *ev = td_event_new();
+	struct td_resolved r = { .ev = ev, .status = TD_NO_USER, .event_name = "a:b" };
+	FILE *f = fopen("/dev/null", "r");
+	int ret;
+
+	assert_non_null(ev);
+	assert_non_null(f);
+	setvbuf(f, NULL, _IONBF, 0);
+	ret = td_json_write(f, &r);
+	assert_true(ret < 0);
+	fclose(f);
+	td_event_free(ev);
+}
+
+static void test_utf8(void **state)
+{
+	const struct {
+		const char *s;
+		size_t n, want;
+	} cases[] = {
+		{ "a", 1, 1 },
+		{ "\xc3\xa9", 2, 2 },
+		{ "\xe2\x82\xac", 3, 3 },
+		{ "\xf0\x9f\x98\x80", 4, 4 },
+		{ "\xc3", 1, 0 },		/* truncated */
+		{ "\xc0\xaf", 2, 0 },		/* overlong */
+		{ "\xe0\x80\xaf", 3, 0 },	/* overlong */
+		{ "\xed\xa0\x80", 3, 0 },	/* surrogate */
+		{ "\xf4\x90\x80\x80", 4, 0 },	/* > U+10FFFF */
+		{ "\x80", 1, 0 },		/* lone continuation */
+		{ "\xe2\x28\xa1", 3, 0 },	/* bad continuation */
+		{ "", 0, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(td_utf8_seq_len((const unsigned char *)cases[i].s, cases[i].n),
+				 cases[i].want);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stitched_record),
+		cmocka_unit_test(test_statuses),
+		cmocka_unit_test(test_dynamic_fields),
+		cmocka_unit_test(test_mixed_fields),
+		cmocka_unit_test(test_strings),
+		cmocka_unit_test(test_no_format),
+		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_utf8),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

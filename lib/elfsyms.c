@@ -35,6 +35,7 @@ struct sym_info {
 
 struct td_elfsyms {
 	size_t nr;
+	bool full;
 	uint64_t *addrs;	/* sorted; searched apart from the rest for cache locality */
 	struct sym_info *info;
 	char *pool;
@@ -100,10 +101,17 @@ static int read_segments(struct td_elf *e)
 {
 	GElf_Addr bias;
 	Elf *elf = dwfl_module_getelf(e->priv->mod, &bias);
+	Elf_Scn *scn = NULL;
 	size_t phnum, i;
 
 	if (!elf || elf_getphdrnum(elf, &phnum))
 		return -ENOEXEC;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+
+		if (sh && sh->sh_type == SHT_SYMTAB)
+			e->has_symtab = true;
+	}
 	e->priv->bias = bias;
 	e->segs = calloc(phnum ? phnum : 1, sizeof(*e->segs));
 	if (!e->segs)
@@ -307,12 +315,16 @@ static int collect(struct td_elf_priv *p, struct builder *b)
 struct td_elfsyms *td_elf_symbols(struct td_elf *e)
 {
 	struct builder b = { 0 };
+	const char *debugfile = NULL;
 	struct td_elfsyms *t;
 	size_t i, out = 0;
 
 	t = calloc(1, sizeof(*t));
 	if (!t || collect(e->priv, &b))
 		goto fail;
+	/* Known once the symbol table was looked for. */
+	dwfl_module_info(e->priv->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	t->full = e->has_symtab || debugfile;
 	if (b.nr) {
 		qsort_r(b.v, b.nr, sizeof(*b.v), raw_cmp, b.pool);
 		for (i = 1; i < b.nr; i++)
@@ -390,6 +402,11 @@ bool td_elfsyms_find(struct td_elfsyms *t, uint64_t vaddr, const char **name, ui
 size_t td_elfsyms_count(const struct td_elfsyms *t)
 {
 	return t ? t->nr : 0;
+}
+
+bool td_elfsyms_full(const struct td_elfsyms *t)
+{
+	return t->full;
 }
 
 void td_elfsyms_free(struct td_elfsyms *t)

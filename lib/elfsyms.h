@@ -34,6 +34,7 @@ struct td_elf {
 	unsigned int build_id_len;	/* 0: none */
 	struct td_elfseg *segs;		/* malloc'ed; the caller may take it */
 	unsigned int nr_segs;
+	bool has_symtab;		/* the file itself has a .symtab */
 	struct td_elf_priv *priv;
 };
 
@@ -63,6 +64,13 @@ bool td_elf_off2vaddr(const struct td_elfseg *segs, unsigned int nr, uint64_t of
  */
 bool td_elfsyms_find(struct td_elfsyms *t, uint64_t vaddr, const char **name, uint64_t *start);
 size_t td_elfsyms_count(const struct td_elfsyms *t);
+
+/*
+ * The table came from a full .symtab (the object's or its debug file's), not
+ * only .dynsym/MiniDebugInfo: another file with the same build-id cannot
+ * give a better one.
+ */
+bool td_elfsyms_full(const struct td_elfsyms *t);
 void td_elfsyms_free(struct td_elfsyms *t);
 
 /*

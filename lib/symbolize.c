@@ -100,6 +100,19 @@ static void htab_add(struct htab *t, struct hnode *n, uint64_t hash)
 	t->nr++;
 }
 
+static void htab_del(struct htab *t, struct hnode *n)
+{
+	struct hnode **pp;
+
+	for (pp = &t->b[n->hash & t->mask]; *pp; pp = &(*pp)->next) {
+		if (*pp == n) {
+			*pp = n->next;
+			t->nr--;
+			return;
+		}
+	}
+}
+
 /* Empty @t, calling @fn on every node. */
 static void htab_destroy(struct htab *t, void (*fn)(struct hnode *))
 {
@@ -229,11 +242,16 @@ static const char *build_id_hex(struct td_symbolizer *sym, const uint8_t *id, un
 	return intern(sym, buf, 2 * len);
 }
 
-/* The symbol table for @e: shared by build-id, else read now. */
+/*
+ * The symbol table for @e: shared with an earlier file of the same build-id,
+ * else read now. A stripped copy read first gives a .dynsym-only table; a
+ * later unstripped copy of the same build then reads its own, better one,
+ * which replaces the shared entry.
+ */
 static struct td_elfsyms *object_symbols(struct td_symbolizer *sym, struct td_elf *e)
 {
 	uint64_t h = hash_bytes(e->build_id, e->build_id_len, HASH_SEED);
-	struct symtab *st;
+	struct symtab *st, *shared = NULL;
 	struct hnode *n;
 
 	if (e->build_id_len) {
@@ -241,9 +259,13 @@ static struct td_elfsyms *object_symbols(struct td_symbolizer *sym, struct td_el
 			st = container_of(n, struct symtab, node);
 			if (st->build_id_len == e->build_id_len &&
 			    !memcmp(st->build_id, e->build_id, e->build_id_len)) {
-				sym->stats.symtabs_shared++;
-				return st->syms;
+				shared = st;
+				break;
 			}
+		}
+		if (shared && (td_elfsyms_full(shared->syms) || !e->has_symtab)) {
+			sym->stats.symtabs_shared++;
+			return shared->syms;
 		}
 	}
 	st = calloc(1, sizeof(*st));
@@ -260,7 +282,11 @@ static struct td_elfsyms *object_symbols(struct td_symbolizer *sym, struct td_el
 	if (e->build_id_len) {
 		memcpy(st->build_id, e->build_id, e->build_id_len);
 		st->build_id_len = e->build_id_len;
-		htab_add(&sym->symtabs, &st->node, h);
+		/* The poorer table stays for the objects using it, unindexed. */
+		if (shared && td_elfsyms_full(st->syms))
+			htab_del(&sym->symtabs, &shared->node);
+		if (!shared || td_elfsyms_full(st->syms))
+			htab_add(&sym->symtabs, &st->node, h);
 	}
 	return st->syms;
 }

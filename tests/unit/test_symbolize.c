@@ -1,0 +1,995 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Symbolizer tests on real processes: fixture programs built by
+ * tests/unit/rules.mk into $(BUILD)/fixtures/ are started, print the
+ * addresses of their functions and block on stdin; the test names those
+ * addresses and checks symbol, object, file offset and build-id against
+ * values read independently (libelf on the unstripped builds, `readelf -n`).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <trace-defer/symbolize.h>
+
+#include "../../lib/procmaps.h"
+
+static char fxdir[PATH_MAX];
+
+/* ---- fixture processes ------------------------------------------------ */
+
+#define FX_MAX_VALS 32
+
+struct fx {
+	pid_t pid;
+	int to_child;
+	FILE *from_child;
+	char path[PATH_MAX];	/* realpath of the executable */
+	int nr;
+	struct {
+		char name[64];
+		uint64_t addr;
+	} v[FX_MAX_VALS];
+};
+
+static struct fx pie, nopie, link_fx, badcrc, bid, cxx;
+
+static void fx_path(char *buf, const char *name)
+{
+	if (snprintf(buf, PATH_MAX, "%s/%s", fxdir, name) >= PATH_MAX)
+		fail_msg("path too long: %s/%s", fxdir, name);
+}
+
+/* Read "name=0xADDR" lines up to "ready"; 0 or -1. */
+static int fx_read(struct fx *f)
+{
+	char line[256];
+
+	while (fgets(line, sizeof(line), f->from_child)) {
+		char *eq = strchr(line, '=');
+
+		if (!strcmp(line, "ready\n"))
+			return 0;
+		if (!eq || f->nr == FX_MAX_VALS)
+			continue;
+		*eq = '\0';
+		if (strlen(line) >= sizeof(f->v[f->nr].name))
+			continue;
+		strcpy(f->v[f->nr].name, line);
+		f->v[f->nr].addr = strtoull(eq + 1, NULL, 16);
+		f->nr++;
+	}
+	return -1;
+}
+
+static int fx_start(struct fx *f, const char *name)
+{
+	int in[2], out[2];
+	char path[PATH_MAX];
+	pid_t parent = getpid();
+
+	memset(f, 0, sizeof(*f));
+	fx_path(path, name);
+	if (!realpath(path, f->path))
+		return -1;
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
+		return -1;
+	f->pid = fork();
+	if (f->pid < 0)
+		return -1;
+	if (!f->pid) {
+		/* Never outlive the test, even if it crashes. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		execl(f->path, f->path, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	f->to_child = in[1];
+	f->from_child = fdopen(out[0], "r");
+	if (!f->from_child)
+		return -1;
+	return fx_read(f);
+}
+
+static void fx_stop(struct fx *f)
+{
+	if (f->pid <= 0)
+		return;
+	close(f->to_child);
+	if (f->from_child)
+		fclose(f->from_child);
+	/* EOF on stdin makes the fixture exit; a kill covers a stuck one. */
+	if (waitpid(f->pid, NULL, WNOHANG) == 0) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		int i;
+
+		for (i = 0; i < 100 && waitpid(f->pid, NULL, WNOHANG) == 0; i++)
+			nanosleep(&ts, NULL);
+		if (i == 100) {
+			kill(f->pid, SIGKILL);
+			waitpid(f->pid, NULL, 0);
+		}
+	}
+	f->pid = 0;
+}
+
+static int fx_cmd(struct fx *f, const char *cmd)
+{
+	if (dprintf(f->to_child, "%s\n", cmd) < 0)
+		return -1;
+	return fx_read(f);
+}
+
+static uint64_t fx_get(const struct fx *f, const char *name)
+{
+	int i;
+
+	for (i = 0; i < f->nr; i++)
+		if (!strcmp(f->v[i].name, name))
+			return f->v[i].addr;
+	fail_msg("fixture %s did not report %s", f->path, name);
+	return 0;
+}
+
+/* ---- expected values, computed independently -------------------------- */
+
+struct elf_expect {
+	uint64_t vaddr, size, offset;
+};
+
+/*
+ * @name's value in @path's .symtab, and (unless @path is a debug file, whose
+ * segments hold no bytes) its file offset through PT_LOAD.
+ */
+static void elf_lookup_in(const char *path, const char *name, struct elf_expect *ex,
+			  bool need_offset)
+{
+	Elf_Scn *scn = NULL;
+	size_t phnum, i;
+	bool found = false;
+	int fd = open(path, O_RDONLY);
+	Elf *elf;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &s))
+				continue;
+			n = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (n && !strcmp(n, name) && s.st_shndx != SHN_UNDEF) {
+				ex->vaddr = s.st_value;
+				ex->size = s.st_size;
+				found = true;
+				break;
+			}
+		}
+	}
+	if (!found)
+		fail_msg("%s: no symbol %s", path, name);
+	found = !need_offset;
+	assert_int_equal(elf_getphdrnum(elf, &phnum), 0);
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (ex->vaddr >= ph.p_vaddr && ex->vaddr < ph.p_vaddr + ph.p_filesz) {
+			ex->offset = ex->vaddr - ph.p_vaddr + ph.p_offset;
+			found = true;
+		}
+	}
+	assert_true(found);
+	elf_end(elf);
+	close(fd);
+}
+
+static void elf_lookup(const char *path, const char *name, struct elf_expect *ex)
+{
+	elf_lookup_in(path, name, ex, true);
+}
+
+static bool has_symtab(const char *path)
+{
+	Elf_Scn *scn = NULL;
+	bool ret = false;
+	int fd = open(path, O_RDONLY);
+	Elf *elf;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			ret = true;
+	}
+	elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+/* The build-id `readelf -n` prints, or "" when it prints none. */
+static void readelf_build_id(const char *path, char *out, size_t len)
+{
+	char cmd[PATH_MAX + 64], line[512];
+	FILE *p;
+
+	out[0] = '\0';
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s'", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *s = strstr(line, "Build ID: ");
+
+		if (s) {
+			s += strlen("Build ID: ");
+			s[strcspn(s, " \n")] = '\0';
+			snprintf(out, len, "%s", s);
+		}
+	}
+	assert_int_equal(pclose(p), 0);
+}
+
+static struct td_symbolizer *new_sym(unsigned int refresh_us, const char *debug_sub)
+{
+	char debug_dir[PATH_MAX];
+	struct td_sym_config cfg = {
+		.debug_dir = debug_dir,
+		.maps_refresh_us = refresh_us,
+	};
+	struct td_symbolizer *sym;
+
+	fx_path(debug_dir, debug_sub);
+	sym = td_sym_new(&cfg);
+	assert_non_null(sym);
+	return sym;
+}
+
+/*
+ * Name function @name of fixture @f and check everything: the symbol, its
+ * offset, the object (the mapped file), the file offset (from @elf_path's
+ * .symtab, the unstripped build) and the build-id (readelf on the object).
+ */
+static void check_function(struct td_symbolizer *sym, const struct fx *f, const char *name,
+			   uint64_t addr, const char *object, const char *elf_path,
+			   const char *elf_name)
+{
+	struct elf_expect ex;
+	struct td_frame fr;
+	char want_bid[256];
+
+	elf_lookup(elf_path, elf_name ? elf_name : name, &ex);
+	readelf_build_id(object, want_bid, sizeof(want_bid));
+
+	assert_int_equal(td_sym_user(sym, f->pid, addr, false, &fr), 0);
+	assert_int_equal(fr.addr, addr);
+	assert_non_null(fr.symbol);
+	assert_string_equal(fr.symbol, name);
+	assert_int_equal(fr.sym_offset, 0);
+	assert_non_null(fr.object);
+	assert_string_equal(fr.object, object);
+	assert_int_equal(fr.file_offset, ex.offset);
+	if (want_bid[0]) {
+		assert_non_null(fr.build_id);
+		assert_string_equal(fr.build_id, want_bid);
+	} else {
+		assert_null(fr.build_id);
+	}
+
+	/* Inside the function, and as a return address there. */
+	assert_true(ex.size > 2);
+	assert_int_equal(td_sym_user(sym, f->pid, addr + 2, false, &fr), 0);
+	assert_string_equal(fr.symbol, name);
+	assert_int_equal(fr.sym_offset, 2);
+	assert_int_equal(fr.file_offset, ex.offset + 2);
+	assert_int_equal(td_sym_user(sym, f->pid, addr + 2, true, &fr), 0);
+	assert_string_equal(fr.symbol, name);
+	assert_int_equal(fr.sym_offset, 2);
+}
+
+static const char *const prog_funcs[] = { "fx_alpha", "fx_beta", "fx_tail_caller", "fx_after",
+					  "main" };
+
+static void check_prog(const struct fx *f, const char *elf_name, const char *debug_sub)
+{
+	struct td_symbolizer *sym = new_sym(0, debug_sub);
+	char elf_path[PATH_MAX];
+	size_t i;
+
+	fx_path(elf_path, elf_name);
+	for (i = 0; i < sizeof(prog_funcs) / sizeof(prog_funcs[0]); i++)
+		check_function(sym, f, prog_funcs[i], fx_get(f, prog_funcs[i]), f->path, elf_path,
+			       NULL);
+	td_sym_free(sym);
+}
+
+/* ---- tests ------------------------------------------------------------ */
+
+static void test_pie(void **state)
+{
+	check_prog(&pie, "fx_pie", "debug");
+}
+
+static void test_nopie(void **state)
+{
+	check_prog(&nopie, "fx_nopie", "debug");
+}
+
+static void test_shared_lib(void **state)
+{
+	struct td_symbolizer *sym = new_sym(0, "debug");
+	char lib[PATH_MAX], lib_real[PATH_MAX];
+	const struct fx *procs[] = { &pie, &nopie };
+	size_t i;
+
+	fx_path(lib, "libfx.so");
+	assert_non_null(realpath(lib, lib_real));
+	for (i = 0; i < 2; i++) {
+		/* The exported name, not the hidden alias at the same address. */
+		check_function(sym, procs[i], "fx_lib_global", fx_get(procs[i], "fx_lib_global"),
+			       lib_real, lib, NULL);
+		check_function(sym, procs[i], "fx_lib_static", fx_get(procs[i], "fx_lib_static"),
+			       lib_real, lib, NULL);
+	}
+	td_sym_free(sym);
+}
+
+static void test_return_addr(void **state)
+{
+	struct td_symbolizer *sym = new_sym(0, "debug");
+	const struct fx *procs[] = { &pie, &nopie };
+	struct td_frame fr;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		const struct fx *f = procs[i];
+		uint64_t ret = fx_get(f, "ret"), caller = fx_get(f, "fx_tail_caller");
+		uint64_t caller_off;
+
+		assert_int_equal(td_sym_user(sym, f->pid, caller, false, &fr), 0);
+		caller_off = fr.file_offset;
+
+		/* The fixture's layout: the call is the last instruction of its caller. */
+		assert_int_equal(ret, fx_get(f, "fx_after"));
+
+		assert_int_equal(td_sym_user(sym, f->pid, ret, false, &fr), 0);
+		assert_string_equal(fr.symbol, "fx_after");
+		assert_int_equal(fr.sym_offset, 0);
+
+		assert_int_equal(td_sym_user(sym, f->pid, ret, true, &fr), 0);
+		assert_int_equal(fr.addr, ret);
+		assert_string_equal(fr.symbol, "fx_tail_caller");
+		assert_int_equal(fr.sym_offset, ret - caller);
+		/* The file offset is the one of the recorded address. */
+		assert_int_equal(fr.file_offset, caller_off + (ret - caller));
+	}
+	td_sym_free(sym);
+}
+
+static void test_debuglink(void **state)
+{
+	char path[PATH_MAX];
+
+	/* Symbols can only come from fx_link.debug. */
+	fx_path(path, "fx_link");
+	assert_false(has_symtab(path));
+	check_prog(&link_fx, "fx_link.full", "debug");
+}
+
+static void test_debuglink_bad_crc(void **state)
+{
+	struct td_symbolizer *sym = new_sym(0, "debug");
+	struct elf_expect right, stale;
+	char path[PATH_MAX];
+	struct td_frame fr;
+	size_t i;
+
+	fx_path(path, "fx_badcrc");
+	assert_false(has_symtab(path));
+	/* The debug file next to it is well-formed but would name things wrong. */
+	fx_path(path, "fx_badcrc.full");
+	elf_lookup(path, "fx_alpha", &right);
+	fx_path(path, "fx_badcrc.debug");
+	elf_lookup_in(path, "fx_alpha", &stale, false);
+	assert_int_not_equal(right.vaddr, stale.vaddr);
+
+	for (i = 0; i < sizeof(prog_funcs) / sizeof(prog_funcs[0]); i++) {
+		assert_int_equal(td_sym_user(sym, badcrc.pid, fx_get(&badcrc, prog_funcs[i]), false,
+					     &fr), 0);
+		assert_string_equal(fr.object, badcrc.path);
+		assert_null(fr.symbol);
+		assert_null(fr.build_id);
+	}
+	td_sym_free(sym);
+}
+
+static void test_build_id_debug_dir(void **state)
+{
+	struct td_symbolizer *sym;
+	char path[PATH_MAX], bid_full[256];
+	struct td_frame fr;
+
+	fx_path(path, "fx_bid");
+	assert_false(has_symtab(path));
+	/* strip keeps the note: the stripped file has the build's id. */
+	fx_path(path, "fx_bid.full");
+	readelf_build_id(path, bid_full, sizeof(bid_full));
+	assert_true(strlen(bid_full) == 40);
+	check_prog(&bid, "fx_bid.full", "debug");
+
+	/* Without the debug directory, no name, but still the build-id. */
+	sym = new_sym(0, "no-such-debug-dir");
+	assert_int_equal(td_sym_user(sym, bid.pid, fx_get(&bid, "fx_alpha"), false, &fr), 0);
+	assert_null(fr.symbol);
+	assert_string_equal(fr.object, bid.path);
+	assert_non_null(fr.build_id);
+	assert_string_equal(fr.build_id, bid_full);
+	td_sym_free(sym);
+}
+
+static void test_cxx_demangle(void **state)
+{
+	static const struct {
+		const char *key, *name;
+	} want[] = {
+		{ "frob", "fxns::frob(int, char const*)" },
+		{ "make", "fxns::Widget::make(int)" },
+		{ "twice", "long fxns::twice<long>(long)" },
+	};
+	struct td_symbolizer *sym = new_sym(0, "debug");
+	struct td_frame fr;
+	size_t i;
+
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		uint64_t addr = fx_get(&cxx, want[i].key);
+
+		assert_int_equal(td_sym_user(sym, cxx.pid, addr, false, &fr), 0);
+		assert_non_null(fr.symbol);
+		assert_string_equal(fr.symbol, want[i].name);
+		assert_int_equal(fr.sym_offset, 0);
+		assert_string_equal(fr.object, cxx.path);
+		/* Demangled once, then the same string. */
+		{
+			const char *first = fr.symbol;
+
+			assert_int_equal(td_sym_user(sym, cxx.pid, addr + 1, false, &fr), 0);
+			assert_ptr_equal(fr.symbol, first);
+			assert_int_equal(fr.sym_offset, 1);
+		}
+	}
+	td_sym_free(sym);
+}
+
+/* Start address of the mapping named @name in @pid's maps, 0 if none. */
+static uint64_t maps_start(pid_t pid, const char *name)
+{
+	char path[64], line[512];
+	uint64_t start = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, name) && !start)
+			start = strtoull(line, NULL, 16);
+	fclose(f);
+	return start;
+}
+
+static void test_special_mappings(void **state)
+{
+	struct td_symbolizer *sym = new_sym(0, "debug");
+	uint64_t vdso = maps_start(pie.pid, "[vdso]");
+	struct td_frame fr;
+
+	assert_int_equal(td_sym_user(sym, pie.pid, fx_get(&pie, "stack"), false, &fr), 0);
+	assert_string_equal(fr.object, "[stack]");
+	assert_null(fr.symbol);
+	assert_null(fr.build_id);
+
+	assert_int_equal(td_sym_user(sym, pie.pid, fx_get(&pie, "anon") + 16, false, &fr), 0);
+	assert_string_equal(fr.object, "[anon]");
+	assert_null(fr.symbol);
+	assert_int_equal(fr.file_offset, 16);
+
+	assert_true(vdso != 0);
+	assert_int_equal(td_sym_user(sym, pie.pid, vdso + 0x10, false, &fr), 0);
+	assert_string_equal(fr.object, "[vdso]");
+	assert_null(fr.symbol);
+	assert_int_equal(fr.file_offset, 0x10);
+	td_sym_free(sym);
+}
+
+static void test_unmapped(void **state)
+{
+	struct td_symbolizer *sym = new_sym(0, "debug");
+	struct td_sym_stats st;
+	struct td_frame fr;
+	long pid_max = 4194304;
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+
+	if (f) {
+		assert_int_equal(fscanf(f, "%ld", &pid_max), 1);
+		fclose(f);
+	}
+	assert_int_equal(td_sym_user(sym, pie.pid, 0x1000, false, &fr), -ENOENT);
+	assert_int_equal(fr.addr, 0x1000);
+	assert_null(fr.symbol);
+	assert_null(fr.object);
+	assert_null(fr.build_id);
+
+	/* A process that cannot exist. */
+	assert_int_equal(td_sym_user(sym, (int)pid_max + 1, fx_get(&pie, "fx_alpha"), false, &fr),
+			 -ENOENT);
+	assert_int_equal(fr.addr, fx_get(&pie, "fx_alpha"));
+	assert_null(fr.object);
+
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.user_lookups, 2);
+	assert_int_equal(st.user_unmapped, 2);
+	assert_int_equal(st.maps_read_errors, 1);
+	td_sym_free(sym);
+}
+
+/* A miss re-reads the maps: a library loaded after the first read is found. */
+static void test_refresh_on_miss(void **state)
+{
+	struct td_symbolizer *sym = new_sym(1, "debug");
+	char lib[PATH_MAX], lib_real[PATH_MAX], cmd[PATH_MAX + 16];
+	struct td_sym_stats st;
+	struct td_frame fr;
+	struct fx f;
+
+	fx_path(lib, "libfx_dl.so");
+	assert_non_null(realpath(lib, lib_real));
+	assert_int_equal(fx_start(&f, "fx_pie"), 0);
+	assert_int_equal(td_sym_user(sym, f.pid, fx_get(&f, "fx_alpha"), false, &fr), 0);
+	assert_string_equal(fr.symbol, "fx_alpha");
+
+	snprintf(cmd, sizeof(cmd), "dlopen %s", lib_real);
+	assert_int_equal(fx_cmd(&f, cmd), 0);
+	assert_true(fx_get(&f, "fx_dl_func") != 0);
+	/* Make sure the 1 us refresh interval has passed. */
+	usleep(1000);
+	assert_int_equal(td_sym_user(sym, f.pid, fx_get(&f, "fx_dl_func"), false, &fr), 0);
+	assert_string_equal(fr.symbol, "fx_dl_func");
+	assert_string_equal(fr.object, lib_real);
+
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.maps_reads, 2);
+	assert_int_equal(st.processes, 1);
+	fx_stop(&f);
+	td_sym_free(sym);
+}
+
+/* Misses within the refresh interval do not re-read; forget() does. */
+static void test_refresh_throttle_and_forget(void **state)
+{
+	struct td_symbolizer *sym = new_sym(60u * 1000 * 1000, "debug");
+	char lib[PATH_MAX], cmd[PATH_MAX + 16];
+	const char *obj_before, *sym_before;
+	struct td_sym_stats st;
+	struct td_frame fr;
+	struct fx f;
+
+	fx_path(lib, "libfx_dl.so");
+	assert_int_equal(fx_start(&f, "fx_pie"), 0);
+	assert_int_equal(td_sym_user(sym, f.pid, fx_get(&f, "fx_alpha"), false, &fr), 0);
+	obj_before = fr.object;
+	sym_before = fr.symbol;
+
+	snprintf(cmd, sizeof(cmd), "dlopen %s", lib);
+	assert_int_equal(fx_cmd(&f, cmd), 0);
+	assert_int_equal(td_sym_user(sym, f.pid, fx_get(&f, "fx_dl_func"), false, &fr), -ENOENT);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.maps_reads, 1);
+
+	td_sym_forget(sym, f.pid);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.processes, 0);
+	/* Strings handed out before stay valid (ASan checks this too). */
+	assert_string_equal(obj_before, f.path);
+	assert_string_equal(sym_before, "fx_alpha");
+
+	assert_int_equal(td_sym_user(sym, f.pid, fx_get(&f, "fx_dl_func"), false, &fr), 0);
+	assert_string_equal(fr.symbol, "fx_dl_func");
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.maps_reads, 2);
+	/* The executable's object survived forget(): no second load. */
+	assert_int_equal(td_sym_user(sym, f.pid, fx_get(&f, "fx_alpha"), false, &fr), 0);
+	assert_ptr_equal(fr.object, obj_before);
+	assert_ptr_equal(fr.symbol, sym_before);
+	fx_stop(&f);
+	td_sym_free(sym);
+}
+
+static void test_sym_file(void **state)
+{
+	struct td_symbolizer *sym = new_sym(0, "debug");
+	char lib[PATH_MAX], stripped[PATH_MAX], prog[PATH_MAX], lib_bid[256];
+	struct elf_expect glob, stat_fn, alpha;
+	struct td_frame fr;
+
+	fx_path(lib, "libfx.so");
+	fx_path(stripped, "libfx_stripped.so");
+	fx_path(prog, "fx_nopie");
+	elf_lookup(lib, "fx_lib_global", &glob);
+	elf_lookup(lib, "fx_lib_static", &stat_fn);
+	elf_lookup(prog, "fx_alpha", &alpha);
+	readelf_build_id(lib, lib_bid, sizeof(lib_bid));
+	assert_false(has_symtab(stripped));
+
+	/* .dynsym only: the exported function is named... */
+	assert_int_equal(td_sym_file(sym, stripped, glob.offset + 1, &fr), 0);
+	assert_string_equal(fr.symbol, "fx_lib_global");
+	assert_int_equal(fr.sym_offset, 1);
+	assert_string_equal(fr.object, stripped);
+	assert_int_equal(fr.file_offset, glob.offset + 1);
+	assert_string_equal(fr.build_id, lib_bid);
+	/* ...the static one is not, and not given its neighbour's name. */
+	assert_int_equal(td_sym_file(sym, stripped, stat_fn.offset, &fr), 0);
+	assert_null(fr.symbol);
+	assert_int_equal(td_sym_file(sym, lib, stat_fn.offset, &fr), 0);
+	assert_string_equal(fr.symbol, "fx_lib_static");
+
+	assert_int_equal(td_sym_file(sym, prog, alpha.offset + 3, &fr), 0);
+	assert_string_equal(fr.symbol, "fx_alpha");
+	assert_int_equal(fr.sym_offset, 3);
+
+	/* Not a mapped part of the file. */
+	assert_int_equal(td_sym_file(sym, prog, 1ull << 40, &fr), 0);
+	assert_null(fr.symbol);
+
+	assert_int_equal(td_sym_file(sym, "/nonexistent/libnothing.so", 0x1000, &fr), -ENOENT);
+	assert_null(fr.symbol);
+	assert_null(fr.object);
+	td_sym_free(sym);
+}
+
+/* ---- kallsyms --------------------------------------------------------- */
+
+static void write_file(char *path, const char *text)
+{
+	int fd;
+
+	strcpy(path, "/tmp/td-test-kallsyms-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static struct td_symbolizer *kallsyms_sym(const char *path)
+{
+	struct td_sym_config cfg = { .kallsyms = path };
+	struct td_symbolizer *sym = td_sym_new(&cfg);
+
+	assert_non_null(sym);
+	return sym;
+}
+
+static void test_kallsyms(void **state)
+{
+	/* Unsorted, as the real file is past the core kernel; data in between. */
+	static const char text[] =
+		"ffffffffc0001000 t mod_helper\t[mymod]\n"
+		"ffffffff81002000 T second_func\n"
+		"ffffffff81000000 t alias_local\n"
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81001000 t first_func\n"
+		"ffffffff81001800 D some_data\n"
+		"ffffffff81001900 r some_rodata\n"
+		"0000000000000000 A fixed_percpu_data\n"
+		"ffffffffc0000000 T mod_init\t[mymod]\n"
+		"ffffffff81003000 W weak_func\n"
+		"ffffffffc0100000 t other_fn\t[other_mod]\n"
+		"this is not a kallsyms line\n";
+	char path[64];
+	struct td_symbolizer *sym;
+	struct td_sym_stats st;
+	struct td_frame fr;
+
+	write_file(path, text);
+	sym = kallsyms_sym(path);
+
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81000010ull, &fr), 0);
+	assert_int_equal(fr.addr, 0xffffffff81000010ull);
+	assert_string_equal(fr.symbol, "_stext");
+	assert_int_equal(fr.sym_offset, 0x10);
+	assert_string_equal(fr.object, "[kernel]");
+	assert_null(fr.build_id);
+
+	/* Data symbols do not cut a function short. */
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81001950ull, &fr), 0);
+	assert_string_equal(fr.symbol, "first_func");
+	assert_int_equal(fr.sym_offset, 0x950);
+
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81002000ull, &fr), 0);
+	assert_string_equal(fr.symbol, "second_func");
+	assert_int_equal(fr.sym_offset, 0);
+
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81003004ull, &fr), 0);
+	assert_string_equal(fr.symbol, "weak_func");
+
+	assert_int_equal(td_sym_kernel(sym, 0xffffffffc0001024ull, &fr), 0);
+	assert_string_equal(fr.symbol, "mod_helper");
+	assert_int_equal(fr.sym_offset, 0x24);
+	assert_string_equal(fr.object, "[mymod]");
+
+	assert_int_equal(td_sym_kernel(sym, 0xffffffffc0000008ull, &fr), 0);
+	assert_string_equal(fr.symbol, "mod_init");
+	assert_string_equal(fr.object, "[mymod]");
+
+	assert_int_equal(td_sym_kernel(sym, 0xffffffffc0100001ull, &fr), 0);
+	assert_string_equal(fr.object, "[other_mod]");
+
+	/* Below everything, and far past the last symbol. */
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff80000000ull, &fr), -ENOENT);
+	assert_int_equal(fr.addr, 0xffffffff80000000ull);
+	assert_null(fr.symbol);
+	assert_int_equal(td_sym_kernel(sym, 0xffffffffc0100000ull + (4u << 20), &fr), -ENOENT);
+	assert_int_equal(td_sym_kernel(sym, 0x401000, &fr), -ENOENT);
+
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.kernel_lookups, 10);
+	assert_int_equal(st.kernel_unknown, 3);
+	td_sym_free(sym);
+	unlink(path);
+}
+
+static void test_kallsyms_unusable(void **state)
+{
+	/* kptr_restrict: every address reads as zero. */
+	static const char zeros[] = "0000000000000000 T _stext\n"
+				    "0000000000000000 t first_func\n";
+	struct td_symbolizer *sym;
+	struct td_frame fr;
+	char path[64];
+
+	write_file(path, zeros);
+	sym = kallsyms_sym(path);
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81000010ull, &fr), -ENOENT);
+	assert_null(fr.symbol);
+	td_sym_free(sym);
+	unlink(path);
+
+	sym = kallsyms_sym("/nonexistent/kallsyms");
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81000010ull, &fr), -ENOENT);
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81000010ull, &fr), -ENOENT);
+	td_sym_free(sym);
+}
+
+/* ---- maps parsing ----------------------------------------------------- */
+
+static char *interned[16];
+static int nr_interned;
+
+static const char *test_intern(void *ctx, const char *s, size_t len)
+{
+	int i;
+
+	for (i = 0; i < nr_interned; i++)
+		if (strlen(interned[i]) == len && !memcmp(interned[i], s, len))
+			return interned[i];
+	if (nr_interned == 16)
+		return NULL;
+	interned[nr_interned] = strndup(s, len);
+	return interned[nr_interned++];
+}
+
+static void test_maps_parse(void **state)
+{
+	static const char text[] =
+		"7f0000002000-7f0000003000 r-xp 00001000 08:01 1234    "
+		"/usr/lib/lib with space.so (deleted)\n"
+		"7f0000000000-7f0000001000 r--p 00000000 08:01 1234    "
+		"/usr/lib/lib with space.so (deleted)\n"
+		"7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0                  [stack]\n"
+		"garbage line\n"
+		"7f0000004000-7f0000005000 rw-s 00000000 fd:1a 99\n"
+		"7f0000006000-7f0000007000 r-xp 00000000 00:00 0   [anon:jit code]";
+	static const char overlap[] = "1000-3000 r-xp 0 0:0 0\n2000-4000 r-xp 0 0:0 0\n";
+	struct td_mapping *m;
+	size_t n;
+	int i;
+
+	assert_int_equal(td_maps_parse(text, strlen(text), test_intern, NULL, &m, &n), 0);
+	assert_int_equal(n, 5);
+	/* Sorted by address whatever the input order. */
+	assert_int_equal(m[0].start, 0x7f0000000000ull);
+	assert_int_equal(m[1].start, 0x7f0000002000ull);
+	assert_int_equal(m[1].end, 0x7f0000003000ull);
+	assert_int_equal(m[1].pgoff, 0x1000);
+	assert_int_equal(m[1].inode, 1234);
+	assert_int_equal(m[1].dev_major, 8);
+	assert_int_equal(m[1].dev_minor, 1);
+	assert_int_equal(m[1].flags, TD_MAP_R | TD_MAP_X);
+	assert_true(m[1].is_file);
+	assert_true(m[1].deleted);
+	assert_string_equal(m[1].path, "/usr/lib/lib with space.so");
+	assert_ptr_equal(m[0].path, m[1].path);
+	assert_null(m[1].obj);
+
+	assert_string_equal(m[2].path, "[anon]");
+	assert_false(m[2].is_file);
+	assert_int_equal(m[2].flags, TD_MAP_R | TD_MAP_W | TD_MAP_SHARED);
+	assert_int_equal(m[2].dev_major, 0xfd);
+	assert_int_equal(m[2].dev_minor, 0x1a);
+	assert_string_equal(m[3].path, "[anon:jit code]");
+	assert_false(m[3].is_file);
+	assert_string_equal(m[4].path, "[stack]");
+	assert_false(m[4].deleted);
+	free(m);
+
+	/* Overlapping mappings are refused. */
+	assert_int_equal(td_maps_parse(overlap, strlen(overlap), test_intern, NULL, &m, &n),
+			 -EINVAL);
+	for (i = 0; i < nr_interned; i++)
+		free(interned[i]);
+	nr_interned = 0;
+}
+
+/* ---- cost of a cached lookup ------------------------------------------ */
+
+struct lookup {
+	int pid;
+	uint64_t addr;
+	const char *name;
+};
+
+static double time_lookups(struct td_symbolizer *sym, const struct lookup *l, size_t nr,
+			   size_t rounds)
+{
+	struct timespec a, b;
+	struct td_frame fr;
+	size_t r, i;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (r = 0; r < rounds; r++)
+		for (i = 0; i < nr; i++)
+			if (td_sym_user(sym, l[i].pid, l[i].addr + (r & 1), true, &fr) ||
+			    !fr.symbol || strcmp(fr.symbol, l[i].name))
+				fail_msg("%s: got %s", l[i].name, fr.symbol ? fr.symbol : "NULL");
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / (double)(rounds * nr);
+}
+
+static void test_cached_lookup_cost(void **state)
+{
+	struct td_symbolizer *sym = new_sym(0, "debug");
+	const struct lookup same_pid[] = {
+		{ pie.pid, fx_get(&pie, "fx_alpha") + 1, "fx_alpha" },
+		{ pie.pid, fx_get(&pie, "fx_beta") + 1, "fx_beta" },
+		{ pie.pid, fx_get(&pie, "fx_lib_global") + 1, "fx_lib_global" },
+		{ pie.pid, fx_get(&pie, "printf") + 1, "printf" },	/* libc, .dynsym */
+		{ pie.pid, fx_get(&pie, "main") + 1, "main" },
+	};
+	const struct lookup mixed[] = {
+		{ pie.pid, fx_get(&pie, "fx_alpha") + 1, "fx_alpha" },
+		{ nopie.pid, fx_get(&nopie, "fx_beta") + 1, "fx_beta" },
+		{ cxx.pid, fx_get(&cxx, "frob") + 1, "fxns::frob(int, char const*)" },
+		{ pie.pid, fx_get(&pie, "printf") + 1, "printf" },
+		{ link_fx.pid, fx_get(&link_fx, "main") + 1, "main" },
+		{ nopie.pid, fx_get(&nopie, "fx_lib_global") + 1, "fx_lib_global" },
+	};
+	struct td_sym_stats before, after;
+	double same, mix;
+
+	/* Warm up: read maps, open objects, demangle. */
+	time_lookups(sym, same_pid, 5, 1);
+	time_lookups(sym, mixed, 6, 1);
+	td_sym_get_stats(sym, &before);
+	same = time_lookups(sym, same_pid, 5, 200000);
+	mix = time_lookups(sym, mixed, 6, 200000);
+	td_sym_get_stats(sym, &after);
+	print_message("cached lookup: %.0f ns (same process), %.0f ns (alternating processes)\n",
+		      same, mix);
+
+	/* Nothing was read again... */
+	assert_int_equal(after.maps_reads, before.maps_reads);
+	assert_int_equal(after.objects, before.objects);
+	assert_int_equal(after.symtabs, before.symtabs);
+	assert_int_equal(after.user_unmapped, 0);
+	/* ...and no lookup came near the cost of a maps read (tens of us). */
+	assert_true(same < 10000);
+	assert_true(mix < 10000);
+	td_sym_free(sym);
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+static int group_setup(void **state)
+{
+	char exe[PATH_MAX], dir[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n < 0)
+		return -1;
+	exe[n] = '\0';
+	/* $(BUILD)/tests/test_symbolize -> $(BUILD)/fixtures */
+	if (snprintf(dir, sizeof(dir), "%s/../fixtures", dirname(exe)) >= (int)sizeof(dir))
+		return -1;
+	if (!realpath(dir, fxdir)) {
+		fprintf(stderr, "no fixtures in %s\n", dir);
+		return -1;
+	}
+	if (fx_start(&pie, "fx_pie") || fx_start(&nopie, "fx_nopie") ||
+	    fx_start(&link_fx, "fx_link") || fx_start(&badcrc, "fx_badcrc") ||
+	    fx_start(&bid, "fx_bid") || fx_start(&cxx, "fx_cxx")) {
+		fprintf(stderr, "cannot start the fixtures in %s\n", fxdir);
+		return -1;
+	}
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	fx_stop(&pie);
+	fx_stop(&nopie);
+	fx_stop(&link_fx);
+	fx_stop(&badcrc);
+	fx_stop(&bid);
+	fx_stop(&cxx);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pie),
+		cmocka_unit_test(test_nopie),
+		cmocka_unit_test(test_shared_lib),
+		cmocka_unit_test(test_return_addr),
+		cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_debuglink_bad_crc),
+		cmocka_unit_test(test_build_id_debug_dir),
+		cmocka_unit_test(test_cxx_demangle),
+		cmocka_unit_test(test_special_mappings),
+		cmocka_unit_test(test_unmapped),
+		cmocka_unit_test(test_refresh_on_miss),
+		cmocka_unit_test(test_refresh_throttle_and_forget),
+		cmocka_unit_test(test_sym_file),
+		cmocka_unit_test(test_kallsyms),
+		cmocka_unit_test(test_kallsyms_unusable),
+		cmocka_unit_test(test_maps_parse),
+		cmocka_unit_test(test_cached_lookup_cost),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

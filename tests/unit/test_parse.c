@@ -1,0 +1,1046 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the record parser (lib/parse.c): pages are synthesized
+ * with lib/pagegen.c, parsed, and what the real stitcher emits is checked.
+ * The page under test ends where an inaccessible page begins, so a read
+ * past it faults even inside libtraceevent, which ASan does not watch.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <cmocka.h>
+#include <event-parse.h>
+
+#include <trace-defer/pagegen.h>
+#include <trace-defer/parse.h>
+
+#include "parse-fixtures.h"
+
+#define MAX_OUT		64
+#define MAX_IPS		24
+#define HOLD_NS		(10ULL * 1000 * 1000)
+
+struct out {
+	enum td_status status;
+	uint64_t ts;
+	int cpu, tid, pid;
+	char comm[TD_COMM_LEN];
+	char name[32];
+	bool has_cookie;
+	uint64_t cookie;
+	unsigned int nk, nu;
+	uint64_t k[MAX_IPS], u[MAX_IPS];
+};
+
+struct ctx {
+	struct tep_handle *tep;
+	struct td_stitcher *st;
+	struct td_parser *p;
+	uint8_t *page;			/* TD_PAGE_SIZE bytes, then a guard page */
+	struct td_pagegen pg;
+	int nr_out;			/* emitted; the first MAX_OUT are kept */
+	struct out out[MAX_OUT];
+};
+
+/* ---- helpers ---- */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static uint64_t cookie_of(int cpu, uint32_t n)
+{
+	return ((uint64_t)(2 * n + 1) << 32) | (uint32_t)(cpu + 1);
+}
+
+static void capture(const struct td_event *ev, const struct td_ustack *us, enum td_status status,
+		    void *arg)
+{
+	const struct td_ips *u = NULL;
+	struct ctx *c = arg;
+	struct out *o;
+
+	assert_non_null(ev->tep_event);
+	assert_non_null(ev->raw);
+	assert_true(ev->raw_size >= 8);
+	if (c->nr_out++ >= MAX_OUT)
+		return;
+	o = &c->out[c->nr_out - 1];
+	memset(o, 0, sizeof(*o));
+	o->status = status;
+	o->ts = ev->ts;
+	o->cpu = ev->cpu;
+	o->tid = ev->tid;
+	o->pid = ev->pid;
+	memcpy(o->comm, ev->comm, TD_COMM_LEN);
+	snprintf(o->name, sizeof(o->name), "%s", ev->tep_event->name);
+	o->has_cookie = ev->has_cookie;
+	o->cookie = ev->cookie;
+	assert_true(ev->kstack.nr <= MAX_IPS);
+	o->nk = ev->kstack.nr;
+	if (o->nk)
+		memcpy(o->k, ev->kstack.ips, o->nk * sizeof(uint64_t));
+	if (status == TD_INPLACE)
+		u = &ev->inplace_stack;
+	else if (us)
+		u = &us->ips;
+	if (u) {
+		assert_true(u->nr <= MAX_IPS);
+		o->nu = u->nr;
+		if (o->nu)
+			memcpy(o->u, u->ips, o->nu * sizeof(uint64_t));
+	}
+}
+
+static void parse_format(struct tep_handle *tep, const char *fmt, const char *sys)
+{
+	assert_int_equal(tep_parse_event(tep, fmt, strlen(fmt), sys), TEP_ERRNO__SUCCESS);
+}
+
+static struct tep_handle *make_tep(bool unwind_events)
+{
+	struct tep_handle *tep = tep_alloc();
+
+	assert_non_null(tep);
+	tep_set_long_size(tep, 8);
+	tep_set_page_size(tep, TD_PAGE_SIZE);
+	tep_set_file_bigendian(tep, TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(tep, TEP_LITTLE_ENDIAN);
+	parse_format(tep, fmt_kernel_stack, "ftrace");
+	parse_format(tep, fmt_user_stack, "ftrace");
+	if (unwind_events) {
+		parse_format(tep, fmt_unwind_cookie, "ftrace");
+		parse_format(tep, fmt_unwind_stack, "ftrace");
+	}
+	parse_format(tep, fmt_sched_switch, "sched");
+	parse_format(tep, fmt_sched_exec, "sched");
+	parse_format(tep, fmt_sys_enter, "raw_syscalls");
+	return tep;
+}
+
+static int setup(void **state)
+{
+	struct td_stitch_config cfg;
+	struct ctx *c = calloc(1, sizeof(*c));
+
+	assert_non_null(c);
+	c->tep = make_tep(true);
+	td_stitch_config_default(&cfg);
+	c->st = td_stitch_new(&cfg, capture, c);
+	assert_non_null(c->st);
+	c->p = td_parser_new(c->tep, c->st, 4);
+	assert_non_null(c->p);
+	c->page = mmap(NULL, 2 * TD_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(c->page != MAP_FAILED);
+	assert_int_equal(mprotect(c->page + TD_PAGE_SIZE, TD_PAGE_SIZE, PROT_NONE), 0);
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct ctx *c = *state;
+
+	td_parser_free(c->p);
+	td_stitch_free(c->st);
+	tep_free(c->tep);
+	munmap(c->page, 2 * TD_PAGE_SIZE);
+	free(c);
+	return 0;
+}
+
+static void page_start(struct ctx *c, uint64_t ts)
+{
+	td_pagegen_start(&c->pg, c->page, TD_PAGE_SIZE, ts);
+}
+
+static void page_add(struct ctx *c, uint64_t ts, const void *rec, unsigned int len)
+{
+	assert_int_equal(td_pagegen_add(&c->pg, ts, rec, len), 0);
+}
+
+/* Close the page and parse it; returns what td_parser_page() returned. */
+static int page_parse(struct ctx *c, int cpu)
+{
+	td_pagegen_finish(&c->pg, false, 0);
+	return td_parser_page(c->p, cpu, c->page, TD_PAGE_SIZE);
+}
+
+static void flush_all(struct ctx *c)
+{
+	td_parser_flush(c->p);
+	td_stitch_flush(c->st);
+}
+
+static struct td_parser_stats stats_of(struct ctx *c)
+{
+	struct td_parser_stats s;
+
+	td_parser_get_stats(c->p, &s);
+	return s;
+}
+
+/* ---- record builders (layouts of parse-fixtures.h) ---- */
+
+static unsigned int rec_sys_enter(uint8_t *b, int pid, long id)
+{
+	memset(b, 0, 64);
+	td_rec_common(b, ID_SYS_ENTER, pid);
+	put64(b + 8, (uint64_t)id);
+	return 64;
+}
+
+static unsigned int rec_switch(uint8_t *b, const char *prev, int prev_pid, const char *next,
+			       int next_pid)
+{
+	memset(b, 0, 64);
+	td_rec_common(b, ID_SCHED_SWITCH, prev_pid);
+	memcpy(b + 8, prev, strnlen(prev, 16));
+	put32(b + 24, (uint32_t)prev_pid);
+	memcpy(b + 40, next, strnlen(next, 16));
+	put32(b + 56, (uint32_t)next_pid);
+	return 64;
+}
+
+static unsigned int rec_exec(uint8_t *b, int pid, const char *file, uint32_t loc_override)
+{
+	size_t n = strlen(file) + 1;
+
+	memset(b, 0, 20 + n);
+	td_rec_common(b, ID_SCHED_EXEC, pid);
+	put32(b + 8, loc_override ? loc_override : (uint32_t)(n << 16 | 20));
+	put32(b + 12, (uint32_t)pid);
+	put32(b + 16, (uint32_t)pid);
+	memcpy(b + 20, file, n);
+	return 20 + n;
+}
+
+static unsigned int rec_kstack(uint8_t *b, int pid, const uint64_t *ips, int nr)
+{
+	int i;
+
+	memset(b, 0, 16);
+	td_rec_common(b, ID_KERNEL_STACK, pid);
+	put32(b + 8, (uint32_t)nr);
+	for (i = 0; i < nr; i++)
+		put64(b + 16 + 8 * i, ips[i]);
+	return 16 + 8 * nr;
+}
+
+static unsigned int rec_ustack(uint8_t *b, int pid, int tgid, const uint64_t *ips, int nr)
+{
+	int i;
+
+	memset(b, 0, 80);
+	td_rec_common(b, ID_USER_STACK, pid);
+	put32(b + 8, (uint32_t)tgid);
+	for (i = 0; i < nr; i++)
+		put64(b + 16 + 8 * i, ips[i]);
+	return 80;
+}
+
+static unsigned int rec_cookie(uint8_t *b, int pid, uint64_t cookie)
+{
+	td_rec_common(b, ID_UNWIND_COOKIE, pid);
+	put64(b + 8, cookie);
+	return 16;
+}
+
+static unsigned int rec_unwind(uint8_t *b, int pid, uint64_t cookie, const uint64_t *ips, int nr)
+{
+	int i;
+
+	memset(b, 0, 24);
+	td_rec_common(b, ID_UNWIND_STACK, pid);
+	put64(b + 8, cookie);
+	put32(b + 16, (uint32_t)(8 * nr) << 16 | 24);
+	for (i = 0; i < nr; i++)
+		put64(b + 24 + 8 * i, ips[i]);
+	return 24 + 8 * nr;
+}
+
+static const uint64_t kips[] = {
+	0xffffffff81000010, 0xffffffff81000020, 0xffffffff81000030, 0xffffffff81000040,
+	0xffffffff81000050, 0xffffffff81000060, 0xffffffff81000070, 0xffffffff81000080,
+	0xffffffff81000090, 0xffffffff810000a0,
+};
+
+static const uint64_t uips[] = {
+	0x401000, 0x401100, 0x401200, 0x7f0000001000, 0x7f0000002000, 0x7f0000003000,
+	0x7f0000004000, 0x7f0000005000, 0x7f0000006000, 0x7f0000007000, 0x7f0000008000,
+	0x7f0000009000,
+};
+
+static void assert_ips(const uint64_t *got, const uint64_t *want, unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		assert_int_equal(got[i], want[i]);
+}
+
+/* ---- the parser and the stitcher together ---- */
+
+/* event, kernel_stack, cookie; the deferred stack later: all of it joined. */
+static void test_event_kstack_cookie_stitched(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ck = cookie_of(0, 7);
+	struct td_parser_stats s;
+	uint8_t r[256];
+
+	page_start(c, 1000);
+	page_add(c, 1000, r, rec_sys_enter(r, 100, 39));
+	page_add(c, 1010, r, rec_kstack(r, 100, kips, 3));
+	page_add(c, 1020, r, rec_cookie(r, 100, ck));
+	page_add(c, 5000, r, rec_unwind(r, 100, ck, uips, 4));
+	assert_int_equal(page_parse(c, 0), 4);
+	flush_all(c);
+
+	assert_int_equal(c->nr_out, 1);
+	assert_int_equal(c->out[0].status, TD_STITCHED);
+	assert_int_equal(c->out[0].ts, 1000);
+	assert_int_equal(c->out[0].cpu, 0);
+	assert_int_equal(c->out[0].tid, 100);
+	assert_string_equal(c->out[0].name, "sys_enter");
+	assert_true(c->out[0].has_cookie);
+	assert_int_equal(c->out[0].cookie, ck);
+	assert_int_equal(c->out[0].nk, 3);
+	assert_ips(c->out[0].k, kips, 3);
+	assert_int_equal(c->out[0].nu, 4);
+	assert_ips(c->out[0].u, uips, 4);
+
+	s = stats_of(c);
+	assert_int_equal(s.records, 4);
+	assert_int_equal(s.events, 1);
+	assert_int_equal(s.cookies, 1);
+	assert_int_equal(s.stacks, 1);
+	assert_int_equal(s.bad_records, 0);
+	assert_int_equal(s.orphans, 0);
+	assert_int_equal(s.pages, 1);
+	assert_int_equal(s.last_ts, 5000);
+	assert_int_equal(s.bytes, 64 + 40 + 16 + 56);
+}
+
+static void test_cookie_without_stack_is_lost(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ck = cookie_of(1, 3);
+	uint8_t r[128];
+
+	page_start(c, 100);
+	page_add(c, 100, r, rec_sys_enter(r, 200, 0));
+	page_add(c, 110, r, rec_cookie(r, 200, ck));
+	assert_int_equal(page_parse(c, 1), 2);
+	td_parser_flush(c->p);
+	/* Handed to the stitcher, which waits for the stack. */
+	assert_int_equal(c->nr_out, 0);
+	td_stitch_flush(c->st);
+	assert_int_equal(c->nr_out, 1);
+	assert_int_equal(c->out[0].status, TD_USER_LOST);
+	assert_int_equal(c->out[0].cookie, ck);
+	assert_int_equal(c->out[0].cpu, 1);
+	assert_int_equal(c->out[0].nu, 0);
+}
+
+/* The stack is read from CPU 1 before the event and its cookie on CPU 0. */
+static void test_stack_before_cookie_other_cpu(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ck = cookie_of(0, 11);
+	uint8_t r[256];
+
+	page_start(c, 600);
+	page_add(c, 600, r, rec_unwind(r, 300, ck, uips, 6));
+	assert_int_equal(page_parse(c, 1), 1);
+	assert_int_equal(c->nr_out, 0);
+
+	page_start(c, 400);
+	page_add(c, 400, r, rec_switch(r, "app", 300, "swapper/0", 0));
+	page_add(c, 420, r, rec_kstack(r, 300, kips, 5));
+	page_add(c, 450, r, rec_cookie(r, 300, ck));
+	assert_int_equal(page_parse(c, 0), 3);
+	/* Held: a follower may still come on CPU 0. */
+	assert_int_equal(c->nr_out, 0);
+	flush_all(c);
+
+	assert_int_equal(c->nr_out, 1);
+	assert_int_equal(c->out[0].status, TD_STITCHED);
+	assert_string_equal(c->out[0].name, "sched_switch");
+	assert_string_equal(c->out[0].comm, "app");
+	assert_int_equal(c->out[0].nk, 5);
+	assert_ips(c->out[0].k, kips, 5);
+	assert_int_equal(c->out[0].nu, 6);
+	assert_ips(c->out[0].u, uips, 6);
+}
+
+static void test_fallback_user_stack_inplace(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t r[128];
+
+	page_start(c, 10);
+	page_add(c, 10, r, rec_sys_enter(r, 301, 1));
+	page_add(c, 11, r, rec_kstack(r, 301, kips, 2));
+	page_add(c, 12, r, rec_ustack(r, 301, 299, uips, 3));
+	/* A kernel thread: the in-place unwind finds nothing. */
+	page_add(c, 20, r, rec_sys_enter(r, 302, 2));
+	page_add(c, 21, r, rec_ustack(r, 302, 302, NULL, 0));
+	/* All 8 slots used. */
+	page_add(c, 30, r, rec_sys_enter(r, 303, 3));
+	page_add(c, 31, r, rec_ustack(r, 303, 303, uips, 8));
+	assert_int_equal(page_parse(c, 2), 7);
+	flush_all(c);
+
+	assert_int_equal(c->nr_out, 3);
+	assert_int_equal(c->out[0].status, TD_INPLACE);
+	assert_int_equal(c->out[0].tid, 301);
+	assert_int_equal(c->out[0].pid, 299);
+	assert_int_equal(c->out[0].nk, 2);
+	assert_int_equal(c->out[0].nu, 3);
+	assert_ips(c->out[0].u, uips, 3);
+	assert_false(c->out[0].has_cookie);
+	assert_int_equal(c->out[1].status, TD_INPLACE);
+	assert_int_equal(c->out[1].nu, 0);
+	assert_int_equal(c->out[1].nk, 0);
+	assert_int_equal(c->out[2].nu, 8);
+	assert_ips(c->out[2].u, uips, 8);
+	assert_int_equal(stats_of(c).orphans, 0);
+}
+
+/* Two events in a row on one CPU: the first had no follower, it is complete. */
+static void test_two_events_in_a_row(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ck = cookie_of(0, 1);
+	uint8_t r[128];
+
+	page_start(c, 100);
+	page_add(c, 100, r, rec_sys_enter(r, 400, 0));
+	page_add(c, 200, r, rec_sys_enter(r, 400, 1));
+	page_add(c, 210, r, rec_cookie(r, 400, ck));
+	assert_int_equal(page_parse(c, 0), 3);
+	/* The first went on when the second came. */
+	assert_int_equal(c->nr_out, 1);
+	assert_int_equal(c->out[0].status, TD_NO_USER);
+	assert_int_equal(c->out[0].ts, 100);
+
+	page_start(c, 300);
+	page_add(c, 300, r, rec_unwind(r, 400, ck, uips, 2));
+	assert_int_equal(page_parse(c, 1), 1);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 2);
+	assert_int_equal(c->out[1].status, TD_STITCHED);
+	assert_int_equal(c->out[1].ts, 200);
+	assert_int_equal(c->out[1].nu, 2);
+}
+
+/* Several events of one kernel entry share a cookie and one stack. */
+static void test_shared_cookie(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ck = cookie_of(3, 5);
+	uint8_t r[128];
+	int i;
+
+	page_start(c, 100);
+	page_add(c, 100, r, rec_sys_enter(r, 450, 0));
+	page_add(c, 101, r, rec_cookie(r, 450, ck));
+	page_add(c, 200, r, rec_switch(r, "srv", 450, "idle", 0));
+	page_add(c, 201, r, rec_cookie(r, 450, ck));
+	page_add(c, 300, r, rec_unwind(r, 450, ck, uips, 3));
+	assert_int_equal(page_parse(c, 3), 5);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 2);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(c->out[i].status, TD_STITCHED);
+		assert_int_equal(c->out[i].nu, 3);
+		assert_ips(c->out[i].u, uips, 3);
+	}
+}
+
+/* Followers of another task belong to no event: counted, never attached. */
+static void test_follower_of_other_task(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t r[128];
+
+	page_start(c, 100);
+	page_add(c, 100, r, rec_sys_enter(r, 500, 0));
+	page_add(c, 101, r, rec_cookie(r, 501, cookie_of(0, 1)));
+	page_add(c, 102, r, rec_kstack(r, 501, kips, 2));
+	page_add(c, 103, r, rec_ustack(r, 501, 501, uips, 2));
+	assert_int_equal(page_parse(c, 0), 4);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 1);
+	assert_int_equal(c->out[0].status, TD_NO_USER);
+	assert_int_equal(c->out[0].nk, 0);
+	assert_int_equal(stats_of(c).orphans, 3);
+	assert_int_equal(stats_of(c).events, 1);
+}
+
+/* A second cookie or kernel stack for one event is not attached twice. */
+static void test_duplicate_followers(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t r[128];
+
+	page_start(c, 100);
+	page_add(c, 100, r, rec_sys_enter(r, 520, 0));
+	page_add(c, 101, r, rec_kstack(r, 520, kips, 2));
+	page_add(c, 102, r, rec_kstack(r, 520, kips + 2, 2));
+	page_add(c, 103, r, rec_cookie(r, 520, cookie_of(0, 1)));
+	assert_int_equal(page_parse(c, 0), 4);
+	flush_all(c);
+	/* The second kernel stack ended the event; the cookie found none. */
+	assert_int_equal(c->nr_out, 1);
+	assert_int_equal(c->out[0].status, TD_NO_USER);
+	assert_int_equal(c->out[0].nk, 2);
+	assert_ips(c->out[0].k, kips, 2);
+	assert_int_equal(stats_of(c).orphans, 2);
+}
+
+/* A deferred stack between an event and its cookie does not end the event. */
+static void test_unwind_does_not_end_held(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t mine = cookie_of(0, 21), other = cookie_of(1, 9);
+	uint8_t r[256];
+
+	page_start(c, 100);
+	page_add(c, 100, r, rec_sys_enter(r, 600, 0));
+	page_add(c, 105, r, rec_unwind(r, 700, other, uips + 5, 2));
+	page_add(c, 110, r, rec_cookie(r, 600, mine));
+	page_add(c, 900, r, rec_unwind(r, 600, mine, uips, 5));
+	assert_int_equal(page_parse(c, 0), 4);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 1);
+	assert_int_equal(c->out[0].status, TD_STITCHED);
+	assert_int_equal(c->out[0].cookie, mine);
+	assert_int_equal(c->out[0].nu, 5);
+	assert_ips(c->out[0].u, uips, 5);
+	assert_int_equal(stats_of(c).stacks, 2);
+}
+
+/* An empty deferred stack: the unwind found nothing. */
+static void test_unwind_failed(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ck = cookie_of(2, 2);
+	uint8_t r[128];
+
+	page_start(c, 100);
+	page_add(c, 100, r, rec_sys_enter(r, 650, 0));
+	page_add(c, 101, r, rec_cookie(r, 650, ck));
+	page_add(c, 150, r, rec_unwind(r, 650, ck, NULL, 0));
+	assert_int_equal(page_parse(c, 2), 3);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 1);
+	assert_int_equal(c->out[0].status, TD_UNWIND_FAILED);
+	assert_int_equal(c->out[0].nu, 0);
+}
+
+static void test_malformed_records(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ck = cookie_of(0, 4);
+	uint8_t r[256];
+	unsigned int n;
+
+	memset(r, 0, sizeof(r));
+	page_start(c, 100);
+	/* Shorter than the common fields. */
+	page_add(c, 100, r, 4);
+	/* A sys_enter cut after 12 bytes of its 64. */
+	rec_sys_enter(r, 800, 0);
+	page_add(c, 101, r, 12);
+	/* A sched_switch cut short. */
+	rec_switch(r, "a", 800, "b", 801);
+	page_add(c, 102, r, 40);
+	/* A good event... */
+	page_add(c, 110, r, rec_sys_enter(r, 800, 0));
+	/* ...kernel stacks claiming more entries than the record holds, or < 0. */
+	n = rec_kstack(r, 800, kips, 3);
+	put32(r + 8, 100);
+	page_add(c, 111, r, n);
+	n = rec_kstack(r, 800, kips, 3);
+	put32(r + 8, (uint32_t)-1);
+	page_add(c, 112, r, n);
+	/* A cookie record with 4 bytes of its 8. */
+	rec_cookie(r, 800, ck);
+	page_add(c, 113, r, 12);
+	/* Deferred stacks pointing outside their record, or not whole entries. */
+	n = rec_unwind(r, 800, ck, uips, 2);
+	put32(r + 16, 800u << 16 | 24);
+	page_add(c, 114, r, n);
+	n = rec_unwind(r, 800, ck, uips, 2);
+	put32(r + 16, 16u << 16 | 0xfff0);
+	page_add(c, 115, r, n);
+	n = rec_unwind(r, 800, ck, uips, 2);
+	put32(r + 16, 12u << 16 | 24);
+	page_add(c, 116, r, n);
+	/* An exec whose filename lies past the record. */
+	page_add(c, 117, r, rec_exec(r, 800, "/bin/true", 10u << 16 | 200));
+	/* All skipped as if absent: the good kernel stack and cookie still attach. */
+	page_add(c, 120, r, rec_kstack(r, 800, kips, 2));
+	page_add(c, 121, r, rec_cookie(r, 800, ck));
+	/* A record of an event the tep does not know ends the held event. */
+	td_rec_common(r, 999, 800);
+	page_add(c, 130, r, 16);
+	/* A well-formed exec is an event. */
+	page_add(c, 140, r, rec_exec(r, 801, "/bin/true", 0));
+	assert_int_equal(page_parse(c, 0), 15);
+	flush_all(c);
+
+	assert_int_equal(stats_of(c).bad_records, 10);
+	assert_int_equal(stats_of(c).unknown, 1);
+	assert_int_equal(stats_of(c).orphans, 0);
+	assert_int_equal(c->nr_out, 2);
+	/* Flushing orders by the stitcher: the lone exec first, the lost one after. */
+	assert_string_equal(c->out[0].name, "sched_process_exec");
+	assert_int_equal(c->out[0].status, TD_NO_USER);
+	assert_int_equal(c->out[1].status, TD_USER_LOST);
+	assert_int_equal(c->out[1].tid, 800);
+	assert_int_equal(c->out[1].cookie, ck);
+	assert_int_equal(c->out[1].nk, 2);
+}
+
+/* Corrupt sub-buffers: cut where they stop making sense, never over-read. */
+static void test_corrupt_pages(void **state)
+{
+	struct ctx *c = *state;
+	struct td_parser_stats s;
+	uint8_t r[128];
+	uint32_t off;
+
+	/* A commit larger than the page. */
+	page_start(c, 100);
+	page_add(c, 100, r, rec_sys_enter(r, 900, 0));
+	page_add(c, 101, r, rec_sys_enter(r, 900, 1));
+	td_pagegen_finish(&c->pg, false, 0);
+	put64(c->page + 8, 8000);
+	assert_int_equal(td_parser_page(c->p, 0, c->page, TD_PAGE_SIZE), 2);
+
+	/* A discarded event whose length points backwards (kbuffer would spin). */
+	page_start(c, 200);
+	page_add(c, 200, r, rec_sys_enter(r, 900, 2));
+	off = TD_PAGE_HDR_SIZE + c->pg.len;
+	page_add(c, 201, r, rec_sys_enter(r, 900, 3));
+	put32(c->page + off, 1u << 5 | TD_RB_TYPE_PADDING);
+	put32(c->page + off + 4, (uint32_t)-4);
+	assert_int_equal(page_parse(c, 0), 1);
+
+	/* A long record whose length word runs past the commit. */
+	page_start(c, 300);
+	page_add(c, 300, r, rec_sys_enter(r, 900, 4));
+	off = TD_PAGE_HDR_SIZE + c->pg.len;
+	page_add(c, 301, r, rec_unwind(r, 900, 1, uips, 12));
+	put32(c->page + off + 4, 4000);
+	assert_int_equal(page_parse(c, 0), 1);
+
+	/* A commit that ends inside the last record. */
+	page_start(c, 400);
+	page_add(c, 400, r, rec_sys_enter(r, 900, 5));
+	page_add(c, 401, r, rec_sys_enter(r, 900, 6));
+	td_pagegen_finish(&c->pg, false, 0);
+	put64(c->page + 8, c->pg.len - 8);
+	assert_int_equal(td_parser_page(c->p, 0, c->page, TD_PAGE_SIZE), 1);
+
+	/* A page shorter than its header, a CPU out of range. */
+	assert_int_equal(td_parser_page(c->p, 0, c->page, 8), -EINVAL);
+	assert_int_equal(td_parser_page(c->p, 4, c->page, TD_PAGE_SIZE), -EINVAL);
+	assert_int_equal(td_parser_page(c->p, -1, c->page, TD_PAGE_SIZE), -EINVAL);
+
+	s = stats_of(c);
+	assert_int_equal(s.bad_pages, 4);
+	assert_int_equal(s.records, 5);
+	assert_int_equal(s.pages, 4);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 5);
+}
+
+/* Random and mutated pages: whatever comes in, no crash, no over-read, no hang. */
+static void test_fuzzed_pages(void **state)
+{
+	struct ctx *c = *state;
+	struct td_parser_stats s;
+	unsigned int seed = 12345;
+	uint8_t r[256];
+	int i, j, ret;
+
+	for (i = 0; i < 2000; i++) {
+		page_start(c, 1000 * i);
+		for (j = 0; j < 40; j++) {
+			switch (rand_r(&seed) % 4) {
+			case 0:
+				rec_sys_enter(r, 42, j);
+				td_pagegen_add(&c->pg, 1000 * i + j, r, 64);
+				break;
+			case 1:
+				td_pagegen_add(&c->pg, 1000 * i + j, r,
+					       rec_kstack(r, 42, kips, rand_r(&seed) % 10));
+				break;
+			case 2:
+				td_pagegen_add(&c->pg, 1000 * i + j, r,
+					       rec_cookie(r, 42, cookie_of(0, j)));
+				break;
+			default:
+				td_pagegen_add(&c->pg, 1000 * i + j, r,
+					       rec_unwind(r, 42, cookie_of(0, j), uips,
+							  rand_r(&seed) % 10));
+			}
+		}
+		td_pagegen_finish(&c->pg, rand_r(&seed) % 2, rand_r(&seed) % 3 - 1);
+		if (i % 2) {
+			/* Flip bytes of a good page. */
+			for (j = 0; j < 1 + i % 16; j++)
+				c->page[rand_r(&seed) % TD_PAGE_SIZE] = rand_r(&seed);
+		} else {
+			for (j = TD_PAGE_HDR_SIZE; j < TD_PAGE_SIZE; j++)
+				c->page[j] = rand_r(&seed);
+			put64(c->page + 8, rand_r(&seed) % (TD_PAGE_SIZE + 64));
+		}
+		ret = td_parser_page(c->p, i % 4, c->page, TD_PAGE_SIZE);
+		assert_true(ret >= 0 && ret <= (TD_PAGE_SIZE - TD_PAGE_HDR_SIZE) / 4);
+	}
+	flush_all(c);
+	s = stats_of(c);
+	assert_int_equal(s.pages, 2000);
+	assert_true(s.bad_pages > 0);
+	assert_true(s.bad_records > 0);
+	/* Every event handed on was emitted exactly once. */
+	assert_int_equal(s.events, c->nr_out);
+}
+
+/* Lost records before a page: the held event cannot take followers across them. */
+static void test_missed_events_page(void **state)
+{
+	struct ctx *c = *state;
+	struct td_parser_stats s;
+	uint8_t r[128];
+
+	page_start(c, 100);
+	page_add(c, 100, r, rec_sys_enter(r, 1000, 0));
+	assert_int_equal(page_parse(c, 0), 1);
+	assert_int_equal(c->nr_out, 0);
+
+	page_start(c, 200);
+	page_add(c, 200, r, rec_cookie(r, 1000, cookie_of(0, 1)));
+	page_add(c, 300, r, rec_sys_enter(r, 1000, 1));
+	td_pagegen_finish(&c->pg, false, 5);
+	assert_int_equal(td_parser_page(c->p, 0, c->page, TD_PAGE_SIZE), 2);
+	assert_int_equal(c->nr_out, 1);
+	assert_int_equal(c->out[0].status, TD_NO_USER);
+	assert_int_equal(c->out[0].ts, 100);
+
+	/* Flagged without a count, and a full page (no room for one). */
+	page_start(c, 400);
+	page_add(c, 400, r, rec_sys_enter(r, 1000, 2));
+	td_pagegen_finish(&c->pg, true, -1);
+	assert_int_equal(td_parser_page(c->p, 0, c->page, TD_PAGE_SIZE), 1);
+	page_start(c, 500);
+	page_add(c, 500, r, rec_sys_enter(r, 1000, 3));
+	td_pagegen_finish(&c->pg, true, 9);
+	assert_int_equal(td_parser_page(c->p, 0, c->page, TD_PAGE_SIZE), 1);
+
+	/* A full page claiming a stored count that would lie past its end. */
+	page_start(c, 600);
+	page_add(c, 600, r, rec_sys_enter(r, 1000, 4));
+	td_pagegen_finish(&c->pg, true, 0);
+	put64(c->page + 8, c->pg.len | TD_PAGE_MISSED_EVENTS | TD_PAGE_MISSED_STORED);
+	assert_int_equal(td_parser_page(c->p, 0, c->page, TD_PAGE_SIZE), 1);
+
+	s = stats_of(c);
+	assert_int_equal(s.missed_pages, 4);
+	assert_int_equal(s.missed_events, 5);
+	assert_int_equal(s.orphans, 1);
+	assert_int_equal(s.bad_pages, 0);
+}
+
+/* Time extends, discarded events, an absolute time stamp, tail padding. */
+static void test_timestamps_through_parser(void **state)
+{
+	static const uint64_t ts[] = {
+		1000, 3000 + (1ULL << 27), 5000000000ULL, (1ULL << 40) + 7, (1ULL << 40) + 9,
+	};
+	struct ctx *c = *state;
+	uint8_t r[128];
+	int i;
+
+	page_start(c, 1000);
+	page_add(c, ts[0], r, rec_sys_enter(r, 1, 0));
+	assert_int_equal(td_pagegen_discard(&c->pg, 2000, 64), 0);
+	page_add(c, ts[1], r, rec_sys_enter(r, 1, 1));
+	page_add(c, ts[2], r, rec_sys_enter(r, 1, 2));
+	assert_int_equal(td_pagegen_time_stamp(&c->pg, (1ULL << 40)), 0);
+	page_add(c, ts[3], r, rec_sys_enter(r, 1, 3));
+	page_add(c, ts[4], r, rec_sys_enter(r, 1, 4));
+	assert_true(c->pg.extends >= 2);
+	td_pagegen_finish(&c->pg, true, 0);
+	assert_int_equal(td_parser_page(c->p, 0, c->page, TD_PAGE_SIZE), 5);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 5);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(c->out[i].ts, ts[i]);
+	assert_int_equal(stats_of(c).last_ts, ts[4]);
+	assert_int_equal(stats_of(c).bad_pages, 0);
+}
+
+/* A page ending in a 4-byte null padding: kbuffer must not read past it. */
+static void test_null_padding_tail(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t r[128];
+	int i;
+
+	page_start(c, 1);
+	for (i = 0; i < 59; i++)
+		page_add(c, 1 + i, r, rec_sys_enter(r, 5, i));
+	/* 68 bytes left: a 64-byte discarded event leaves 4. */
+	assert_int_equal(td_pagegen_discard(&c->pg, 100, 60), 0);
+	assert_int_equal(td_pagegen_room(&c->pg), 4);
+	td_pagegen_finish(&c->pg, true, 0);
+	assert_int_equal(td_parser_page(c->p, 0, c->page, TD_PAGE_SIZE), 59);
+	assert_int_equal(stats_of(c).bad_pages, 0);
+}
+
+static void test_advance_hold(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t r[128];
+
+	page_start(c, 5000);
+	page_add(c, 5000, r, rec_sys_enter(r, 1100, 0));
+	assert_int_equal(page_parse(c, 0), 1);
+	page_start(c, 7000);
+	page_add(c, 7000, r, rec_sys_enter(r, 1101, 0));
+	assert_int_equal(page_parse(c, 1), 1);
+
+	td_parser_advance(c->p, 5000 + HOLD_NS - 1);
+	assert_int_equal(c->nr_out, 0);
+	td_parser_advance(c->p, 5000 + HOLD_NS);
+	assert_int_equal(c->nr_out, 1);
+	assert_int_equal(c->out[0].tid, 1100);
+	/* An earlier time never hands anything on. */
+	td_parser_advance(c->p, 100);
+	assert_int_equal(c->nr_out, 1);
+
+	td_parser_set_hold_ns(c->p, 1000);
+	td_parser_advance(c->p, 7999);
+	assert_int_equal(c->nr_out, 1);
+	td_parser_advance(c->p, 8000);
+	assert_int_equal(c->nr_out, 2);
+	assert_int_equal(c->out[1].tid, 1101);
+	assert_int_equal(stats_of(c).events, 2);
+}
+
+static void test_comms(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t r[128];
+
+	page_start(c, 100);
+	page_add(c, 100, r, rec_switch(r, "abcdefghijklmnop", 1200, "app", 1201));
+	page_add(c, 200, r, rec_sys_enter(r, 1201, 0));
+	page_add(c, 300, r, rec_sys_enter(r, 1200, 0));
+	page_add(c, 400, r, rec_sys_enter(r, 1202, 0));
+	page_add(c, 500, r, rec_switch(r, "renamed", 1201, "x", 0));
+	assert_int_equal(page_parse(c, 0), 5);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 5);
+	/* A full 16-byte comm is cut to fit with its NUL. */
+	assert_string_equal(c->out[0].comm, "abcdefghijklmno");
+	assert_string_equal(c->out[1].comm, "app");
+	assert_string_equal(c->out[2].comm, "abcdefghijklmno");
+	assert_string_equal(c->out[3].comm, "<...>");
+	/* sched_switch always names its own task from the record. */
+	assert_string_equal(c->out[4].comm, "renamed");
+}
+
+static int tgid_of(int tid, void *arg)
+{
+	int *calls = arg;
+
+	(*calls)++;
+	return tid - tid % 10;
+}
+
+static void test_tgid_fn(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t r[128];
+	int calls = 0;
+
+	td_parser_set_tgid_fn(c->p, tgid_of, &calls);
+	page_start(c, 100);
+	page_add(c, 100, r, rec_sys_enter(r, 1305, 0));
+	page_add(c, 101, r, rec_sys_enter(r, 1317, 0));
+	assert_int_equal(page_parse(c, 0), 2);
+	flush_all(c);
+	assert_int_equal(calls, 2);
+	assert_int_equal(c->out[0].pid, 1300);
+	assert_int_equal(c->out[1].pid, 1310);
+}
+
+/* Records one at a time, as libtracecmd hands them out of a trace.dat. */
+static void test_record_api(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ck = cookie_of(1, 77);
+	struct tep_record rec;
+	uint8_t r[4][128];
+	int n[4];
+
+	n[0] = rec_sys_enter(r[0], 1400, 0);
+	n[1] = rec_kstack(r[1], 1400, kips, 4);
+	n[2] = rec_cookie(r[2], 1400, ck);
+	n[3] = rec_unwind(r[3], 1400, ck, uips, 7);
+	for (int i = 0; i < 4; i++) {
+		memset(&rec, 0, sizeof(rec));
+		rec.ts = 100 + i;
+		rec.data = r[i];
+		rec.size = n[i];
+		rec.cpu = 1;
+		assert_int_equal(td_parser_record(c->p, 1, &rec), 0);
+	}
+	/* A record after lost events ends the held event before it. */
+	memset(&rec, 0, sizeof(rec));
+	rec.ts = 200;
+	rec.data = r[0];
+	rec.size = n[0];
+	rec.missed_events = 3;
+	assert_int_equal(td_parser_record(c->p, 1, &rec), 0);
+	assert_int_equal(c->nr_out, 1);
+	assert_int_equal(c->out[0].status, TD_STITCHED);
+	assert_int_equal(c->out[0].nk, 4);
+	assert_int_equal(c->out[0].nu, 7);
+	assert_ips(c->out[0].u, uips, 7);
+	assert_int_equal(td_parser_record(c->p, 9, &rec), -EINVAL);
+	assert_int_equal(stats_of(c).missed_events, 3);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 2);
+}
+
+/* A real 6.18 sub-buffer (options stacktrace + userstacktrace). */
+static void test_real_page(void **state)
+{
+	struct ctx *c = *state;
+	struct td_parser_stats s;
+	int i;
+
+	memset(c->page, 0, TD_PAGE_SIZE);
+	memcpy(c->page, real_page_6_18, sizeof(real_page_6_18));
+	assert_int_equal(td_parser_page(c->p, 0, c->page, TD_PAGE_SIZE), 51);
+	flush_all(c);
+	s = stats_of(c);
+	assert_int_equal(s.records, 51);
+	assert_int_equal(s.events, 17);
+	assert_int_equal(s.bad_records, 0);
+	assert_int_equal(s.bad_pages, 0);
+	assert_int_equal(s.orphans, 0);
+	assert_int_equal(c->nr_out, 17);
+	for (i = 0; i < 17; i++) {
+		assert_int_equal(c->out[i].status, TD_INPLACE);
+		assert_true(c->out[i].nk >= 4);
+		assert_true(c->out[i].nu >= 1);
+		assert_int_equal(c->out[i].pid, c->out[i].tid);
+	}
+	assert_int_equal(c->out[0].ts, 501675773720ULL);
+	assert_int_equal(c->out[0].tid, 24892);
+	assert_string_equal(c->out[0].comm, "cc1");
+	assert_string_equal(c->out[0].name, "sched_switch");
+	assert_int_equal(c->out[0].nk, 6);
+	assert_int_equal(c->out[0].nu, 2);
+	/* sys_enter of the task the first switch named. */
+	assert_string_equal(c->out[1].name, "sys_enter");
+	assert_int_equal(c->out[1].tid, 24901);
+	assert_string_equal(c->out[1].comm, "bash");
+	assert_int_equal(c->out[1].nk, 4);
+	assert_int_equal(c->out[2].nk, 14);
+	assert_int_equal(c->out[4].nk, 20);
+}
+
+/* ---- creation ---- */
+
+static void test_new_checks(void **state)
+{
+	struct td_stitch_config cfg;
+	struct tep_handle *tep;
+	struct td_stitcher *st;
+	struct td_parser *p;
+
+	(void)state;
+	td_stitch_config_default(&cfg);
+	st = td_stitch_new(&cfg, capture, NULL);
+	assert_non_null(st);
+
+	/* Without the deferred events (a kernel without the series): fine. */
+	tep = make_tep(false);
+	p = td_parser_new(tep, st, 2);
+	assert_non_null(p);
+	td_parser_free(p);
+	assert_null(td_parser_new(tep, st, 0));
+	assert_int_equal(errno, EINVAL);
+	assert_null(td_parser_new(NULL, st, 2));
+	assert_int_equal(errno, EINVAL);
+	tep_set_long_size(tep, 4);
+	assert_null(td_parser_new(tep, st, 2));
+	assert_int_equal(errno, ENOTSUP);
+	tep_free(tep);
+
+	/* A cookie event with another layout than the interface. */
+	tep = make_tep(false);
+	parse_format(tep, fmt_unwind_cookie_bad, "ftrace");
+	assert_null(td_parser_new(tep, st, 2));
+	assert_int_equal(errno, EPROTO);
+	tep_free(tep);
+	td_stitch_free(st);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_event_kstack_cookie_stitched),
+		T(test_cookie_without_stack_is_lost),
+		T(test_stack_before_cookie_other_cpu),
+		T(test_fallback_user_stack_inplace),
+		T(test_two_events_in_a_row),
+		T(test_shared_cookie),
+		T(test_follower_of_other_task),
+		T(test_duplicate_followers),
+		T(test_unwind_does_not_end_held),
+		T(test_unwind_failed),
+		T(test_malformed_records),
+		T(test_corrupt_pages),
+		T(test_fuzzed_pages),
+		T(test_missed_events_page),
+		T(test_timestamps_through_parser),
+		T(test_null_padding_tail),
+		T(test_advance_hold),
+		T(test_comms),
+		T(test_tgid_fn),
+		T(test_record_api),
+		T(test_real_page),
+		cmocka_unit_test(test_new_checks),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -91,7 +91,7 @@ char *td_demangle(const char *name)
 		free(d);
 		return NULL;
 	}
-	strcpy(res + len, at);
+	memcpy(res + len, at, strlen(at) + 1);
 	return res;
 }
 

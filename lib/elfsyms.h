@@ -49,8 +49,10 @@ struct td_elfsyms;
 int td_elf_open(int fd, const char *file_name, const char *debuginfo_path, struct td_elf **out);
 void td_elf_close(struct td_elf *e);
 
-/* Read @e's function symbols; an object without any gives an empty table.
- * NULL only on allocation failure. */
+/*
+ * Read @e's function symbols; an object without any gives an empty table.
+ * NULL only on allocation failure.
+ */
 struct td_elfsyms *td_elf_symbols(struct td_elf *e);
 
 /* ELF virtual address of file offset @off; false when no PT_LOAD holds it. */

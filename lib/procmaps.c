@@ -335,8 +335,10 @@ static void update_root(struct td_procs *procs, struct td_proc *p)
 	p->root_prefix = strdup(path);
 }
 
-/* (Re)read @p's maps. On failure the old maps stay: they are still the best
- * knowledge of a process that just exited. */
+/*
+ * (Re)read @p's maps. On failure the old maps stay: they are still the best
+ * knowledge of a process that just exited.
+ */
 static int proc_read(struct td_procs *procs, struct td_proc *p)
 {
 	struct td_mapping *v;

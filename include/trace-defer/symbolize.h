@@ -19,6 +19,10 @@
  * Strings in a td_frame belong to the symbolizer and stay valid until
  * td_sym_free(); copy them if you need them longer.
  * A symbolizer is not thread-safe: use one per thread.
+ * Debug files are searched by elfutils, which also asks debuginfod servers
+ * when DEBUGINFOD_URLS is set in the environment: a lookup can then block on
+ * the network the first time it meets an object. A daemon that must not
+ * block should unset DEBUGINFOD_URLS before td_sym_new().
  */
 #ifndef TRACE_DEFER_SYMBOLIZE_H
 #define TRACE_DEFER_SYMBOLIZE_H
@@ -29,8 +33,8 @@
 struct td_frame {
 	uint64_t addr;		/* as recorded */
 	const char *symbol;	/* NULL when unknown */
-	uint64_t sym_offset;	/* addr - symbol start (for a return address that
-				 * ends its caller this equals the caller's size) */
+	/* addr - symbol start (a return address ending its caller: the caller's size) */
+	uint64_t sym_offset;
 	const char *object;	/* mapped file, "[vdso]", "[kernel]", or NULL */
 	uint64_t file_offset;	/* offset of addr in object (user frames) */
 	const char *build_id;	/* lower-case hex, NULL when unknown */
@@ -70,9 +74,11 @@ struct td_symbolizer *td_sym_new(const struct td_sym_config *cfg);
 void td_sym_free(struct td_symbolizer *sym);
 
 /*
- * Name a user address of process @pid. @return_addr says @addr is a return
- * address (every frame but the first of a stack): the lookup then uses
- * addr - 1 so a call at the end of a function is named correctly.
+ * Name a user address of process @pid (pass the thread group id: maps are
+ * cached per id, so naming threads by tid would read them once per thread).
+ * @return_addr says @addr is a return address (every frame but the first of
+ * a stack): the lookup then uses addr - 1 so a call at the end of a function
+ * is named correctly; sym_offset and file_offset stay those of @addr.
  * Returns 0 when the address was found in a mapping, -ENOENT otherwise
  * (out still holds addr).
  */

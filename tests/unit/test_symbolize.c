@@ -30,6 +30,8 @@
 
 #include "../../lib/procmaps.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 static char fxdir[PATH_MAX];
 
 /* ---- fixture processes ------------------------------------------------ */
@@ -71,7 +73,7 @@ static int fx_read(struct fx *f)
 		*eq = '\0';
 		if (strlen(line) >= sizeof(f->v[f->nr].name))
 			continue;
-		strcpy(f->v[f->nr].name, line);
+		memcpy(f->v[f->nr].name, line, strlen(line) + 1);
 		f->v[f->nr].addr = strtoull(eq + 1, NULL, 16);
 		f->nr++;
 	}
@@ -332,7 +334,7 @@ static void check_prog(const struct fx *f, const char *elf_name, const char *deb
 	size_t i;
 
 	fx_path(elf_path, elf_name);
-	for (i = 0; i < sizeof(prog_funcs) / sizeof(prog_funcs[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(prog_funcs); i++)
 		check_function(sym, f, prog_funcs[i], fx_get(f, prog_funcs[i]), f->path, elf_path,
 			       NULL);
 	td_sym_free(sym);
@@ -428,7 +430,7 @@ static void test_debuglink_bad_crc(void **state)
 	elf_lookup_in(path, "fx_alpha", &stale, false);
 	assert_int_not_equal(right.vaddr, stale.vaddr);
 
-	for (i = 0; i < sizeof(prog_funcs) / sizeof(prog_funcs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(prog_funcs); i++) {
 		assert_int_equal(td_sym_user(sym, badcrc.pid, fx_get(&badcrc, prog_funcs[i]), false,
 					     &fr), 0);
 		assert_string_equal(fr.object, badcrc.path);
@@ -475,7 +477,7 @@ static void test_cxx_demangle(void **state)
 	struct td_frame fr;
 	size_t i;
 
-	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
 		uint64_t addr = fx_get(&cxx, want[i].key);
 
 		assert_int_equal(td_sym_user(sym, cxx.pid, addr, false, &fr), 0);
@@ -688,7 +690,7 @@ static void write_file(char *path, const char *text)
 {
 	int fd;
 
-	strcpy(path, "/tmp/td-test-kallsyms-XXXXXX");
+	snprintf(path, 64, "/tmp/td-test-kallsyms-XXXXXX");
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));

@@ -757,7 +757,8 @@ int td_parser_page(struct td_parser *p, int cpu, void *page, int size)
 	if (word & TD_PAGE_MISSED_EVENTS) {
 		/* Records were lost before this page: the held one's followers may be too. */
 		p->stats.missed_pages++;
-		if ((word & TD_PAGE_MISSED_STORED) && !corrupt && hdr + commit + 8 <= (unsigned int)size)
+		if ((word & TD_PAGE_MISSED_STORED) && !corrupt &&
+		    hdr + commit + 8 <= (unsigned int)size)
 			p->stats.missed_events += get64(buf + hdr + commit);
 		hand_on(p, &p->held[cpu]);
 	}
@@ -779,6 +780,9 @@ int td_parser_page(struct td_parser *p, int cpu, void *page, int size)
 			ret = err;
 		n++;
 	}
+	/* What was cut may have held the followers: nothing may join across it. */
+	if (corrupt)
+		hand_on(p, &p->held[cpu]);
 	return ret ? ret : n;
 }
 

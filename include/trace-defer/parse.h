@@ -23,8 +23,8 @@ struct tep_record;
 struct td_parser_stats {
 	uint64_t records;		/* all records seen */
 	uint64_t events;		/* kernel events handed on */
-	uint64_t cookies;
-	uint64_t stacks;
+	uint64_t cookies;		/* user_unwind_cookie records */
+	uint64_t stacks;		/* user_unwind_stack records handed on */
 	uint64_t bad_records;		/* malformed, skipped */
 	uint64_t bytes;			/* record data bytes */
 	uint64_t orphans;		/* kernel_stack/cookie/user_stack with no event */

@@ -34,6 +34,7 @@ struct td_procs {
 	size_t mask;
 	size_t nr;
 	struct td_proc *last;	/* the last process looked up */
+	char self_mnt_ns[64];	/* our mount namespace, "mnt:[4026531841]" */
 	char *buf;		/* maps text, reused across reads */
 	size_t buf_alloc;
 	struct td_procs_stats stats;
@@ -319,18 +320,29 @@ static void carry_objects(struct td_mapping *nv, size_t nn, const struct td_mapp
 	}
 }
 
+/*
+ * A process sees files under our paths only if it has our root and our
+ * mount namespace; otherwise its paths are reached through its root link,
+ * which the kernel resolves in the process's own namespace. readlink says
+ * "/" for the root of any namespace, so the namespaces are compared too.
+ */
 static void update_root(struct td_procs *procs, struct td_proc *p)
 {
-	char path[PATH_MAX], target[8];
+	char path[PATH_MAX], target[8], ns[64];
 	ssize_t n;
 
 	free(p->root_prefix);
 	p->root_prefix = NULL;
-	if (snprintf(path, sizeof(path), "%s/root", p->dir) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s/ns/mnt", p->dir) >= (int)sizeof(path))
 		return;
+	n = readlink(path, ns, sizeof(ns) - 1);
+	ns[n > 0 ? n : 0] = '\0';
+	snprintf(path, sizeof(path), "%s/root", p->dir);
 	n = readlink(path, target, sizeof(target));
-	/* Unreadable (no privilege): fall back to our own root. */
-	if (n < 0 || (n == 1 && target[0] == '/'))
+	/* Unreadable (no privilege): only our own paths are left. */
+	if (n < 0)
+		return;
+	if (n == 1 && target[0] == '/' && procs->self_mnt_ns[0] && !strcmp(ns, procs->self_mnt_ns))
 		return;
 	p->root_prefix = strdup(path);
 }
@@ -380,6 +392,7 @@ struct td_procs *td_procs_new(const char *proc_root, uint64_t refresh_ns, td_int
 			      void *intern_ctx)
 {
 	struct td_procs *procs = calloc(1, sizeof(*procs));
+	ssize_t n;
 
 	if (!procs)
 		return NULL;
@@ -390,6 +403,9 @@ struct td_procs *td_procs_new(const char *proc_root, uint64_t refresh_ns, td_int
 		return NULL;
 	}
 	procs->mask = 63;
+	/* Our own, from the real /proc whatever proc_root is. */
+	n = readlink("/proc/self/ns/mnt", procs->self_mnt_ns, sizeof(procs->self_mnt_ns) - 1);
+	procs->self_mnt_ns[n > 0 ? n : 0] = '\0';
 	procs->refresh_ns = refresh_ns;
 	procs->intern = intern;
 	procs->intern_ctx = intern_ctx;

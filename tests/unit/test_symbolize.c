@@ -16,7 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <linux/capability.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,15 +85,26 @@ static int fx_read(struct fx *f)
 	return -1;
 }
 
-static int fx_start(struct fx *f, const char *name)
+/*
+ * Start @dir/@name (@dir NULL: the fixture directory). With @bind_from, the
+ * child first enters a mount namespace of its own and bind-mounts @bind_from
+ * on @dir, so that its files exist under @dir for it only.
+ */
+static int fx_spawn(struct fx *f, const char *dir, const char *name, const char *bind_from)
 {
-	int in[2], out[2];
-	char path[PATH_MAX];
+	char path[PATH_MAX], real_dir[PATH_MAX];
 	pid_t parent = getpid();
+	int in[2], out[2];
 
 	memset(f, 0, sizeof(*f));
-	fx_path(path, name);
-	if (!realpath(path, f->path))
+	if (!realpath(dir ? dir : fxdir, real_dir))
+		return -1;
+	if (snprintf(path, sizeof(path), "%s/%s", real_dir, name) >= (int)sizeof(path))
+		return -1;
+	/* Through a bind mount, the path exists only in the child's namespace. */
+	if (bind_from)
+		strcpy(f->path, path);
+	else if (!realpath(path, f->path))
 		return -1;
 	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
 		return -1;
@@ -100,6 +116,10 @@ static int fx_start(struct fx *f, const char *name)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(1);
+		if (bind_from && (unshare(CLONE_NEWNS) ||
+				  mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+				  mount(bind_from, real_dir, NULL, MS_BIND, NULL)))
+			_exit(2);
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		execl(f->path, f->path, (char *)NULL);
@@ -112,6 +132,11 @@ static int fx_start(struct fx *f, const char *name)
 	if (!f->from_child)
 		return -1;
 	return fx_read(f);
+}
+
+static int fx_start(struct fx *f, const char *name)
+{
+	return fx_spawn(f, NULL, name, NULL);
 }
 
 static void fx_stop(struct fx *f)
@@ -497,8 +522,8 @@ static void test_cxx_demangle(void **state)
 	td_sym_free(sym);
 }
 
-/* Start address of the mapping named @name in @pid's maps, 0 if none. */
-static uint64_t maps_start(pid_t pid, const char *name)
+/* Range of the first mapping named @name in @pid's maps; start 0 if none. */
+static uint64_t maps_range(pid_t pid, const char *name, uint64_t *end)
 {
 	char path[64], line[512];
 	uint64_t start = 0;
@@ -507,11 +532,22 @@ static uint64_t maps_start(pid_t pid, const char *name)
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "r");
 	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, name) && !start)
-			start = strtoull(line, NULL, 16);
+	while (fgets(line, sizeof(line), f)) {
+		char *p;
+
+		if (!strstr(line, name) || start)
+			continue;
+		start = strtoull(line, &p, 16);
+		if (end)
+			*end = strtoull(p + 1, NULL, 16);
+	}
 	fclose(f);
 	return start;
+}
+
+static uint64_t maps_start(pid_t pid, const char *name)
+{
+	return maps_range(pid, name, NULL);
 }
 
 static void test_special_mappings(void **state)
@@ -538,9 +574,10 @@ static void test_special_mappings(void **state)
 	td_sym_free(sym);
 }
 
+/* (A long refresh interval: a slow machine must not turn a miss into a re-read.) */
 static void test_unmapped(void **state)
 {
-	struct td_symbolizer *sym = new_sym(0, "debug");
+	struct td_symbolizer *sym = new_sym(60u * 1000 * 1000, "debug");
 	struct td_sym_stats st;
 	struct td_frame fr;
 	long pid_max = 4194304;
@@ -682,6 +719,187 @@ static void test_sym_file(void **state)
 	assert_null(fr.symbol);
 	assert_null(fr.object);
 	td_sym_free(sym);
+}
+
+/* ---- files the symbolizer cannot reach by path ------------------------ */
+
+static void copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY), out;
+	ssize_t n;
+
+	assert_true(in >= 0);
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	assert_true(out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	assert_int_equal(n, 0);
+	close(in);
+	close(out);
+}
+
+/* The executable was deleted after it started: only map_files reaches it. */
+static void test_deleted_file(void **state)
+{
+	char dir[] = "/tmp/td-test-deleted-XXXXXX", exe[PATH_MAX], lib[PATH_MAX];
+	char orig[PATH_MAX], want_bid[256];
+	struct td_symbolizer *sym;
+	struct td_frame fr;
+	struct fx f;
+
+	if (geteuid())
+		skip();	/* map_files needs CAP_SYS_ADMIN */
+	assert_non_null(mkdtemp(dir));
+	snprintf(exe, sizeof(exe), "%s/fx_pie", dir);
+	snprintf(lib, sizeof(lib), "%s/libfx.so", dir);
+	fx_path(orig, "fx_pie");
+	readelf_build_id(orig, want_bid, sizeof(want_bid));
+	copy_file(orig, exe);
+	fx_path(orig, "libfx.so");
+	copy_file(orig, lib);
+
+	assert_int_equal(fx_spawn(&f, dir, "fx_pie", NULL), 0);
+	assert_int_equal(unlink(exe), 0);
+	assert_true(maps_start(f.pid, "(deleted)") != 0);
+
+	sym = new_sym(0, "debug");
+	assert_int_equal(td_sym_user(sym, f.pid, fx_get(&f, "fx_alpha"), false, &fr), 0);
+	assert_non_null(fr.symbol);
+	assert_string_equal(fr.symbol, "fx_alpha");
+	assert_string_equal(fr.object, f.path);
+	assert_string_equal(fr.build_id, want_bid);
+	td_sym_free(sym);
+	fx_stop(&f);
+	unlink(lib);
+	rmdir(dir);
+}
+
+/* Raise or drop @cap in our effective set (kept in the permitted set). */
+static int set_cap(int cap, bool on)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	if (on)
+		d[cap / 32].effective |= 1u << (cap % 32);
+	else
+		d[cap / 32].effective &= ~(1u << (cap % 32));
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+/* Write fake/PID/maps (a copy of the real one) and fake/PID/root (a link). */
+static void make_fake_proc(const char *fake, pid_t pid)
+{
+	char path[PATH_MAX], target[64], *maps;
+	size_t len;
+	FILE *in;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d", fake, pid);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	in = fopen(path, "r");
+	assert_non_null(in);
+	maps = malloc(1 << 20);
+	assert_non_null(maps);
+	len = fread(maps, 1, 1 << 20, in);
+	fclose(in);
+	snprintf(path, sizeof(path), "%s/%d/maps", fake, pid);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, maps, len), (ssize_t)len);
+	close(fd);
+	free(maps);
+	snprintf(target, sizeof(target), "/proc/%d/root", pid);
+	snprintf(path, sizeof(path), "%s/%d/root", fake, pid);
+	assert_int_equal(symlink(target, path), 0);
+}
+
+static void remove_fake_proc(const char *fake, pid_t pid)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%d/root", fake, pid);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%d/maps", fake, pid);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%d", fake, pid);
+	rmdir(path);
+	rmdir(fake);
+}
+
+/*
+ * The fixture runs from a bind mount that exists only in its own mount
+ * namespace, so its paths mean nothing here. The symbolizer must reach its
+ * files through /proc/PID/map_files, or, without the privilege map_files
+ * needs, through /proc/PID/root (which reads "/" like ours: only the
+ * namespace tells them apart), or through a proc_root whose PID/root links
+ * there.
+ */
+static void test_mount_namespace(void **state)
+{
+	char dir[] = "/tmp/td-test-mntns-XXXXXX", fake[] = "/tmp/td-test-proc-XXXXXX";
+	enum { MAP_FILES, ROOT_LINK, FAKE_PROC, NR_WAYS };
+	struct td_frame alpha[NR_WAYS], lib[NR_WAYS];
+	int ret_alpha[NR_WAYS], ret_lib[NR_WAYS], map_files_fd = -1, way, fd;
+	struct td_symbolizer *sym[NR_WAYS];
+	uint64_t start, end;
+	char path[PATH_MAX];
+	struct fx f;
+	pid_t pid;
+
+	if (geteuid())
+		skip();	/* unshare(CLONE_NEWNS) needs CAP_SYS_ADMIN */
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(fake));
+	assert_int_equal(fx_spawn(&f, dir, "fx_pie", fxdir), 0);
+	pid = f.pid;
+	/* Not reachable by its path from here. */
+	assert_int_equal(access(f.path, F_OK), -1);
+	make_fake_proc(fake, pid);
+	start = maps_range(pid, "fx_pie", &end);
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	close(fd);
+
+	for (way = 0; way < NR_WAYS; way++) {
+		struct td_sym_config cfg = { .proc_root = way == FAKE_PROC ? fake : "/proc" };
+
+		sym[way] = td_sym_new(&cfg);
+		assert_non_null(sym[way]);
+		if (way == ROOT_LINK) {
+			assert_int_equal(set_cap(CAP_SYS_ADMIN, false), 0);
+			assert_int_equal(set_cap(CAP_CHECKPOINT_RESTORE, false), 0);
+			map_files_fd = open(path, O_RDONLY);
+		}
+		ret_alpha[way] = td_sym_user(sym[way], pid, fx_get(&f, "fx_alpha"), false,
+					     &alpha[way]);
+		ret_lib[way] = td_sym_user(sym[way], pid, fx_get(&f, "fx_lib_global"), false,
+					   &lib[way]);
+		if (way == ROOT_LINK) {
+			assert_int_equal(set_cap(CAP_SYS_ADMIN, true), 0);
+			assert_int_equal(set_cap(CAP_CHECKPOINT_RESTORE, true), 0);
+		}
+	}
+	/* Without the capabilities map_files really was closed. */
+	assert_int_equal(map_files_fd, -1);
+	for (way = 0; way < NR_WAYS; way++) {
+		assert_int_equal(ret_alpha[way], 0);
+		assert_string_equal(alpha[way].object, f.path);
+		assert_non_null(alpha[way].symbol);
+		assert_string_equal(alpha[way].symbol, "fx_alpha");
+		assert_int_equal(ret_lib[way], 0);
+		assert_non_null(lib[way].symbol);
+		assert_string_equal(lib[way].symbol, "fx_lib_global");
+		td_sym_free(sym[way]);
+	}
+	fx_stop(&f);
+	remove_fake_proc(fake, pid);
+	rmdir(dir);
 }
 
 /* ---- kallsyms --------------------------------------------------------- */
@@ -987,6 +1205,8 @@ int main(void)
 		cmocka_unit_test(test_refresh_on_miss),
 		cmocka_unit_test(test_refresh_throttle_and_forget),
 		cmocka_unit_test(test_sym_file),
+		cmocka_unit_test(test_deleted_file),
+		cmocka_unit_test(test_mount_namespace),
 		cmocka_unit_test(test_kallsyms),
 		cmocka_unit_test(test_kallsyms_unusable),
 		cmocka_unit_test(test_maps_parse),

@@ -62,7 +62,8 @@ void td_procs_forget(struct td_procs *procs, int pid);
 
 /*
  * The directory the process sees as "/", as a path to prefix to its mapped
- * paths ("/proc/PID/root"), or NULL when it is the same root as ours.
+ * paths ("/proc/PID/root"), or NULL when it has our root and our mount
+ * namespace (its paths are ours).
  */
 const char *td_proc_root_prefix(const struct td_proc *proc);
 

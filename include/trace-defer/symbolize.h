@@ -8,10 +8,15 @@
  *    its object, file offset and build-id when those are known;
  *  - maps are cached per process and re-read on a miss (the process may have
  *    mapped something new), and dropped by td_sym_forget();
- *  - ELF files are cached by path and build-id; symbols come from .symtab,
- *    else .dynsym, else a debug file found by build-id
- *    (DEBUGDIR/.build-id/xx/rest.debug) or by .gnu_debuglink (next to the
- *    object, OBJDIR/.debug/, DEBUGDIR/OBJDIR/);
+ *  - ELF files are opened through /proc/PID/map_files (deleted files, other
+ *    mount namespaces), else /proc/PID/root/PATH, else PATH, and cached by
+ *    file identity (device, inode, size, mtime); symbol tables are shared
+ *    by build-id; symbols come from the object's .symtab, else the .symtab
+ *    of a debug file found by build-id (DEBUGDIR/.build-id/xx/rest.debug)
+ *    or by .gnu_debuglink (next to the object, OBJDIR/.debug/,
+ *    DEBUGDIR/OBJDIR/; checked by build-id, or CRC without one), else
+ *    .dynsym (and MiniDebugInfo); an address past the end of the nearest
+ *    symbol gets no name rather than a wrong one;
  *  - C++ names are demangled (libstdc++'s __cxa_demangle, loaded with dlopen
  *    on first use; without it the mangled name is returned);
  *  - a cached lookup (known process, known object) does no system call and

@@ -35,15 +35,21 @@ struct td_folded {
 	size_t len, cap;
 };
 
-static uint64_t fnv1a(const char *s, size_t len)
+/* Eight bytes at a time: folded lines are long (hundreds of bytes). */
+static uint64_t line_hash(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ len, v;
 	size_t i;
 
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&v, s + i, 8);
+		h = (h ^ v) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
 	}
+	v = 0;
+	memcpy(&v, s + i, len - i);
+	h = (h ^ v) * 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 29;
 	return h;
 }
 
@@ -104,29 +110,35 @@ static int buf_reserve(struct td_folded *fo, size_t more)
 static int buf_name(struct td_folded *fo, const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
+	char *out;
 	size_t i = 0, n;
 
 	if (buf_reserve(fo, len))
 		return -ENOMEM;
+	out = fo->buf + fo->len;
 	while (i < len) {
-		char c = s[i];
+		unsigned char c = u[i];
 
-		n = td_utf8_seq_len(u + i, len - i);
-		if (n > 1) {
-			memcpy(fo->buf + fo->len, s + i, n);
-			fo->len += n;
-			i += n;
-			continue;
-		}
-		if (!n || u[i] < 0x20 || u[i] == 0x7f)
-			c = (c == '\t' || c == '\n' || c == '\r') ? '_' : '?';
-		else if (c == ';')
+		if (c >= 0x80) {
+			n = td_utf8_seq_len(u + i, len - i);
+			if (n) {
+				memcpy(out, s + i, n);
+				out += n;
+				i += n;
+				continue;
+			}
+			c = '?';
+		} else if (c == ';') {
 			c = ':';
-		else if (c == ' ')
+		} else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
 			c = '_';
-		fo->buf[fo->len++] = c;
+		} else if (c < 0x20 || c == 0x7f) {
+			c = '?';
+		}
+		*out++ = (char)c;
 		i++;
 	}
+	fo->len = out - fo->buf;
 	fo->buf[fo->len] = '\0';
 	return 0;
 }
@@ -190,7 +202,7 @@ static int grow(struct td_folded *fo)
 
 static int count_line(struct td_folded *fo, const char *line, size_t len, uint64_t count)
 {
-	uint64_t h = fnv1a(line, len);
+	uint64_t h = line_hash(line, len);
 	struct folded_entry **head = &fo->buckets[h & (fo->nr_buckets - 1)];
 	struct folded_entry *e;
 

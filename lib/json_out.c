@@ -1,12 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * JSON lines writer: one object per event, schema version 1, documented key
- * by key in doc/trace-defer-json.7.md. Built with json-c.
+ * by key in doc/trace-defer-json.7.md.
  *
  * Promises: the output is valid JSON on one line (strings are made valid
  * UTF-8: an invalid byte becomes U+FFFD), every key of the schema is always
- * present with its documented type (null where the schema allows it), and
- * raw addresses are always written, symbolized or not.
+ * present with its documented type (null where the schema allows it), keys
+ * come in the documented order, and raw addresses are always written,
+ * symbolized or not.
+ *
+ * Why not a json-c object tree per event: building and serializing one
+ * (about 130 objects for a sched_switch with 10 kernel and 8 user frames)
+ * costs tens of microseconds, and the daemon must write a million events a
+ * second. So the structure is written straight into a stack buffer; json-c
+ * still escapes every string that needs escaping (quotes, backslashes,
+ * control characters), with JSON_C_TO_STRING_NOSLASHESCAPE; strings that
+ * need none, the common case for symbols, paths and comms, are copied.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,12 +32,13 @@
 
 size_t td_utf8_seq_len(const unsigned char *s, size_t n)
 {
-	unsigned char c = s[0];
+	unsigned char c;
 	size_t len, i;
 	uint32_t cp;
 
 	if (!n)
 		return 0;
+	c = s[0];
 	if (c < 0x80)
 		return 1;
 	if (c >= 0xc2 && c <= 0xdf) {
@@ -56,26 +66,98 @@ size_t td_utf8_seq_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* ---- output buffer ---- */
+
 /*
- * A JSON string from @len bytes at @s. Kernel strings (comm, file names) are
- * arbitrary bytes: copy them with invalid sequences replaced by U+FFFD only
- * when needed, so the common (valid) case costs one scan.
+ * The whole line is built in memory and written with one fwrite(), so a
+ * failure never leaves half a record in the output.
  */
-static struct json_object *new_string(const char *s, size_t len)
+struct jw {
+	char *buf;
+	size_t len, cap;
+	int err;		/* first error, negative errno */
+};
+
+static int jw_grow(struct jw *w, size_t n)
+{
+	size_t cap = w->cap ? w->cap : 4096;
+	char *nbuf;
+
+	if (w->err)
+		return w->err;
+	while (n > cap - w->len)
+		cap *= 2;
+	nbuf = realloc(w->buf, cap);
+	if (!nbuf) {
+		w->err = -ENOMEM;
+		return w->err;
+	}
+	w->buf = nbuf;
+	w->cap = cap;
+	return 0;
+}
+
+/* After an error nothing more is appended (cap stays short of the need). */
+static inline void jw_put(struct jw *w, const char *s, size_t n)
+{
+	if (n > w->cap - w->len && jw_grow(w, n))
+		return;
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+}
+
+/* For string literals: the length is known at compile time. */
+#define jw_lit(w, s)	jw_put(w, s, sizeof(s) - 1)
+
+static void jw_u64(struct jw *w, uint64_t v)
+{
+	char tmp[24], *p = tmp + sizeof(tmp);
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	jw_put(w, p, tmp + sizeof(tmp) - p);
+}
+
+static void jw_i64(struct jw *w, int64_t v)
+{
+	if (v < 0) {
+		jw_lit(w, "-");
+		jw_u64(w, -(uint64_t)v);
+	} else {
+		jw_u64(w, (uint64_t)v);
+	}
+}
+
+/* "0x..." lower case, no leading zeros. */
+static void jw_hex(struct jw *w, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char tmp[24], *p = tmp + sizeof(tmp);
+
+	*--p = '"';
+	do {
+		*--p = digits[v & 0xf];
+		v >>= 4;
+	} while (v);
+	*--p = 'x';
+	*--p = '0';
+	*--p = '"';
+	jw_put(w, p, tmp + sizeof(tmp) - p);
+}
+
+/* Slow path: invalid UTF-8 replaced, then json-c escapes the result. */
+static void jw_str_slow(struct jw *w, const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	struct json_object *obj;
-	size_t i = 0, n, o = 0;
-	char *copy;
+	char *copy = malloc(len * 3 + 1);	/* each bad byte grows to 3 bytes */
+	size_t i, n, o = 0;
+	const char *text;
 
-	while (i < len && (n = td_utf8_seq_len(u + i, len - i)))
-		i += n;
-	if (i == len)
-		return json_object_new_string_len(s, (int)len);
-
-	copy = malloc(len * 3 + 1);	/* each bad byte grows to 3 bytes */
 	if (!copy)
-		return NULL;
+		goto nomem;
 	for (i = 0; i < len; ) {
 		n = td_utf8_seq_len(u + i, len - i);
 		if (n) {
@@ -90,79 +172,97 @@ static struct json_object *new_string(const char *s, size_t len)
 	}
 	obj = json_object_new_string_len(copy, (int)o);
 	free(copy);
-	return obj;
+	if (!obj)
+		goto nomem;
+	text = json_object_to_json_string_length(obj, JSON_FLAGS, &n);
+	if (text)
+		jw_put(w, text, n);
+	json_object_put(obj);
+	if (text)
+		return;
+nomem:
+	w->err = -ENOMEM;
 }
 
-static struct json_object *new_hex(uint64_t v)
-{
-	char buf[24];
+/* Bytes that a JSON string cannot hold as they are: 1 escape, 2 non-ASCII. */
+static const unsigned char byte_class[256] = {
+	[0x00 ... 0x1f] = 1,
+	['"'] = 1,
+	['\\'] = 1,
+	[0x80 ... 0xff] = 2,
+};
 
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-	return json_object_new_string(buf);
-}
+#define ONES	0x0101010101010101ULL
+#define HIGHS	0x8080808080808080ULL
 
 /*
- * Add @val under @key, which must outlive @obj (a literal, or a tep field
- * name). Takes the reference to @val even on failure. Returns 0 or -ENOMEM.
+ * Non-zero when one of the eight bytes of @v is below 0x20, '"', '\\' or
+ * non-ASCII. The "has a byte less than n" and "has a zero byte" tricks are
+ * exact when no byte has its high bit set, and a byte that has it is
+ * flagged anyway; a flagged word is then looked at byte by byte.
  */
-static int add(struct json_object *obj, const char *key, struct json_object *val)
+static inline uint64_t special_bytes(uint64_t v)
 {
-	/* A NULL val is a failed allocation: callers pass json null explicitly. */
-	if (!val)
-		return -ENOMEM;
-	if (json_object_object_add_ex(obj, key, val, JSON_C_OBJECT_ADD_KEY_IS_NEW |
-				      JSON_C_OBJECT_KEY_IS_CONSTANT)) {
-		json_object_put(val);
-		return -ENOMEM;
-	}
-	return 0;
+	uint64_t q = v ^ (ONES * '"'), b = v ^ (ONES * '\\');
+
+	return (v | ((v - ONES * 0x20) & ~v) | ((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS;
 }
 
-/* Like add() but a NULL @val is json null; @ok says whether val was wanted. */
-static int add_or_null(struct json_object *obj, const char *key, bool want,
-		       struct json_object *val)
+/* A JSON string from @len bytes at @s (kernel strings are arbitrary bytes). */
+static void jw_str(struct jw *w, const char *s, size_t len)
 {
-	if (!want)
-		return json_object_object_add_ex(obj, key, NULL, JSON_C_OBJECT_ADD_KEY_IS_NEW |
-						 JSON_C_OBJECT_KEY_IS_CONSTANT) ? -ENOMEM : 0;
-	return add(obj, key, val);
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, n;
+
+	/* Skip eight plain ASCII bytes at a time (most strings are all plain). */
+	while (i + 8 <= len) {
+		uint64_t v;
+
+		memcpy(&v, s + i, 8);
+		if (special_bytes(v))
+			break;
+		i += 8;
+	}
+	while (i < len) {
+		switch (byte_class[u[i]]) {
+		case 0:
+			i++;
+			continue;
+		case 1:
+			return jw_str_slow(w, s, len);
+		default:
+			n = td_utf8_seq_len(u + i, len - i);
+			if (!n)
+				return jw_str_slow(w, s, len);
+			i += n;
+		}
+	}
+	jw_lit(w, "\"");
+	jw_put(w, s, len);
+	jw_lit(w, "\"");
 }
 
-static int append(struct json_object *arr, struct json_object *val)
+static void jw_cstr(struct jw *w, const char *s)
 {
-	if (!val)
-		return -ENOMEM;
-	if (json_object_array_add(arr, val)) {
-		json_object_put(val);
-		return -ENOMEM;
-	}
-	return 0;
+	jw_str(w, s, strlen(s));
 }
 
 /* ---- event fields ---- */
 
-static struct json_object *new_number(uint64_t v, int size, bool is_signed)
+static void jw_number(struct jw *w, uint64_t v, int size, bool is_signed)
 {
-	if (is_signed) {
-		int64_t s;
-
-		switch (size) {
-		case 1:
-			s = (int8_t)v;
-			break;
-		case 2:
-			s = (int16_t)v;
-			break;
-		case 4:
-			s = (int32_t)v;
-			break;
-		default:
-			s = (int64_t)v;
-			break;
-		}
-		return json_object_new_int64(s);
+	if (!is_signed)
+		return jw_u64(w, v);
+	switch (size) {
+	case 1:
+		return jw_i64(w, (int8_t)v);
+	case 2:
+		return jw_i64(w, (int16_t)v);
+	case 4:
+		return jw_i64(w, (int32_t)v);
+	default:
+		return jw_i64(w, (int64_t)v);
 	}
-	return json_object_new_uint64(v);
 }
 
 static bool number_size(int size)
@@ -172,8 +272,7 @@ static bool number_size(int size)
 
 /*
  * Element size of an array field. libtraceevent gives it for fixed arrays;
- * for a __data_loc array of numbers it may leave it 0, so fall back on the
- * type name.
+ * for a __data_loc array it leaves it 0, so take it from the type.
  */
 static int element_size(const struct tep_format_field *field)
 {
@@ -189,56 +288,44 @@ static int element_size(const struct tep_format_field *field)
 	if (strstr(t, "short") || strstr(t, "16"))
 		return 2;
 	if (strstr(t, "long") || strstr(t, "64"))
-		return field->event && field->event->tep ?
-		       tep_get_long_size(field->event->tep) : 8;
+		return 8;
 	return 4;
 }
 
-static struct json_object *decode_array(struct tep_handle *tep,
-					const struct tep_format_field *field,
-					const unsigned char *p, int len)
+static void jw_array(struct jw *w, struct tep_handle *tep, const struct tep_format_field *field,
+		     const unsigned char *p, int len)
 {
 	bool is_signed = field->flags & TEP_FIELD_IS_SIGNED;
 	int esize = element_size(field);
-	struct json_object *arr;
 	int i;
 
-	arr = json_object_new_array_ext(len / esize);
-	if (!arr)
-		return NULL;
+	jw_lit(w, "[");
 	for (i = 0; i + esize <= len; i += esize) {
-		uint64_t v = tep_read_number(tep, p + i, esize);
-
-		if (append(arr, new_number(v, esize, is_signed))) {
-			json_object_put(arr);
-			return NULL;
-		}
+		if (i)
+			jw_lit(w, ",");
+		jw_number(w, tep_read_number(tep, p + i, esize), esize, is_signed);
 	}
-	return arr;
+	jw_lit(w, "]");
 }
 
 /*
  * One field's value: a number, a string (char arrays and __data_loc
- * char[]), an array of numbers, or json null when the record is too short
- * for the field (a truncated or malformed record). *@ok is false only when
- * out of memory.
+ * char[]), an array of numbers, or null when the record is too short for
+ * the field (a truncated or malformed record).
  */
-static struct json_object *decode_field(struct tep_handle *tep,
-					const struct tep_format_field *field,
-					const unsigned char *data, int size, bool *ok)
+static void jw_field(struct jw *w, struct tep_handle *tep, const struct tep_format_field *field,
+		     const unsigned char *data, int size)
 {
-	const unsigned char *p;
-	struct json_object *val;
 	int off = field->offset, len = field->size;
+	const unsigned char *p;
 
-	*ok = true;
 	if (off < 0 || len < 0 || off > size || len > size - off)
-		return NULL;
+		goto null;
 	if (field->flags & TEP_FIELD_IS_DYNAMIC) {
 		uint64_t loc;
 
 		if (!number_size(len))
-			return NULL;
+			goto null;
 		/* __data_loc: offset in the low 16 bits, length in the high 16. */
 		loc = tep_read_number(tep, data + off, len);
 		if (field->flags & TEP_FIELD_IS_RELATIVE)
@@ -247,184 +334,172 @@ static struct json_object *decode_field(struct tep_handle *tep,
 			off = (int)(loc & 0xffff);
 		len = (int)((loc >> 16) & 0xffff);
 		if (off > size || len > size - off)
-			return NULL;
+			goto null;
 	} else if (!(field->flags & TEP_FIELD_IS_ARRAY)) {
 		if (!number_size(len))
-			return NULL;
-		val = new_number(tep_read_number(tep, data + off, len), len,
-				 field->flags & TEP_FIELD_IS_SIGNED);
-		goto out;
+			goto null;
+		jw_number(w, tep_read_number(tep, data + off, len), len,
+			  field->flags & TEP_FIELD_IS_SIGNED);
+		return;
 	}
 	p = data + off;
 	if (field->flags & TEP_FIELD_IS_STRING)
-		val = new_string((const char *)p, strnlen((const char *)p, len));
+		jw_str(w, (const char *)p, strnlen((const char *)p, len));
 	else
-		val = decode_array(tep, field, p, len);
-out:
-	*ok = val != NULL;
-	return val;
+		jw_array(w, tep, field, p, len);
+	return;
+null:
+	jw_lit(w, "null");
 }
 
-static struct json_object *decode_fields(const struct td_event *ev, bool *ok)
+static void jw_fields(struct jw *w, const struct td_event *ev)
 {
 	struct tep_event *event = ev->tep_event;
 	struct tep_format_field *field;
-	struct json_object *obj;
+	bool first = true;
 
-	*ok = false;
-	obj = json_object_new_object();
-	if (!obj)
-		return NULL;
-	*ok = true;
-	if (!event || !ev->raw)
-		return obj;
-	for (field = event->format.fields; field; field = field->next) {
-		struct json_object *val;
-
+	jw_lit(w, "{");
+	for (field = event && ev->raw ? event->format.fields : NULL; field; field = field->next) {
 		if (!strncmp(field->name, "common_", 7))
 			continue;
-		val = decode_field(event->tep, field, ev->raw, ev->raw_size, ok);
-		if (!*ok || add_or_null(obj, field->name, val != NULL, val)) {
-			*ok = false;
-			break;
-		}
+		if (!first)
+			jw_lit(w, ",");
+		first = false;
+		jw_cstr(w, field->name);
+		jw_lit(w, ":");
+		jw_field(w, event->tep, field, ev->raw, ev->raw_size);
 	}
-	return obj;
+	jw_lit(w, "}");
 }
 
 /* ---- frames ---- */
 
-static struct json_object *frame_object(const struct td_frame *fr, bool user)
+static void jw_frame(struct jw *w, const struct td_frame *fr, bool user)
 {
-	struct json_object *obj = json_object_new_object();
-	bool sym = fr->symbol != NULL;
-
-	if (!obj)
-		return NULL;
-	if (add(obj, "addr", new_hex(fr->addr)) ||
-	    add_or_null(obj, "sym", sym, sym ? new_string(fr->symbol, strlen(fr->symbol)) :
-					     NULL) ||
-	    add_or_null(obj, "off", sym, sym ? json_object_new_uint64(fr->sym_offset) : NULL))
-		goto fail;
-	if (!user)
-		return obj;
-	if (add_or_null(obj, "obj", fr->object,
-			fr->object ? new_string(fr->object, strlen(fr->object)) : NULL) ||
-	    add_or_null(obj, "file_off", fr->object,
-			fr->object ? new_hex(fr->file_offset) : NULL) ||
-	    add_or_null(obj, "build_id", fr->build_id,
-			fr->build_id ? json_object_new_string(fr->build_id) : NULL))
-		goto fail;
-	return obj;
-fail:
-	json_object_put(obj);
-	return NULL;
+	jw_lit(w, "{\"addr\":");
+	jw_hex(w, fr->addr);
+	if (fr->symbol) {
+		jw_lit(w, ",\"sym\":");
+		jw_cstr(w, fr->symbol);
+		jw_lit(w, ",\"off\":");
+		jw_u64(w, fr->sym_offset);
+	} else {
+		jw_lit(w, ",\"sym\":null,\"off\":null");
+	}
+	jw_lit(w, ",\"obj\":");
+	if (fr->object)
+		jw_cstr(w, fr->object);
+	else
+		jw_lit(w, "null");
+	if (user) {
+		jw_lit(w, ",\"file_off\":");
+		if (fr->object)
+			jw_hex(w, fr->file_offset);
+		else
+			jw_lit(w, "null");
+		jw_lit(w, ",\"build_id\":");
+		if (fr->build_id)
+			jw_cstr(w, fr->build_id);
+		else
+			jw_lit(w, "null");
+	}
+	jw_lit(w, "}");
 }
 
-static struct json_object *frames_array(const struct td_frame *frames, unsigned int nr, bool user)
+static void jw_frames(struct jw *w, const struct td_frame *frames, unsigned int nr, bool user)
 {
-	struct json_object *arr = json_object_new_array_ext(nr);
 	unsigned int i;
 
-	if (!arr)
-		return NULL;
+	jw_lit(w, "[");
 	for (i = 0; i < nr; i++) {
-		if (append(arr, frame_object(&frames[i], user))) {
-			json_object_put(arr);
-			return NULL;
-		}
+		if (i)
+			jw_lit(w, ",");
+		jw_frame(w, &frames[i], user);
 	}
-	return arr;
+	jw_lit(w, "]");
 }
 
 /* ---- the record ---- */
 
-static struct json_object *event_name(const struct td_resolved *r)
+static void jw_event_name(struct jw *w, const struct td_resolved *r)
 {
 	const struct tep_event *event = r->ev->tep_event;
 	char buf[256];
+	int n;
 
 	if (r->event_name)
-		return new_string(r->event_name, strlen(r->event_name));
+		return jw_cstr(w, r->event_name);
 	if (event && event->system && event->name) {
-		snprintf(buf, sizeof(buf), "%s:%s", event->system, event->name);
-		return new_string(buf, strlen(buf));
+		n = snprintf(buf, sizeof(buf), "%s:%s", event->system, event->name);
+		return jw_str(w, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 	}
-	return json_object_new_string("unknown");
+	jw_lit(w, "\"unknown\"");
 }
 
-static struct json_object *build(const struct td_resolved *r)
+static int jw_record(struct jw *w, const struct td_resolved *r)
 {
 	const struct td_event *ev = r->ev;
 	const char *status = td_status_name(r->status);
-	struct json_object *obj, *fields;
-	bool ok;
 
-	obj = json_object_new_object();
-	if (!obj)
-		return NULL;
-	if (add(obj, "v", json_object_new_int(TD_JSON_SCHEMA_VERSION)) ||
-	    add(obj, "ts", json_object_new_uint64(ev->ts)) ||
-	    add(obj, "cpu", json_object_new_int(ev->cpu)) ||
-	    add(obj, "pid", json_object_new_int(ev->pid)) ||
-	    add(obj, "tid", json_object_new_int(ev->tid)) ||
-	    add(obj, "comm", new_string(ev->comm, strnlen(ev->comm, TD_COMM_LEN))) ||
-	    add(obj, "event", event_name(r)))
-		goto fail;
-	fields = decode_fields(ev, &ok);
-	if (!ok) {
-		json_object_put(fields);
-		goto fail;
-	}
-	if (add(obj, "fields", fields) ||
-	    add_or_null(obj, "cookie", r->cookie != 0, r->cookie ? new_hex(r->cookie) : NULL) ||
-	    add(obj, "status", json_object_new_string(status ? status : "unknown")) ||
-	    add(obj, "kernel_stack", frames_array(r->kframes, r->nr_kframes, false)) ||
-	    add(obj, "user_stack", frames_array(r->uframes, r->nr_uframes, true)))
-		goto fail;
-	return obj;
-fail:
-	json_object_put(obj);
-	return NULL;
-}
-
-int td_json_format(const struct td_resolved *r, char **out)
-{
-	struct json_object *obj = build(r);
-	const char *s;
-	int ret = -ENOMEM;
-
-	*out = NULL;
-	if (!obj)
-		return -ENOMEM;
-	s = json_object_to_json_string_ext(obj, JSON_FLAGS);
-	if (s) {
-		*out = strdup(s);
-		if (*out)
-			ret = 0;
-	}
-	json_object_put(obj);
-	return ret;
+	jw_lit(w, "{\"v\":");
+	jw_u64(w, TD_JSON_SCHEMA_VERSION);
+	jw_lit(w, ",\"ts\":");
+	jw_u64(w, ev->ts);
+	jw_lit(w, ",\"cpu\":");
+	jw_i64(w, ev->cpu);
+	jw_lit(w, ",\"pid\":");
+	jw_i64(w, ev->pid);
+	jw_lit(w, ",\"tid\":");
+	jw_i64(w, ev->tid);
+	jw_lit(w, ",\"comm\":");
+	jw_str(w, ev->comm, strnlen(ev->comm, TD_COMM_LEN));
+	jw_lit(w, ",\"event\":");
+	jw_event_name(w, r);
+	jw_lit(w, ",\"fields\":");
+	jw_fields(w, ev);
+	jw_lit(w, ",\"cookie\":");
+	if (r->cookie)
+		jw_hex(w, r->cookie);
+	else
+		jw_lit(w, "null");
+	jw_lit(w, ",\"status\":");
+	if (status)
+		jw_cstr(w, status);
+	else
+		jw_lit(w, "\"unknown\"");
+	jw_lit(w, ",\"kernel_stack\":");
+	jw_frames(w, r->kframes, r->nr_kframes, false);
+	jw_lit(w, ",\"user_stack\":");
+	jw_frames(w, r->uframes, r->nr_uframes, true);
+	jw_lit(w, "}\n");
+	return w->err;
 }
 
 int td_json_write(FILE *f, const struct td_resolved *r)
 {
-	struct json_object *obj = build(r);
-	const char *s;
-	size_t len;
-	int ret = 0;
+	struct jw w = { 0 };
+	int ret = jw_record(&w, r);
 
-	if (!obj)
-		return -ENOMEM;
-	s = json_object_to_json_string_length(obj, JSON_FLAGS, &len);
-	if (!s) {
-		ret = -ENOMEM;
-		goto out;
+	if (!ret) {
+		errno = 0;
+		if (fwrite(w.buf, 1, w.len, f) != w.len)
+			ret = errno ? -errno : -EIO;
 	}
-	errno = 0;
-	if (fwrite(s, 1, len, f) != len || putc('\n', f) == EOF)
-		ret = errno ? -errno : -EIO;
-out:
-	json_object_put(obj);
+	free(w.buf);
 	return ret;
+}
+
+int td_json_format(const struct td_resolved *r, char **out)
+{
+	struct jw w = { 0 };
+	int ret = jw_record(&w, r);
+
+	*out = NULL;
+	if (ret) {
+		free(w.buf);
+		return ret;
+	}
+	w.buf[w.len - 1] = '\0';	/* the newline */
+	*out = w.buf;
+	return 0;
 }

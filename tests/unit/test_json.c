@@ -202,6 +202,7 @@ static const struct key_spec kframe_schema[] = {
 	{ "addr", T_STR },
 	{ "sym", T_STR | T_NULL },
 	{ "off", T_INT | T_NULL },
+	{ "obj", T_STR | T_NULL },
 	{ NULL, 0 },
 };
 
@@ -270,13 +271,13 @@ static void check_frame(struct json_object *o, const struct td_frame *fr, bool u
 		assert_int_equal(json_object_get_uint64(v), fr->sym_offset);
 	else
 		assert_null(v);
-	if (!user)
-		return;
 	json_object_object_get_ex(o, "obj", &v);
 	if (fr->object)
 		assert_string_equal(json_object_get_string(v), fr->object);
 	else
 		assert_null(v);
+	if (!user)
+		return;
 	json_object_object_get_ex(o, "file_off", &v);
 	if (fr->object)
 		check_hex(v, fr->file_offset);
@@ -399,6 +400,8 @@ static const struct td_frame kframes[] = {
 	{ .addr = 0xffffffff81a0b0c0ULL, .symbol = "__schedule", .sym_offset = 0x2c0,
 	  .object = "[kernel]" },
 	{ .addr = 0xffffffff81a0c100ULL, .symbol = "schedule", .sym_offset = 0x40 },
+	{ .addr = 0xffffffffc0200010ULL, .symbol = "ext4_sync_file", .sym_offset = 0x10,
+	  .object = "[ext4]" },
 	{ .addr = 0xffffffffc0001234ULL },	/* unknown: raw address only */
 };
 
@@ -420,7 +423,7 @@ static void test_stitched_record(void **state)
 	struct td_resolved r = {
 		.ev = ev, .status = TD_STITCHED, .cookie = ev->cookie,
 		.event_name = "sched:sched_switch",
-		.kframes = kframes, .nr_kframes = 3, .uframes = uframes, .nr_uframes = 4,
+		.kframes = kframes, .nr_kframes = 4, .uframes = uframes, .nr_uframes = 4,
 	};
 	struct json_object *o, *f, *v;
 	char *text = write_one(&r);
@@ -656,12 +659,16 @@ static void test_strings(void **state)
 {
 	struct ctx *c = *state;
 	struct td_event *ev = switch_event(c);
+	/* Special bytes before, on and after 8-byte boundaries. */
 	static const struct td_frame odd[] = {
 		{ .addr = 0x10, .symbol = "operator\"new\"\n\t(x)\\", .object = "/tmp/a b/c\"d" },
+		{ .addr = 0x20, .symbol = "a_long_plain_prefix_of_32_bytes_\"quoted\"",
+		  .object = "/usr/lib/x86_64-linux-gnu/caf\xc3\xa9/libx.so",
+		  .build_id = "0123456789abcdef\x7f" "0123456789\x1f" },
 	};
 	struct td_resolved r = {
 		.ev = ev, .status = TD_STITCHED, .cookie = 1, .event_name = "sched:sched_switch",
-		.uframes = odd, .nr_uframes = 1,
+		.uframes = odd, .nr_uframes = 2,
 	};
 	struct json_object *o, *v;
 	char *text;

@@ -548,7 +548,10 @@ void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us)
 
 	/* Keep it for late events; make room if needed (ke is not listed yet). */
 	if (st->stats.pending_stacks >= st->cfg.max_stacks) {
-		st->stats.evicted_stacks++;
+		if (st->shead->used)
+			st->stats.evicted_used_stacks++;
+		else
+			st->stats.evicted_stacks++;
 		stack_expire_oldest(st);
 	}
 	ke->us = us;

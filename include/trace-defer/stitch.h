@@ -58,19 +58,25 @@ struct td_stitch_stats {
 	uint64_t events;		/* events fed */
 	uint64_t stacks;		/* stacks fed */
 	uint64_t emitted[TD_NR_STATUS];
-	uint64_t evicted_events;	/* emitted as lost because max_pending_events was hit */
-	uint64_t evicted_stacks;	/* dropped before stack_keep_ns because max_stacks was hit */
-	uint64_t orphan_stacks;		/* dropped (expired, evicted, flushed) without any
-					 * event having asked for them */
+	uint64_t evicted_events;	/* emitted as lost: max_pending_events was hit */
+	uint64_t evicted_stacks;	/* dropped unused because max_stacks was hit */
+	/* Stacks dropped (expired, evicted, flushed) that no event asked for. */
+	uint64_t orphan_stacks;
 	size_t pending_events;		/* now */
 	size_t pending_stacks;		/* now: stacks kept, used or not */
 	/* Added after the first version of this contract: */
 	uint64_t late_events;		/* stitched to a stack that had arrived first */
-	uint64_t duplicate_stacks;	/* 2nd stack for a (tid, cookie) within max_wait_ns:
-					 * dropped, the first one is kept */
-	uint64_t stale_records;		/* (tid, cookie) seen again more than max_wait_ns
-					 * later (counter wrap): not joined */
-	uint64_t alloc_failures;	/* out of memory: event emitted as lost / stack dropped */
+	/* A 2nd stack for a (tid, cookie) within max_wait_ns: dropped, 1st kept. */
+	uint64_t duplicate_stacks;
+	/* (tid, cookie) seen again over max_wait_ns later (counter wrap): not joined. */
+	uint64_t stale_records;
+	uint64_t alloc_failures;	/* out of memory: event emitted as lost, stack dropped */
+	/*
+	 * Used stacks dropped before stack_keep_ns because max_stacks was hit:
+	 * a late event of their kernel entry would now be lost. Many of these
+	 * mean max_stacks is small for the event rate.
+	 */
+	uint64_t evicted_used_stacks;
 };
 
 struct td_stitcher;

@@ -483,7 +483,8 @@ static void test_statuses(void **state)
 		struct td_resolved r = {
 			.ev = ev, .status = s, .cookie = s == TD_NO_USER ? 0 : ev->cookie,
 			.kframes = kframes, .nr_kframes = s == TD_INPLACE ? 0 : 2,
-			.uframes = uframes, .nr_uframes = s == TD_STITCHED || s == TD_INPLACE ? 2 : 0,
+			.uframes = uframes,
+			.nr_uframes = s == TD_STITCHED || s == TD_INPLACE ? 2 : 0,
 		};
 		struct json_object *o, *v;
 		char *text = write_one(&r);

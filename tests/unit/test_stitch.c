@@ -564,10 +564,11 @@ static void test_bound_stacks(void **state)
 	/* The evicted stack's event arrives: it waits and ends lost. */
 	td_stitch_event(fx->st, event(1, 1200, cookie(0, 1), 95, 0));
 	assert_int_equal(stats(fx).pending_events, 1);
-	/* A fourth stack evicts the used 0x200: counted as evicted, not orphan. */
+	/* A fourth stack evicts the used 0x200: neither unused nor orphan. */
 	td_stitch_stack(fx->st, stack(1203, cookie(0, 7), 130, 0, 1, 0x400));
 	s = stats(fx);
-	assert_int_equal(s.evicted_stacks, 2);
+	assert_int_equal(s.evicted_stacks, 1);
+	assert_int_equal(s.evicted_used_stacks, 1);
 	assert_int_equal(s.orphan_stacks, 1);
 	td_stitch_event(fx->st, event(3, 1202, cookie(0, 5), 105, 0));
 	assert_int_equal(find(fx, 3)->ip0, 0x300);
@@ -822,7 +823,8 @@ static void test_many_keys(void **state)
 	s = stats(fx);
 	assert_int_equal(s.emitted[TD_USER_LOST], lost);
 	assert_int_equal(s.late_events, late);
-	assert_int_equal(s.evicted_stacks, NSTACKS - KEEP);
+	assert_int_equal(s.evicted_used_stacks, NSTACKS - KEEP);
+	assert_int_equal(s.evicted_stacks, 0);
 	assert_int_equal(s.orphan_stacks, 0);
 	assert_int_equal(s.pending_events, 0);
 	assert_int_equal(s.pending_stacks, 0);

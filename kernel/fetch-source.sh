@@ -52,9 +52,14 @@ mkdir -p "$src.tmp"
 tar -xf "$KCACHE/deb/usr/src/linux-source-$KVER.tar.xz" -C "$src.tmp" --strip-components=1
 rm -rf "$KCACHE/deb"
 
+# Debian appends "/*" to .gitignore, which would hide every new file of
+# the series from git; drop that trailer so the tree behaves like upstream.
+sed -i '/^# Debian packaging: ignore everything/,$d' "$src.tmp/.gitignore"
+sed -i '$ { /^#$/d }' "$src.tmp/.gitignore"
+
 git -C "$src.tmp" init -q
 git -C "$src.tmp" -c user.name=trace-defer -c user.email=trace-defer@localhost \
-	add -A -f .
+	add -A .
 git -C "$src.tmp" -c user.name=trace-defer -c user.email=trace-defer@localhost \
 	commit -q -m "linux-source-$KVER ($(basename "$deb"))"
 git -C "$src.tmp" tag pristine

@@ -10,7 +10,7 @@ fi
 
 pkgs=(
 	# build
-	build-essential pkg-config git make gcc clang clang-format
+	build-essential pkg-config git make gcc clang clang-format gawk jq
 	# tracing libraries and tools
 	libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd
 	# symbolization, output, tests, service
@@ -18,7 +18,7 @@ pkgs=(
 	libsystemd-dev
 	# kernel build and VM
 	flex bison bc libssl-dev libelf-dev cpio xz-utils kmod
-	qemu-system-x86 perl python3
+	qemu-system-x86 perl python3 python3-ply python3-git
 	# docs, sanitizers, checks
 	libclang-rt-14-dev valgrind
 )

@@ -1,0 +1,31 @@
+#!/bin/bash
+# PID 1 of the test VM: the host's root is mounted read-only over 9p.
+# Mount what a tracing test needs, run $tdscript with the arguments in
+# $TD_OUT/args, store its output and status in the shared directory, and
+# power off.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/tmp LANG=C LC_ALL=C
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t tracefs nodev /sys/kernel/tracing
+mkdir -p /tmp/out
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 tdout /tmp/out
+
+export TD_OUT=/tmp/out TD_TOP=$tdtop
+cd /tmp || exit 1
+echo 0 > /proc/sys/kernel/printk_ratelimit 2>/dev/null
+
+mapfile -t args < "$TD_OUT/args"
+echo "guest: running $tdscript ${args[*]}"
+"$tdscript" "${args[@]}" > "$TD_OUT/guest.log" 2>&1
+rc=$?
+echo "guest: $tdscript exited $rc"
+dmesg > "$TD_OUT/dmesg.log"
+echo "$rc" > "$TD_OUT/rc"
+sync
+echo o > /proc/sysrq-trigger
+sleep 10

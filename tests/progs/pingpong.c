@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pingpong: a context-switch-heavy load for measuring the daemon. Two
+ * processes pinned to two CPUs pass one byte back and forth over two pipes
+ * for SECONDS; every pass blocks one side, so each CPU switches to idle and
+ * back for every byte.
+ *
+ *   pingpong SECONDS [CPU_A CPU_B]      (default CPUs 0 and 1)
+ *
+ * Prints "pingpong pid=PID" first, and the round trips per second at the end.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		perror("sched_setaffinity");
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 5, start;
+	int cpu_a = argc > 3 ? atoi(argv[2]) : 0;
+	int cpu_b = argc > 3 ? atoi(argv[3]) : 1;
+	int ab[2], ba[2];
+	unsigned long trips = 0;
+	char c = 0;
+	pid_t child;
+
+	if (pipe(ab) || pipe(ba)) {
+		perror("pipe");
+		return 1;
+	}
+	printf("pingpong pid=%d\n", (int)getpid());
+	fflush(stdout);
+	child = fork();
+	if (child < 0) {
+		perror("fork");
+		return 1;
+	}
+	if (!child) {
+		pin(cpu_b);
+		while (read(ab[0], &c, 1) == 1 && write(ba[1], &c, 1) == 1)
+			;
+		_exit(0);
+	}
+	pin(cpu_a);
+	start = now();
+	while (now() - start < secs) {
+		for (int i = 0; i < 1000; i++) {
+			if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1) {
+				perror("pingpong");
+				return 1;
+			}
+		}
+		trips += 1000;
+	}
+	close(ab[1]);
+	waitpid(child, NULL, 0);
+	printf("pingpong: %.0f round trips/s\n", trips / (now() - start));
+	return 0;
+}

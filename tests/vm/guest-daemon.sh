@@ -1,0 +1,90 @@
+#!/bin/bash
+# Guest side of the daemon tests (issue 3) on the patched kernel: the live
+# daemon stitches fp_chain's sched_switch to its deferred user stack.
+# Usage: guest-daemon.sh BUILD_DIR
+build=$1
+. "$(dirname "$0")/lib.sh"
+td=$build/trace-defer
+fp=$build/progs/fp_chain
+
+# run_daemon OUT ARGS... -- start the daemon, wait until it is capturing
+run_daemon() {
+	local out=$1
+	shift
+	"$td" "$@" > "$out.stdout" 2> "$out.stderr" &
+	dpid=$!
+	for _ in $(seq 50); do
+		[ -d $T/instances/trace-defer ] && break
+		sleep 0.1
+	done
+	sleep 0.3
+}
+stop_daemon() {
+	kill -TERM "$dpid"
+	wait "$dpid"
+	drc=$?
+}
+
+# --- stitched: main -> a -> b -> c -> nanosleep ---------------------------
+run_daemon /tmp/d1 -e sched:sched_switch -o /tmp/d1.jsonl -f /tmp/d1.folded -F /tmp/d1.svg
+pid=$("$fp" sleep 100 3 | sed -n 's/^fp_chain pid=//p')
+sleep 1.5
+stop_daemon
+cat /tmp/d1.stderr
+check daemon_exit_ok test "$drc" -eq 0
+check daemon_mode_deferred grep -qiE 'deferred|option' /tmp/d1.stderr
+rec=$(jq -c --argjson p "$pid" 'select(.tid == $p and .event == "sched:sched_switch"
+	and .fields.prev_pid == $p)' /tmp/d1.jsonl | head -n 1)
+echo "record: $(echo "$rec" | cut -c1-600)"
+check daemon_record_found test -n "$rec"
+check daemon_status_stitched test "$(echo "$rec" | jq -r .status)" = stitched
+names=$(echo "$rec" | jq -r '[.user_stack[0:4][].sym] | join(" ")')
+check daemon_user_frames_c_b_a_main test "$names" = "c b a main"
+kl=$(echo "$rec" | jq -r '.kernel_stack[-1].sym')
+echo "user frames: $names; outermost kernel frame: $kl"
+check daemon_kernel_frames_syscall_entry echo "$kl" | grep -qE '^(entry_SYSCALL_64|do_syscall_64)'
+check daemon_folded grep -q '^fp_chain;.*main;a;b;c;' /tmp/d1.folded
+check daemon_flamegraph grep -q '<svg' /tmp/d1.svg
+check daemon_instance_removed test ! -d $T/instances/trace-defer
+cp /tmp/d1.jsonl /tmp/d1.folded /tmp/d1.svg "$TD_OUT/" 2>/dev/null
+
+# --- one kernel entry: enter, switch and exit share the user stack --------
+run_daemon /tmp/d2 -e sched:sched_switch -e syscalls:sys_enter_nanosleep \
+	-e syscalls:sys_exit_nanosleep -o /tmp/d2.jsonl
+pid=$("$fp" sleep 50 1 | sed -n 's/^fp_chain pid=//p')
+sleep 1.5
+stop_daemon
+jq -c --argjson p "$pid" 'select(.tid == $p) | [.event, .cookie, .status,
+	([.user_stack[].addr] | join(","))]' /tmp/d2.jsonl > /tmp/d2.sel
+cat /tmp/d2.sel
+nev=$(wc -l < /tmp/d2.sel)
+ndistinct=$(jq -c '[.[1], .[3]]' /tmp/d2.sel | sort -u | wc -l)
+nstitched=$(grep -c '"stitched"' /tmp/d2.sel)
+check daemon_shared_entry_same_stack test "$nev" -ge 3 -a "$ndistinct" -eq 1 -a "$nstitched" -eq "$nev"
+
+# --- tiny buffer under a flood: overruns reported, nothing mis-stitched ----
+run_daemon /tmp/d3 -e sched:sched_switch -b 8 -o /tmp/d3.jsonl --stats-interval 1
+"$fp" threads 8 1 300 > /dev/null
+"$fp" spawn 100 > /dev/null
+sleep 1.5
+stop_daemon
+tail -n 25 /tmp/d3.stderr
+over=$(grep -oiE 'overrun[a-z ]*[:=] *[0-9]+' /tmp/d3.stderr | grep -oE '[0-9]+$' | sort -n | tail -n 1)
+echo "overruns reported: ${over:-none}"
+check flood_overruns_reported test "${over:-0}" -gt 0
+# Every stitched fp_chain record must carry fp_chain's own chain: c, b, a
+bad=$(jq -c 'select(.comm == "fp_chain" and .status == "stitched"
+	and .fields.prev_state != 0 and ([.user_stack[0:3][].sym] != ["c","b","a"]))' /tmp/d3.jsonl | wc -l)
+good=$(jq -c 'select(.comm == "fp_chain" and .status == "stitched")' /tmp/d3.jsonl | wc -l)
+lost=$(jq -c 'select(.status == "user_lost")' /tmp/d3.jsonl | wc -l)
+echo "flood: $good stitched fp_chain records, $bad with a wrong stack, $lost user_lost"
+check flood_no_wrong_stack test "$bad" -eq 0 -a "$good" -gt 0
+# Cookies are unique per (tid, kernel entry): a stitched stack's cookie
+# must name the CPU the record's stack says it was requested on
+badck=$(jq -r 'select(.status == "stitched") | [.tid, .cookie] | @tsv' /tmp/d3.jsonl |
+	sort -u | gawk '{ print $2 }' | sort | uniq -d | wc -l)
+echo "cookies shared by several tasks: $badck"
+check flood_cookie_unique_per_task test "$badck" -eq 0
+
+grep -q FAIL "$RESULTS" && exit 1
+exit 0

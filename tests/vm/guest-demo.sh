@@ -1,0 +1,38 @@
+#!/bin/bash
+# The demo: trace fp_chain (main -> a -> b -> c -> nanosleep, and a
+# 40-deep recursion) with trace-defer and print its stitched stacks.
+# Usage: guest-demo.sh BUILD_DIR   (outputs in $TD_OUT)
+build=$1
+out=${TD_OUT:-/tmp}
+td=$build/trace-defer
+fp=$build/progs/fp_chain
+T=/sys/kernel/tracing
+mountpoint -q $T || mount -t tracefs nodev $T
+
+"$td" -e sched:sched_switch -e syscalls:sys_enter_nanosleep \
+	-o "$out/demo.jsonl" -f "$out/demo.folded" -F "$out/demo.svg" &
+dpid=$!
+while [ ! -d $T/instances/trace-defer ]; do sleep 0.1; done
+sleep 0.3
+pid=$("$fp" sleep 100 2 | sed -n 's/^fp_chain pid=//p')
+rpid=$("$fp" recurse 40 100 | sed -n 's/^fp_chain pid=//p')
+sleep 1.5
+kill -TERM $dpid
+wait $dpid
+
+echo
+echo "=== fp_chain ($pid): its events, each with the one user stack of its system call"
+jq -r --argjson p "$pid" 'select(.tid == $p) |
+	"\(.event) cookie=\(.cookie) status=\(.status)\n  user:   \([.user_stack[] | .sym // .addr] | join(" <- "))\n  kernel: \([.kernel_stack[] | .sym // .addr] | join(" <- "))"' \
+	"$out/demo.jsonl" | head -n 12
+echo
+echo "=== fp_chain recurse 40 ($rpid): user stack depth"
+jq -r --argjson p "$rpid" 'select(.tid == $p and .status == "stitched") |
+	"\(.event): \(.user_stack | length) user frames: \([.user_stack[0:6][] | .sym // .addr] | join(" <- ")) <- ..."' \
+	"$out/demo.jsonl" | head -n 1
+echo
+echo "=== statuses of all $(wc -l < "$out/demo.jsonl") records"
+jq -r .status "$out/demo.jsonl" | sort | uniq -c
+echo
+echo "=== folded stacks of fp_chain (flame graph input)"
+grep '^fp_chain;' "$out/demo.folded" | sort -t' ' -k2 -nr | head -n 3 | cut -c1-200

@@ -1,0 +1,20 @@
+#!/bin/bash
+# Run ftracetest from a kernel tree on the running kernel.
+# Usage: guest-ftracetest.sh TREE LABEL TEST...
+# Writes $TD_OUT/ftracetest-LABEL.txt: one "RESULT<TAB>description" line per case.
+tree=$1 label=$2
+shift 2
+. "$(dirname "$0")/lib.sh"
+ft=$tree/tools/testing/selftests/ftrace
+args=()
+for t in "$@"; do args+=("$ft/test.d/$t"); done
+"$ft/ftracetest" -l /tmp/ftlog-"$label" "${args[@]}" > /tmp/ft-"$label".log 2>&1
+rc=$?
+cp /tmp/ft-"$label".log "$TD_OUT/ftracetest-$label.log"
+# "[12] description	[PASS]"
+sed -n 's/^\[[0-9]*\] \(.*\)\t\[\([A-Z]*\)\]$/\2\t\1/p' /tmp/ft-"$label".log \
+	> "$TD_OUT/ftracetest-$label.txt"
+cp -r /tmp/ftlog-"$label" "$TD_OUT/" 2>/dev/null
+echo "ftracetest $label exit $rc: $(grep -c . "$TD_OUT/ftracetest-$label.txt") cases"
+tail -n 8 /tmp/ft-"$label".log
+exit 0

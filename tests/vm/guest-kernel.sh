@@ -1,0 +1,152 @@
+#!/bin/bash
+# Guest side of the kernel series tests (issue 2): deferred user stacks
+# through the option and the trigger, checked against fp_chain's symbols.
+# Usage: guest-kernel.sh BUILD_DIR
+build=$1
+. "$(dirname "$0")/lib.sh"
+fp=$build/progs/fp_chain
+[ -x "$fp" ] || { fail setup "no $fp"; exit 1; }
+
+# --- option: main -> a -> b -> c -> nanosleep ------------------------------
+d=$(new_instance opt)
+echo 1 > "$d/events/sched/sched_switch/enable"
+echo 1 > "$d/options/userstacktrace_delay"
+pid=$("$fp" sleep 30 3 | sed -n 's/^fp_chain pid=//p')
+echo 0 > "$d/events/sched/sched_switch/enable"
+echo 0 > "$d/options/userstacktrace_delay"
+records "$d" > /tmp/opt.rec
+cookie=$(gawk -v p="$pid" '$1 == "E" && $3 == p && $5 == "sched_switch" && $6 != "-" { print $6; exit }' /tmp/opt.rec)
+stack=$(gawk -v p="$pid" -v c="$cookie" '$1 == "S" && $3 == p && $5 == c { print $7; exit }' /tmp/opt.rec)
+names=$(funcs "$fp" ${stack//,/ } | head -n 4 | tr '\n' ' ')
+check option_cookie_follows_event test -n "$cookie"
+check option_stack_c_b_a_main test "$names" = "c b a main "
+echo "option: pid $pid cookie $cookie frames: $names"
+
+# Every sched_switch of the task that blocked has its own cookie and stack
+n_ev=$(gawk -v p="$pid" '$1 == "E" && $3 == p && $5 == "sched_switch"' /tmp/opt.rec | wc -l)
+n_ck=$(gawk -v p="$pid" '$1 == "E" && $3 == p && $5 == "sched_switch" && $6 != "-"' /tmp/opt.rec | wc -l)
+check option_every_event_has_cookie test "$n_ev" -ge 3 -a "$n_ev" -eq "$n_ck"
+orph=$(gawk '$1 == "S" { s[$3 " " $5] = 1 } $1 == "E" && $6 != "-" { c[$3 " " $6] = 1 }
+	END { n = 0; for (k in s) if (!(k in c)) n++; print n }' /tmp/opt.rec)
+check option_no_stack_without_cookie test "$orph" -eq 0
+kt=$(gawk '$1 == "E" && $6 != "-" && $3 == 0' /tmp/opt.rec | wc -l)
+check option_no_cookie_for_idle test "$kt" -eq 0
+
+# --- 40-deep recursion ---------------------------------------------------
+echo 1 > "$d/options/userstacktrace_delay"
+echo 0 > "$d/trace"
+echo 1 > "$d/events/sched/sched_switch/enable"
+pid=$("$fp" recurse 40 30 | sed -n 's/^fp_chain pid=//p')
+echo 0 > "$d/events/sched/sched_switch/enable"
+echo 0 > "$d/options/userstacktrace_delay"
+records "$d" > /tmp/rec.rec
+nfr=$(gawk -v p="$pid" '$1 == "S" && $3 == p { print $6; exit }' /tmp/rec.rec)
+stack=$(gawk -v p="$pid" '$1 == "S" && $3 == p { print $7; exit }' /tmp/rec.rec)
+nrec=$(funcs "$fp" ${stack//,/ } | grep -cx rec)
+check recursion_40_frames test "${nfr:-0}" -ge 40 -a "$nrec" -eq 40
+echo "recursion: $nfr frames, $nrec in rec()"
+rmdir "$d"
+
+# --- one kernel entry, several events: one cookie, one stack --------------
+d=$(new_instance shared)
+if [ -d "$d/events/syscalls/sys_enter_nanosleep" ]; then
+	echo 1 > "$d/events/syscalls/sys_enter_nanosleep/enable"
+	echo 1 > "$d/events/syscalls/sys_exit_nanosleep/enable"
+	echo 1 > "$d/events/sched/sched_switch/enable"
+	echo 1 > "$d/options/userstacktrace_delay"
+	pid=$("$fp" sleep 30 1 | sed -n 's/^fp_chain pid=//p')
+	echo 0 > "$d/events/enable"
+	echo 0 > "$d/options/userstacktrace_delay"
+	records "$d" > /tmp/shared.rec
+	gawk -v p="$pid" '$1 == "E" && $3 == p' /tmp/shared.rec | sort -k4 > /tmp/shared.ev
+	enter=$(gawk '$5 == "sys_enter:sys_nanosleep" { print $6; exit }' /tmp/shared.ev)
+	exitc=$(gawk '$5 == "sys_exit:sys_nanosleep" { print $6; exit }' /tmp/shared.ev)
+	swc=$(gawk '$5 == "sched_switch" { print $6; exit }' /tmp/shared.ev)
+	nst=$(gawk -v p="$pid" -v c="$enter" '$1 == "S" && $3 == p && $5 == c' /tmp/shared.rec | wc -l)
+	echo "shared: enter $enter switch $swc exit $exitc stacks $nst"
+	check shared_cookie_enter_switch_exit test -n "$enter" -a "$enter" != "-" \
+		-a "$enter" = "$swc" -a "$enter" = "$exitc"
+	check shared_cookie_one_stack test "$nst" -eq 1
+else
+	fail shared_cookie "no syscall events (CONFIG_FTRACE_SYSCALLS)"
+fi
+rmdir "$d"
+
+# --- trigger with a filter, and with a count ------------------------------
+d=$(new_instance trig)
+"$fp" sleep 100 6 > /tmp/trig.out &
+bg=$!
+"$fp" sleep 50 12 > /dev/null &
+other=$!
+echo "user_stacktrace if common_pid == $bg" > "$d/events/sched/sched_switch/trigger"
+echo 1 > "$d/events/sched/sched_switch/enable"
+wait $bg $other
+echo 0 > "$d/events/sched/sched_switch/enable"
+echo '!user_stacktrace' > "$d/events/sched/sched_switch/trigger"
+records "$d" > /tmp/trig.rec
+mine=$(gawk -v p="$bg" '$1 == "E" && $6 != "-" && $3 == p' /tmp/trig.rec | wc -l)
+others=$(gawk -v p="$bg" '($1 == "E" && $6 != "-" && $3 != p) || ($1 == "C" && $3 != p)' /tmp/trig.rec | wc -l)
+stk=$(gawk -v p="$bg" '$1 == "S" && $3 == p' /tmp/trig.rec | wc -l)
+echo "trigger filter: $mine cookies for $bg, $others for others, $stk stacks"
+check trigger_filter_matching_task test "$mine" -ge 3 -a "$stk" -ge 3
+check trigger_filter_excludes_others test "$others" -eq 0
+
+echo 0 > "$d/trace"
+"$fp" sleep 50 8 > /tmp/trig2.out &
+bg=$!
+echo "user_stacktrace:2 if common_pid == $bg" > "$d/events/sched/sched_switch/trigger"
+echo 1 > "$d/events/sched/sched_switch/enable"
+wait $bg
+echo 0 > "$d/events/sched/sched_switch/enable"
+left=$(grep -o '^user_stacktrace:[0-9a-z]*' "$d/events/sched/sched_switch/trigger")
+echo '!user_stacktrace' > "$d/events/sched/sched_switch/trigger"
+records "$d" > /tmp/trig2.rec
+n=$(gawk -v p="$bg" '($1 == "E" && $6 != "-" && $3 == p) || $1 == "C"' /tmp/trig2.rec | wc -l)
+echo "trigger count: $n cookies, trigger now $left"
+check trigger_count_2 test "$n" -eq 2 -a "$left" = "user_stacktrace:0"
+rmdir "$d"
+
+# --- removing an instance while an unwind is pending ----------------------
+a=$(new_instance pend_a)
+b=$(new_instance pend_b)
+for x in "$a" "$b"; do
+	echo 1 > "$x/events/sched/sched_switch/enable"
+	echo 1 > "$x/options/userstacktrace_delay"
+done
+mkfifo /tmp/pend.fifo
+"$fp" read < /tmp/pend.fifo > /tmp/pend.out &
+bg=$!
+exec 7> /tmp/pend.fifo
+sleep 0.3
+grep -q "fp_chain-$bg .*<user stack unwind cookie=0x[0-9a-f]*>" "$a/trace"
+check pending_cookie_recorded test $? -eq 0
+check pending_rmdir rmdir "$a"
+echo go >&7
+exec 7>&-
+wait $bg
+sleep 0.2
+stk=$(records "$b" | gawk -v p="$bg" '$1 == "S" && $3 == p' | wc -l)
+check pending_other_instance_independent test "$stk" -ge 1
+echo 0 > "$b/events/sched/sched_switch/enable"
+rmdir "$b"
+
+# --- trace-cmd and libtraceevent parse the formats ------------------------
+if command -v trace-cmd > /dev/null; then
+	cd /tmp
+	trace-cmd record -q -o /tmp/tc.dat -e sched:sched_switch -O userstacktrace_delay \
+		"$fp" sleep 30 2 > /tmp/tc-record.log 2>&1
+	trace-cmd report -i /tmp/tc.dat > /tmp/tc.txt 2> /tmp/tc.err
+	rc=$?
+	grep -m 3 user_unwind /tmp/tc.txt
+	check tracecmd_report_ok test "$rc" -eq 0
+	check tracecmd_no_warnings test ! -s /tmp/tc.err
+	check tracecmd_prints_cookie grep -q 'user_unwind_cookie: *cookie=0x[0-9a-f]' /tmp/tc.txt
+	check tracecmd_prints_stack grep -Eq 'user_unwind_stack: *cookie=0x[0-9a-f]+ stack=[0-9]+' /tmp/tc.txt
+	cp /tmp/tc.dat /tmp/tc.txt /tmp/tc.err "$TD_OUT/" 2>/dev/null
+	echo 0 > "$T/options/userstacktrace_delay"
+else
+	fail tracecmd "trace-cmd not installed"
+fi
+
+grep -q FAIL "$RESULTS" && exit 1
+exit 0

@@ -1,0 +1,53 @@
+# Helpers for guest test scripts (sourced). Results go to $TD_OUT/results
+# as "PASS name" or "FAIL name: why" lines; the host side reads them.
+T=/sys/kernel/tracing
+RESULTS=${TD_OUT:-/tmp}/results
+AWKDIR=$(dirname "${BASH_SOURCE[0]}")
+
+pass() { echo "PASS $1" | tee -a "$RESULTS"; }
+fail() { echo "FAIL $1: $2" | tee -a "$RESULTS"; }
+
+# check NAME CMD...: PASS if the command succeeds, else FAIL with its output
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		pass "$name"
+	else
+		fail "$name" "$(echo "$out" | tail -n 5 | tr '\n' ' ')"
+	fi
+}
+
+# Records (see trace2rec.awk) of every CPU buffer of instance directory $1
+records() {
+	local dir=$1 c
+	for c in "$dir"/per_cpu/cpu*; do
+		gawk -v cpu="${c##*cpu}" -f "$AWKDIR/trace2rec.awk" "$c/trace"
+	done
+}
+
+# funcs BINARY ADDR...: the function of each address in a non-PIE binary,
+# one per line ("?" when none). Every address but the first is a return
+# address and is looked up at addr - 1.
+funcs() {
+	local bin=$1
+	shift
+	nm -n "$bin" | gawk -v addrs="$*" '
+		$2 ~ /^[Tt]$/ { n++; start[n] = strtonum("0x" $1); name[n] = $3 }
+		END {
+			k = split(addrs, a, " ")
+			for (i = 1; i <= k; i++) {
+				x = strtonum(a[i]) - (i > 1 ? 1 : 0)
+				r = "?"
+				for (j = n; j >= 1; j--)
+					if (start[j] <= x) { r = name[j]; break }
+				print r
+			}
+		}'
+}
+
+# A fresh instance with the given name; echoes its directory.
+new_instance() {
+	rmdir "$T/instances/$1" 2>/dev/null
+	mkdir "$T/instances/$1" && echo "$T/instances/$1"
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Host side of the VM tests: boot the kernels built by kernel/build.sh under
+# QEMU and run the guest scripts of tests/vm/. Every stage's files land in
+# vm-out/STAGE/ (results, guest.log, console.log, dmesg.log).
+#
+#   VM_TESTS="kernel ftrace daemon stress" tests/vm/run.sh   (default: all)
+#
+# kernel  deferred stacks through option and trigger (patched kernel)
+# ftrace  ftracetest: the new cases, and trigger/ + event/ compared with
+#         the same cases on the unpatched kernel
+# daemon  trace-defer end to end on the patched kernel
+# stress  churn under KASAN, lockdep and PROVE_RCU (debug kernel)
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "$top/${BUILD:-build}" && pwd)
+outtop=${VM_OUT:-$top/vm-out}
+stages=${VM_TESTS:-kernel ftrace daemon stress}
+failed=()
+
+say() { printf '\n== %s\n' "$*"; }
+
+# Kernel reports in a console log that no test should ever cause.
+splats() {
+	grep -E 'BUG:|WARNING:|KASAN|circular locking|suspicious RCU|inconsistent lock|Oops|Call Trace' \
+		"$1" | head -n 20
+}
+
+# boot FLAVOR STAGE SCRIPT ARGS...: run one guest script; record failures.
+boot() {
+	local flavor=$1 stage=$2 script=$3 image rc s
+	shift 3
+	image=$("$top/kernel/build.sh" "$flavor" 2>"$outtop/build-$flavor.log" | tail -n 1)
+	if [ ! -r "$image" ]; then
+		echo "vm: $flavor kernel did not build, see $outtop/build-$flavor.log"
+		tail -n 20 "$outtop/build-$flavor.log"
+		failed+=("$stage: kernel build")
+		return 1
+	fi
+	local t0=$SECONDS
+	"$top/kernel/run-vm.sh" "$image" "$outtop/$stage" "$top/tests/vm/$script" "$@"
+	rc=$?
+	echo "vm: $stage: guest exit $rc after $((SECONDS - t0)) s"
+	cat "$outtop/$stage/guest.log" 2>/dev/null | sed 's/^/  | /'
+	s=$(splats "$outtop/$stage/console.log")
+	if [ -n "$s" ]; then
+		echo "vm: $stage: kernel reports in the console log:"
+		echo "$s"
+		failed+=("$stage: kernel report")
+	fi
+	if [ "$rc" -ne 0 ]; then
+		failed+=("$stage: exit $rc")
+	fi
+	return "$rc"
+}
+
+mkdir -p "$outtop"
+kc=$top/.cache/kernel
+
+for stage in $stages; do
+	case "$stage" in
+	kernel)
+		say "kernel: option, trigger, shared cookies, instances, trace-cmd"
+		boot patched kernel guest-kernel.sh "$build"
+		;;
+	ftrace)
+		say "ftrace: ftracetest on the patched kernel"
+		boot patched ftrace guest-ftracetest.sh "$kc/tree-patched" patched \
+			trigger event ftrace/userstacktrace-delay.tc \
+			instances/instance-user-unwind.tc
+		new=$(grep -E 'deferred user|user_stacktrace|Test deferred user stack' \
+			"$outtop/ftrace/ftracetest-patched.txt")
+		echo "$new" | sed 's/^/  new: /'
+		if [ "$(echo "$new" | grep -c '^PASS')" -ne 3 ]; then
+			failed+=("ftrace: new ftracetest cases")
+		fi
+		say "ftrace: the same trigger/ and event/ cases on the unpatched kernel"
+		boot base ftrace-base guest-ftracetest.sh "$kc/src" base trigger event
+		grep -v -E 'deferred user|user_stacktrace|Test deferred user stack' \
+			"$outtop/ftrace/ftracetest-patched.txt" | sort > "$outtop/ftrace-patched.cmp"
+		sort "$outtop/ftrace-base/ftracetest-base.txt" > "$outtop/ftrace-base.cmp"
+		if [ ! -s "$outtop/ftrace-base.cmp" ]; then
+			failed+=("ftrace: no baseline results")
+		elif ! diff -u "$outtop/ftrace-base.cmp" "$outtop/ftrace-patched.cmp"; then
+			failed+=("ftrace: trigger/event results differ from the unpatched kernel")
+		else
+			echo "vm: $(wc -l < "$outtop/ftrace-base.cmp") existing cases, same results" \
+			     "($(cut -f1 "$outtop/ftrace-base.cmp" | sort | uniq -c | tr '\n' ' '))"
+		fi
+		;;
+	daemon)
+		say "daemon: trace-defer on the patched kernel"
+		if [ -x "$top/tests/vm/guest-daemon.sh" ]; then
+			boot patched daemon guest-daemon.sh "$build"
+		else
+			failed+=("daemon: tests/vm/guest-daemon.sh missing")
+		fi
+		;;
+	stress)
+		say "stress: debug kernel (KASAN, lockdep, PROVE_RCU)"
+		VM_MEM=2048 VM_TIMEOUT=1500 boot debug stress guest-stress.sh "$build" \
+			"${STRESS_SECONDS:-60}"
+		;;
+	*)
+		echo "vm: unknown stage $stage" >&2
+		failed+=("$stage: unknown")
+		;;
+	esac
+done
+
+say "summary"
+cat "$outtop"/*/results 2>/dev/null | sort | uniq -c | awk '{ print "  " $0 }' | grep -v " PASS " || true
+echo "  $(cat "$outtop"/*/results 2>/dev/null | grep -c '^PASS') checks passed," \
+     "$(cat "$outtop"/*/results 2>/dev/null | grep -c '^FAIL') failed"
+if [ "${#failed[@]}" -ne 0 ]; then
+	printf 'vm-test FAILED:\n'
+	printf '  %s\n' "${failed[@]}"
+	exit 1
+fi
+echo "vm-test: all stages passed ($stages)"

@@ -37,7 +37,8 @@ void td_config_init(struct td_config *cfg)
 	cfg->mode = TD_MODE_AUTO;
 	cfg->instance = strdup("trace-defer");
 	cfg->run_dir = strdup("/run/trace-defer");
-	cfg->buffer_percent = 0;
+	/* Wake the reader at 10%: the drain tick catches everything else. */
+	cfg->buffer_percent = 10;
 	cfg->kernel_stack = true;
 	cfg->symbolize = true;
 	cfg->verbosity = TD_LOG_WARN;

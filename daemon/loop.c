@@ -279,6 +279,7 @@ static void tick(struct td_daemon *d)
 
 	if (read(d->timerfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 		td_debug("timerfd: %s", strerror(errno));
+	td_resolver_set_now(d->resolver, now_ns);
 	for (int i = 0; i < d->nr_readers; i++) {
 		uint64_t t = read_stats(d, &d->readers[i]);
 

@@ -84,7 +84,7 @@ static void usage(FILE *f)
 "  -m, --mode MODE        auto (default), option, trigger or inplace\n"
 "      --no-kernel-stack  do not record kernel stacks\n"
 "  -b, --buffer-kb N      ring buffer size per CPU, KiB\n"
-"      --buffer-percent N reader wake-up watermark, 0-100 (default 0)\n"
+"      --buffer-percent N reader wake-up watermark, 0-100 (default 10)\n"
 "      --clock NAME       trace clock: local, global, mono, mono_raw, boot, tai, perf\n"
 "  -i, --instance NAME    tracefs instance name (default trace-defer)\n"
 "      --run-dir DIR      where the instance lock lives (default /run/trace-defer)\n"

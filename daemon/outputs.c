@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -15,19 +16,37 @@ static bool is_stdout(const char *path)
 	return !strcmp(path, "-");
 }
 
+#define JSON_BUF_SIZE	(1 << 16)
+
 static int open_json(struct td_outputs *o, bool append)
 {
 	if (is_stdout(o->json_path)) {
 		o->json = stdout;
+		/* A terminal sees each record at once; a pipe gets them per drain tick. */
+		if (isatty(STDOUT_FILENO))
+			return 0;
+	} else {
+		o->json = fopen(o->json_path, append ? "ae" : "we");
+		if (!o->json) {
+			td_err("cannot open output %s: %s", o->json_path, strerror(errno));
+			return -1;
+		}
+	}
+	/*
+	 * A big buffer of our own (glibc ignores the size without one):
+	 * records are flushed on every drain tick anyway. stdout's is
+	 * static, as stdio may still look at it after we are done.
+	 */
+	if (o->json == stdout) {
+		static char stdout_buf[JSON_BUF_SIZE];
+
+		setvbuf(stdout, stdout_buf, _IOFBF, JSON_BUF_SIZE);
 		return 0;
 	}
-	o->json = fopen(o->json_path, append ? "ae" : "we");
-	if (!o->json) {
-		td_err("cannot open output %s: %s", o->json_path, strerror(errno));
-		return -1;
-	}
-	/* Big buffer: records are flushed on every drain tick anyway. */
-	setvbuf(o->json, NULL, _IOFBF, 1 << 16);
+	if (!o->json_buf)
+		o->json_buf = malloc(JSON_BUF_SIZE);
+	if (o->json_buf)
+		setvbuf(o->json, o->json_buf, _IOFBF, JSON_BUF_SIZE);
 	return 0;
 }
 
@@ -174,5 +193,7 @@ int td_outputs_close(struct td_outputs *o)
 	}
 	td_folded_free(o->folded);
 	o->folded = NULL;
+	free(o->json_buf);
+	o->json_buf = NULL;
 	return ret;
 }

@@ -21,6 +21,7 @@
 struct td_outputs {
 	const char *json_path;
 	FILE *json;
+	char *json_buf;			/* stdio buffer of json, ours */
 	bool append;
 	const char *folded_path;
 	const char *flame_path;

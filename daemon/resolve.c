@@ -22,6 +22,7 @@ struct td_resolver {
 	struct td_counters *counters;
 	struct td_frame *kframes, *uframes;
 	unsigned int kcap, ucap;
+	uint64_t now_ns;
 	bool warned_write;
 };
 
@@ -34,6 +35,7 @@ struct td_resolver *td_resolver_new(const struct td_config *cfg, struct td_outpu
 		return NULL;
 	r->out = out;
 	r->counters = counters;
+	r->now_ns = td_now_mono_ns();
 	r->tgid = td_tgid_new(NULL);
 	if (!r->tgid)
 		goto fail;
@@ -61,18 +63,19 @@ void td_resolver_free(struct td_resolver *r)
 	free(r);
 }
 
-static struct td_frame *frames(struct td_frame **buf, unsigned int *cap, unsigned int nr)
+/* Make room for @nr frames in *buf. Returns 0 or -ENOMEM. */
+static int frames(struct td_frame **buf, unsigned int *cap, unsigned int nr)
 {
 	struct td_frame *n;
 
 	if (nr <= *cap)
-		return *buf;
+		return 0;
 	n = realloc(*buf, nr * sizeof(*n));
 	if (!n)
-		return NULL;
+		return -ENOMEM;
 	*buf = n;
 	*cap = nr;
-	return n;
+	return 0;
 }
 
 static const struct td_ips *user_ips(const struct td_event *ev, const struct td_ustack *us,
@@ -95,7 +98,7 @@ void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 	struct td_resolver *r = arg;
 	const struct td_ips *uips = user_ips(ev, us, status);
 	unsigned int nk = ev->kstack.nr, nu = uips ? uips->nr : 0;
-	uint64_t now = td_now_mono_ns();
+	uint64_t now = r->now_ns;
 	struct td_resolved res = { 0 };
 	struct td_event copy;
 	char name[128];
@@ -119,7 +122,7 @@ void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 		snprintf(name, sizeof(name), "unknown");
 	res.event_name = name;
 
-	if (!frames(&r->kframes, &r->kcap, nk) || !frames(&r->uframes, &r->ucap, nu)) {
+	if (frames(&r->kframes, &r->kcap, nk) || frames(&r->uframes, &r->ucap, nu)) {
 		td_err("out of memory symbolizing an event: written without frames");
 		nk = nu = 0;
 	}
@@ -155,6 +158,11 @@ void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 	} else if (!ret && r->out->json) {
 		r->counters->written++;
 	}
+}
+
+void td_resolver_set_now(struct td_resolver *r, uint64_t now_ns)
+{
+	r->now_ns = now_ns;
 }
 
 static void forget(int tgid, void *arg)

@@ -24,6 +24,9 @@ void td_resolver_free(struct td_resolver *r);
 void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 		      enum td_status status, void *arg);
 
+/* Wall clock (CLOCK_MONOTONIC ns) for cache ages: set once per drain, not per event. */
+void td_resolver_set_now(struct td_resolver *r, uint64_t now_ns);
+
 /* Housekeeping, every few seconds: forget processes that exited. */
 void td_resolver_tick(struct td_resolver *r);
 

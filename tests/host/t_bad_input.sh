@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Bad input: a clear message, the documented non-zero exit status, and
+# nothing left in tracefs (no instance, no marker).
+. "$(dirname "$0")/lib.sh"
+
+before=$(ls "$TRACEFS/instances" | grep -v '^td-host-' | sort)
+
+# expect STATUS PATTERN what -- args...
+expect() {
+	local status=$1 pattern=$2 what=$3 rc
+	shift 4
+	"$@" >"$SCRATCH/out" 2>"$SCRATCH/err"
+	rc=$?
+	if [ "$rc" != "$status" ]; then
+		fail "$what: exit status $rc, expected $status"
+		sed 's/^/    | /' "$SCRATCH/err"
+	elif ! grep -Eq -- "$pattern" "$SCRATCH/err"; then
+		fail "$what: message does not match /$pattern/"
+		sed 's/^/    | /' "$SCRATCH/err"
+	elif instance_exists; then
+		fail "$what: instance left behind"
+	elif ! marker_clear; then
+		fail "$what: marker left behind"
+	else
+		pass "$what (status $rc: $(head -n 1 "$SCRATCH/err" | cut -c1-90))"
+	fi
+}
+
+expect 3 "unknown event sched:no_such_event" "unknown event" -- \
+	td -e sched:no_such_event -d 1 -o /dev/null
+expect 3 "unknown event nosys:sched_switch" "unknown system" -- \
+	td -e nosys:sched_switch -d 1 -o /dev/null
+expect 3 "refused filter.*prev_pidd|Field not found" "bad filter: field" -- \
+	td -e 'sched:sched_switch:prev_pidd == 1' -d 1 -o /dev/null
+expect 3 "kernel error_log says" "bad filter: error_log shown" -- \
+	td -e 'sched:sched_switch:prev_pid ==' -d 1 -o /dev/null
+check "error_log text has the caret line" grep -q '\^' "$SCRATCH/err"
+expect 2 "expected SYSTEM:EVENT" "event without system" -- \
+	td -e sched_switch -d 1 -o /dev/null
+expect 2 "unrecognized option|unknown option" "unknown option" -- td --bogus
+expect 2 "unexpected argument 'extra'" "stray argument" -- td extra
+expect 2 "mode: 'fast' is not one of" "bad mode" -- td -m fast
+expect 2 "buffer_kb: 'lots' is not an integer" "bad number" -- td -b lots
+expect 2 "trace_clock: 'x86-tsc' is not one of" "non-ns clock" -- td --clock x86-tsc
+expect 2 "instance: '../x' is not a valid name" "bad instance name" -- \
+	"$TD" -i ../x --run-dir "$RUN_DIR"
+expect 3 "needs a kernel with deferred user stacks" "option mode on this kernel" -- \
+	td -m option -d 1 -o /dev/null
+expect 3 "needs a kernel with deferred user stacks" "trigger mode on this kernel" -- \
+	td -m trigger -d 1 -o /dev/null
+
+# Config files.
+printf 'mode = inplace\nthis line is wrong\n' >"$SCRATCH/bad1.conf"
+expect 2 "bad1.conf:2: expected 'key = value'" "config: malformed line" -- \
+	td -c "$SCRATCH/bad1.conf"
+printf '# comment\n\nbufer_kb = 10\n' >"$SCRATCH/bad2.conf"
+expect 2 "bad2.conf:3: unknown key 'bufer_kb'" "config: unknown key" -- \
+	td -c "$SCRATCH/bad2.conf"
+printf 'kernel_stack = perhaps\n' >"$SCRATCH/bad3.conf"
+expect 2 "bad3.conf:1: kernel_stack: 'perhaps' is not yes or no" "config: bad boolean" -- \
+	td -c "$SCRATCH/bad3.conf"
+printf 'output =\n' >"$SCRATCH/bad4.conf"
+expect 2 "bad4.conf:1: output: missing value" "config: empty value" -- \
+	td -c "$SCRATCH/bad4.conf"
+expect 2 "config .*/missing.conf: No such file" "config: missing file" -- \
+	td -c "$SCRATCH/missing.conf"
+
+# Outputs.
+expect 1 "cannot open output /nonexistent/dir/x.jsonl" "unwritable output" -- \
+	td -d 1 -o /nonexistent/dir/x.jsonl
+expect 1 "cannot open output .*: Is a directory" "output is a directory" -- \
+	td -d 1 -f "$SCRATCH"
+mkdir "$SCRATCH/ro" && chmod 0555 "$SCRATCH/ro"
+expect 1 "cannot open output .*/ro/x.jsonl: Permission denied" "output in a read-only dir" -- \
+	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+	"$TD" -i "$NAME" --run-dir "$RUN_DIR" -d 1 -o "$SCRATCH/ro/x.jsonl"
+expect 1 "flame graph needs a file name" "SVG to stdout" -- td -d 1 -F -
+
+# Not root: nobody, no capabilities.
+expect 3 "must run as root" "not root" -- \
+	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+	"$TD" -i "$NAME" --run-dir "$RUN_DIR" -d 1 -o /dev/null
+
+after=$(ls "$TRACEFS/instances" | grep -v '^td-host-' | sort)
+check "no instance appeared in tracefs" [ "$before" = "$after" ]
+finish

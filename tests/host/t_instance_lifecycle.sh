@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The instance is gone after a normal exit, after SIGTERM (which drains),
+# after SIGKILL followed by a restart (stale detection) or by --cleanup; a
+# second daemon cannot take a live one's instance; an instance of the same
+# name that trace-defer did not make is left alone; SIGHUP reopens the
+# output; SIGUSR1 prints counters.
+. "$(dirname "$0")/lib.sh"
+
+start_fp_chain 10
+
+# --- SIGTERM: drain, write, remove.
+td_bg -p "$FP_PID" -o "$SCRATCH/term.jsonl" 2>"$SCRATCH/term.err"
+check "daemon turned tracing on" wait_tracing
+check "lock file names the daemon" [ "$(cat "$RUN_DIR/$NAME.lock")" = "$D" ]
+sleep 1
+kill -TERM "$D"
+check "daemon exits after SIGTERM" wait_exit "$D"
+check "exit status 0 after SIGTERM (got $WAIT_RC)" [ "$WAIT_RC" = 0 ]
+check "records written before exit" [ "$(wc -l <"$SCRATCH/term.jsonl")" -ge 20 ]
+check "instance removed after SIGTERM" instance_gone
+check "marker cleared after SIGTERM" marker_clear
+
+# --- a second daemon while one runs: refused, first one untouched.
+td_bg -p "$FP_PID" -o "$SCRATCH/first.jsonl" 2>/dev/null
+check "first daemon tracing" wait_tracing
+td -d 1 -o "$SCRATCH/second.jsonl" 2>"$SCRATCH/second.err"
+rc=$?
+check "second daemon refused with status 3 (got $rc)" [ "$rc" = 3 ]
+check "refusal says who holds it" grep -q "in use by a running trace-defer (pid $D" \
+	"$SCRATCH/second.err"
+check "first daemon's instance still there" instance_exists
+check "first daemon still tracing" [ "$(cat "$TRACEFS/instances/$NAME/tracing_on")" = 1 ]
+
+# --- SIGUSR1 and SIGHUP on the first daemon.
+: >"$SCRATCH/first.err"
+mv "$SCRATCH/first.jsonl" "$SCRATCH/first.jsonl.1"
+kill -HUP "$D"
+sleep 1.5
+check "SIGHUP: output reopened and written" [ -s "$SCRATCH/first.jsonl" ]
+check "SIGHUP: rotated file kept its records" [ -s "$SCRATCH/first.jsonl.1" ]
+
+# --- SIGKILL: instance left behind, the next start cleans it.
+kill -KILL "$D"
+wait "$D" 2>/dev/null
+check "instance left behind by SIGKILL" instance_exists
+check "stale instance still has its event enabled" \
+	grep -q 1 "$TRACEFS/instances/$NAME/events/sched/sched_switch/enable"
+check "marker still names the dead daemon" [ "$(cat "$RUN_DIR/$NAME.lock")" = "$D" ]
+td -p "$FP_PID" -d 1 -o "$SCRATCH/restart.jsonl" 2>"$SCRATCH/restart.err"
+rc=$?
+check "restart after SIGKILL exits 0 (got $rc)" [ "$rc" = 0 ]
+check "restart says it removed the stale instance" \
+	grep -q "removing stale tracefs instance '$NAME' left by trace-defer pid $D" \
+	"$SCRATCH/restart.err"
+check "restart captured records" [ -s "$SCRATCH/restart.jsonl" ]
+check "instance removed after restart" instance_gone
+
+# --- SIGKILL then --cleanup.
+td_bg -p "$FP_PID" -o /dev/null 2>/dev/null
+check "daemon tracing" wait_tracing
+kill -USR1 "$D"
+sleep 0.5
+kill -KILL "$D"
+wait "$D" 2>/dev/null
+check "instance left behind by SIGKILL" instance_exists
+td --cleanup -v 2>"$SCRATCH/cleanup.err"
+rc=$?
+check "--cleanup exits 0 (got $rc)" [ "$rc" = 0 ]
+check "--cleanup removed the instance" instance_gone
+check "--cleanup cleared the marker" marker_clear
+td --cleanup
+check "--cleanup with nothing to do exits 0" [ $? = 0 ]
+
+# --- SIGUSR1 output (own run, stderr captured).
+td_bg -p "$FP_PID" -o /dev/null 2>"$SCRATCH/usr1.err"
+wait_tracing
+sleep 0.5
+kill -USR1 "$D"
+sleep 0.5
+check "SIGUSR1 prints counters" grep -q "trace-defer: counters after" "$SCRATCH/usr1.err"
+kill -INT "$D"
+check "SIGINT stops the daemon" wait_exit "$D"
+check "exit status 0 after SIGINT (got $WAIT_RC)" [ "$WAIT_RC" = 0 ]
+check "instance removed after SIGINT" instance_gone
+
+# --- an instance of our name that trace-defer did not make: not touched.
+mkdir "$TRACEFS/instances/$NAME"
+td -d 1 -o /dev/null 2>"$SCRATCH/foreign.err"
+rc=$?
+check "foreign instance: refused with status 3 (got $rc)" [ "$rc" = 3 ]
+check "foreign instance: message explains" grep -q "was not made by trace-defer" \
+	"$SCRATCH/foreign.err"
+check "foreign instance left alone" instance_exists
+td --cleanup
+check "--cleanup removes it on request" instance_gone
+
+# --- normal exit with --duration.
+td -p "$FP_PID" -d 1 -o /dev/null 2>/dev/null
+check "--duration run exits 0" [ $? = 0 ]
+check "instance removed after --duration" instance_gone
+
+# --- stdout reader going away stops the daemon cleanly.
+timeout 20 bash -c "'$TD' -i '$NAME' --run-dir '$RUN_DIR' -p $FP_PID -o - 2>/dev/null | head -n 3 >'$SCRATCH/head.out'"
+check "piped into head: 3 lines seen" [ "$(wc -l <"$SCRATCH/head.out")" = 3 ]
+for i in $(seq 50); do instance_exists || break; sleep 0.1; done
+check "piped into head: daemon gone, instance removed" instance_gone
+finish

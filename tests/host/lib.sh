@@ -31,6 +31,8 @@ bg() { "$@" & BG_PIDS+=($!); }
 
 cleanup() {
 	local p
+	# The shell reports jobs it reaps after a kill ("Killed"): not news here.
+	exec 2>/dev/null
 	for p in "${BG_PIDS[@]}"; do
 		kill -KILL "$p" 2>/dev/null
 	done

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# What trace-defer.service relies on, without systemd as init: sd_notify
+# READY=1, STATUS= with live counters, WATCHDOG=1 when WATCHDOG_USEC is
+# set, STOPPING=1; the unit file passes systemd-analyze verify; and the
+# capability set it keeps is enough to capture and symbolize kernel and
+# user frames.
+. "$(dirname "$0")/lib.sh"
+
+start_fp_chain 20
+sock="$SCRATCH/notify.sock"
+python3 "$TOP/tests/host/notify_listen.py" "$sock" 8 >"$SCRATCH/notify.log" &
+BG_PIDS+=($!)
+for i in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+NOTIFY_SOCKET="$sock" WATCHDOG_USEC=1000000 \
+	"$TD" -i "$NAME" --run-dir "$RUN_DIR" -p "$FP_PID" -d 3 -o /dev/null -q
+rc=$?
+sleep 0.5
+check "exit status 0 (got $rc)" [ "$rc" = 0 ]
+check "READY=1 sent" grep -q '^READY=1' "$SCRATCH/notify.log"
+check "STATUS= with counters" grep -Eq 'STATUS=events [0-9]+, stitched [0-9]+, inplace [1-9]' \
+	"$SCRATCH/notify.log"
+n=$(grep -c '^WATCHDOG=1' "$SCRATCH/notify.log")
+check "WATCHDOG=1 about every 0.5 s (got $n in 3 s)" [ "$n" -ge 4 ]
+check "STOPPING=1 sent" grep -q '^STOPPING=1' "$SCRATCH/notify.log"
+
+unit="$SCRATCH/trace-defer.service"
+sed "s|@BINDIR@|$BUILD|g" "$TOP/trace-defer.service" >"$unit"
+if command -v systemd-analyze >/dev/null; then
+	systemd-analyze verify "$unit" 2>&1 | grep -v 'man trace-defer' >"$SCRATCH/verify"
+	check "systemd-analyze verify: no complaints" [ ! -s "$SCRATCH/verify" ]
+	cat "$SCRATCH/verify"
+else
+	fail "systemd-analyze missing"
+fi
+
+# The unit's CapabilityBoundingSet, applied to a root process.
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr 'A-Z' 'a-z' |
+	sed 's/cap_/+/g; s/ /,/g')
+log "bounding set: -all,$caps"
+setpriv --bounding-set="-all,$caps" -- \
+	"$TD" -i "$NAME" --run-dir "$RUN_DIR" -p "$FP_PID" -d 1.5 -o "$SCRATCH/caps.jsonl" -q
+rc=$?
+check "runs with only the unit's capabilities (got $rc)" [ "$rc" = 0 ]
+check "kernel frames named with those capabilities" \
+	[ "$(jq -r '.kernel_stack[0].sym' "$SCRATCH/caps.jsonl" | grep -vc null)" -gt 0 ]
+check "user frames named with those capabilities" \
+	[ "$(jq -r '.user_stack[].sym' "$SCRATCH/caps.jsonl" | grep -c '^b$')" -gt 0 ]
+# And that they are needed: without any, frames stay unnamed.
+setpriv --bounding-set=-all -- \
+	"$TD" -i "$NAME" --run-dir "$RUN_DIR" -p "$FP_PID" -d 1 -o "$SCRATCH/nocaps.jsonl" -q
+check "without CAP_SYSLOG kernel frames are not named" \
+	[ "$(jq -r '.kernel_stack[0].sym' "$SCRATCH/nocaps.jsonl" | sort -u)" = null ]
+check "instance removed" instance_gone
+finish

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# --help, the man page and the example config agree: every long option of
+# --help is documented in trace-defer(8), every key of the man page's table
+# is accepted by the config parser, and the example config parses.
+. "$(dirname "$0")/lib.sh"
+
+man="$TOP/doc/trace-defer.8"
+opts=$("$TD" --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
+check "--help lists options" [ "$(echo "$opts" | wc -l)" -ge 20 ]
+missing=""
+for o in $opts; do
+	pat=$(echo "$o" | sed 's/-/\\\\-/g')
+	grep -q -- "$pat" "$man" || missing="$missing $o"
+done
+check "every --help option is in the man page${missing:+ (missing:$missing)}" [ -z "$missing" ]
+
+# Keys of the man page table (between .TS and .TE), each set to a value
+# the parser must accept.
+keys=$(sed -n '/^\.TS/,/^\.TE/p' "$man" | awk -F'\t' 'NF == 3 && $1 !~ /fB/ {print $1}')
+check "man page table lists keys" [ "$(echo "$keys" | wc -l)" -ge 20 ]
+bad=""
+for k in $keys; do
+	case $k in
+	event) v="sched:sched_switch" ;;
+	mode) v="inplace" ;;
+	trace_clock) v="mono" ;;
+	kernel_stack | output_append | symbolize) v="yes" ;;
+	instance | comm) v="x" ;;
+	run_dir | debug_dir) v="/tmp" ;;
+	output | folded | flamegraph) v="/tmp/x" ;;
+	verbosity) v="1" ;;
+	*) v="5" ;;
+	esac
+	printf '%s = %s\n' "$k" "$v" >"$SCRATCH/k.conf"
+	"$TD" -c "$SCRATCH/k.conf" --print-config >/dev/null 2>&1 || bad="$bad $k"
+done
+check "every key of the man page is accepted${bad:+ (refused:$bad)}" [ -z "$bad" ]
+check "the example config parses" "$TD" -c "$TOP/contrib/trace-defer.conf" --print-config -q \
+	>/dev/null
+check "man page renders without warnings" \
+	[ -z "$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$man" 2>&1 >/dev/null)" ]
+finish

@@ -23,7 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static long raw_syscall3(long nr, long a1, long a2, long a3)
+static inline __attribute__((always_inline)) long
+raw_syscall3(long nr, long a1, long a2, long a3)
 {
 	long ret;
 

@@ -10,22 +10,34 @@ fp=$build/progs/fp_chain
 # --- option: main -> a -> b -> c -> nanosleep ------------------------------
 d=$(new_instance opt)
 echo 1 > "$d/events/sched/sched_switch/enable"
+echo 1 > "$d/events/sched/sched_process_exit/enable"
 echo 1 > "$d/options/userstacktrace_delay"
 pid=$("$fp" sleep 30 3 | sed -n 's/^fp_chain pid=//p')
 echo 0 > "$d/events/sched/sched_switch/enable"
+echo 0 > "$d/events/sched/sched_process_exit/enable"
 echo 0 > "$d/options/userstacktrace_delay"
 records "$d" > /tmp/opt.rec
-cookie=$(gawk -v p="$pid" '$1 == "E" && $3 == p && $5 == "sched_switch" && $6 != "-" { print $6; exit }' /tmp/opt.rec)
+cp /tmp/opt.rec "$TD_OUT/"
+# The switches of fp_chain sleeping in nanosleep (S), not those of its exec
+cookie=$(gawk -v p="$pid" '$1 == "E" && $3 == p && $5 == "sched_switch" && $7 == "S" { print $6; exit }' /tmp/opt.rec)
 stack=$(gawk -v p="$pid" -v c="$cookie" '$1 == "S" && $3 == p && $5 == c { print $7; exit }' /tmp/opt.rec)
 names=$(funcs "$fp" ${stack//,/ } | head -n 4 | tr '\n' ' ')
 check option_cookie_follows_event test -n "$cookie"
 check option_stack_c_b_a_main test "$names" = "c b a main "
 echo "option: pid $pid cookie $cookie frames: $names"
 
-# Every sched_switch of the task that blocked has its own cookie and stack
-n_ev=$(gawk -v p="$pid" '$1 == "E" && $3 == p && $5 == "sched_switch"' /tmp/opt.rec | wc -l)
-n_ck=$(gawk -v p="$pid" '$1 == "E" && $3 == p && $5 == "sched_switch" && $6 != "-"' /tmp/opt.rec | wc -l)
+# Every switch of the task has a cookie until it starts exiting (it may
+# still block in do_exit()), none after
+ex=$(gawk -v p="$pid" '$1 == "E" && $3 == p && $5 == "sched_process_exit" { print $4 " " $6 }' /tmp/opt.rec)
+ex_ts=${ex% *}
+sel='$1 == "E" && $3 == p && $5 == "sched_switch"'
+n_ev=$(gawk -v p="$pid" -v t="$ex_ts" "$sel && \$4 < t" /tmp/opt.rec | wc -l)
+n_ck=$(gawk -v p="$pid" -v t="$ex_ts" "$sel && \$4 < t && \$6 != \"-\"" /tmp/opt.rec | wc -l)
+n_ex=$(gawk -v p="$pid" -v t="$ex_ts" "$sel && \$4 > t && \$6 != \"-\"" /tmp/opt.rec | wc -l)
+echo "option: $n_ev switches before exit at $ex_ts, $n_ck with a cookie, $n_ex while exiting"
+check option_exit_event_no_cookie test -n "$ex_ts" -a "${ex#* }" = "-"
 check option_every_event_has_cookie test "$n_ev" -ge 3 -a "$n_ev" -eq "$n_ck"
+check option_no_cookie_when_exiting test "$n_ex" -eq 0
 orph=$(gawk '$1 == "S" { s[$3 " " $5] = 1 } $1 == "E" && $6 != "-" { c[$3 " " $6] = 1 }
 	END { n = 0; for (k in s) if (!(k in c)) n++; print n }' /tmp/opt.rec)
 check option_no_stack_without_cookie test "$orph" -eq 0
@@ -40,8 +52,9 @@ pid=$("$fp" recurse 40 30 | sed -n 's/^fp_chain pid=//p')
 echo 0 > "$d/events/sched/sched_switch/enable"
 echo 0 > "$d/options/userstacktrace_delay"
 records "$d" > /tmp/rec.rec
-nfr=$(gawk -v p="$pid" '$1 == "S" && $3 == p { print $6; exit }' /tmp/rec.rec)
-stack=$(gawk -v p="$pid" '$1 == "S" && $3 == p { print $7; exit }' /tmp/rec.rec)
+cookie=$(gawk -v p="$pid" '$1 == "E" && $3 == p && $5 == "sched_switch" && $7 == "S" { print $6; exit }' /tmp/rec.rec)
+nfr=$(gawk -v p="$pid" -v c="$cookie" '$1 == "S" && $3 == p && $5 == c { print $6; exit }' /tmp/rec.rec)
+stack=$(gawk -v p="$pid" -v c="$cookie" '$1 == "S" && $3 == p && $5 == c { print $7; exit }' /tmp/rec.rec)
 nrec=$(funcs "$fp" ${stack//,/ } | grep -cx rec)
 check recursion_40_frames test "${nfr:-0}" -ge 40 -a "$nrec" -eq 40
 echo "recursion: $nfr frames, $nrec in rec()"
@@ -61,7 +74,9 @@ if [ -d "$d/events/syscalls/sys_enter_nanosleep" ]; then
 	gawk -v p="$pid" '$1 == "E" && $3 == p' /tmp/shared.rec | sort -k4 > /tmp/shared.ev
 	enter=$(gawk '$5 == "sys_enter:sys_nanosleep" { print $6; exit }' /tmp/shared.ev)
 	exitc=$(gawk '$5 == "sys_exit:sys_nanosleep" { print $6; exit }' /tmp/shared.ev)
-	swc=$(gawk '$5 == "sched_switch" { print $6; exit }' /tmp/shared.ev)
+	# The switch inside nanosleep: between its enter and its exit
+	swc=$(gawk '$5 == "sys_enter:sys_nanosleep" { inside = 1 } $5 == "sys_exit:sys_nanosleep" { inside = 0 }
+		inside && $5 == "sched_switch" { print $6; exit }' /tmp/shared.ev)
 	nst=$(gawk -v p="$pid" -v c="$enter" '$1 == "S" && $3 == p && $5 == c' /tmp/shared.rec | wc -l)
 	echo "shared: enter $enter switch $swc exit $exitc stacks $nst"
 	check shared_cookie_enter_switch_exit test -n "$enter" -a "$enter" != "-" \
@@ -98,12 +113,12 @@ echo "user_stacktrace:2 if common_pid == $bg" > "$d/events/sched/sched_switch/tr
 echo 1 > "$d/events/sched/sched_switch/enable"
 wait $bg
 echo 0 > "$d/events/sched/sched_switch/enable"
-left=$(grep -o '^user_stacktrace:[0-9a-z]*' "$d/events/sched/sched_switch/trigger")
+left=$(grep -o '^user_stacktrace:[a-z=0-9]*' "$d/events/sched/sched_switch/trigger")
 echo '!user_stacktrace' > "$d/events/sched/sched_switch/trigger"
 records "$d" > /tmp/trig2.rec
 n=$(gawk -v p="$bg" '($1 == "E" && $6 != "-" && $3 == p) || $1 == "C"' /tmp/trig2.rec | wc -l)
 echo "trigger count: $n cookies, trigger now $left"
-check trigger_count_2 test "$n" -eq 2 -a "$left" = "user_stacktrace:0"
+check trigger_count_2 test "$n" -eq 2 -a "$left" = "user_stacktrace:count=0"
 rmdir "$d"
 
 # --- removing an instance while an unwind is pending ----------------------

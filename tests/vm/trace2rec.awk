@@ -2,8 +2,10 @@
 # Turn one CPU's ftrace text output (per_cpu/cpuN/trace) into records,
 # one per line, tab separated:
 #
-#   E  cpu pid ts event cookie     an event; cookie is the one recorded right
-#                                  after it by the same task, or "-"
+#   E  cpu pid ts event cookie state
+#                                  an event; cookie is the one recorded right
+#                                  after it by the same task, or "-"; state is
+#                                  prev_state for sched_switch, else "-"
 #   S  cpu pid ts cookie nframes addr,addr,...
 #                                  a user_unwind_stack record
 #
@@ -11,7 +13,7 @@
 # any, are skipped: the cookie follows them.
 function flush_event() {
 	if (ev_name != "")
-		printf "E\t%d\t%s\t%s\t%s\t%s\n", cpu, ev_pid, ev_ts, ev_name, ev_cookie
+		printf "E\t%d\t%s\t%s\t%s\t%s\t%s\n", cpu, ev_pid, ev_ts, ev_name, ev_cookie, ev_state
 	ev_name = ""
 }
 function flush_stack() {
@@ -20,9 +22,15 @@ function flush_stack() {
 	st_cookie = ""
 }
 /^#/ { next }
+# " => 0x401136", or " =>  <0000000000401136>" without sym-userobj
 /^ => / {
 	if (st_cookie != "") {
-		st_addrs = st_addrs (st_addrs == "" ? "" : ",") $2
+		a = $0
+		if (match(a, /<([0-9a-f]+)>/, h))
+			a = sprintf("0x%x", strtonum("0x" h[1]))
+		else
+			a = $2
+		st_addrs = st_addrs (st_addrs == "" ? "" : ",") a
 		st_n++
 	}
 	next
@@ -56,6 +64,8 @@ function flush_stack() {
 		ev_name = substr(rest, RSTART, RLENGTH)
 	else
 		ev_name = "?"
-	ev_pid = pid; ev_ts = ts; ev_cookie = "-"
+	ev_pid = pid; ev_ts = ts; ev_cookie = "-"; ev_state = "-"
+	if (match(rest, / prev_state=([^ ]+) /, w))
+		ev_state = w[1]
 }
 END { flush_stack(); flush_event() }

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * plugin_user_unwind: a libtraceevent plugin that prints the deferred user
+ * stack events of trace-defer readably in `trace-cmd report` and in
+ * KernelShark's Info column.
+ *
+ *   ftrace:user_unwind_cookie  cookie=0x500000002 cpu=1 seq=5
+ *   ftrace:user_unwind_stack   cookie=0x500000002 cpu=1 seq=5 frames=3
+ *                              0x401136 c+0x19 <- 0x4012cb b+0x12 <- 0x401300 main+0x20
+ *
+ * (the stack record is printed on one line; it is cut here to fit).
+ *
+ * Promises:
+ *  - one line per record, no control characters (names and paths that hold
+ *    them are printed with '?' in their place);
+ *  - never reads outside the record: a field that lies (partly) outside it
+ *    is not read, what is sound is printed and a marker says what was not:
+ *    "[bad record]" (no readable cookie), "[bad cookie]" (its CPU part is 0,
+ *    which the kernel never writes), "[bad stack]" (no stack field, a
+ *    data_loc outside the record, or a length that is not whole entries);
+ *  - frames are named only when the task can be proven to be the one that
+ *    was traced: /proc/TID/comm must equal the comm the trace file knows
+ *    for TID (a pid reused by another program, or an exec since, gives raw
+ *    addresses, never wrong names); names come from the project's
+ *    symbolizer through /proc/TGID/maps, cached for the plugin's lifetime;
+ *  - symbolization is off when TRACE_DEFER_PLUGIN_SYMS is 0/no/off/false when
+ *    the plugin is last loaded, or with the plugin option user_unwind:sym=0
+ *    (trace-cmd report -O user_unwind:sym=0); it never asks a debuginfod
+ *    server (DEBUGINFOD_URLS is unset when the symbolizer starts) unless
+ *    TRACE_DEFER_PLUGIN_DEBUGINFOD=1;
+ *  - no other event is touched: only these two handlers are registered, and
+ *    removed again when the plugin is unloaded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <event-parse.h>
+#include <trace-seq.h>
+
+#include <trace-defer/symbolize.h>
+#include <trace-defer/types.h>
+
+#define UU_SYSTEM	"ftrace"
+#define UU_COOKIE	"user_unwind_cookie"
+#define UU_STACK	"user_unwind_stack"
+#define UU_ALIAS	"user_unwind"
+
+#define ENV_SYMS	"TRACE_DEFER_PLUGIN_SYMS"
+#define ENV_DEBUGINFOD	"TRACE_DEFER_PLUGIN_DEBUGINFOD"
+
+/* Longer names (C++ templates) are cut: the line must stay readable. */
+#define NAME_MAX_PRINT	160
+/* Entries of the stack array: unsigned long of a 64-bit kernel. */
+#define IP_SIZE		8
+/* Tasks whose /proc entry was checked, direct mapped by tid. */
+#define TASK_SLOTS	1024
+
+static struct tep_plugin_option plugin_options[] = {
+	{
+		.name = "sym",
+		.plugin_alias = UU_ALIAS,
+		.description = "name user frames through /proc/PID/maps when the task still runs",
+		.set = 1,
+	},
+	{ .name = NULL },
+};
+
+#define OPT_SYM (&plugin_options[0])
+
+/* What /proc says about a traced tid, checked once per (tid, comm). */
+struct task_slot {
+	int tid;
+	int tgid;			/* 0: not this task, or gone */
+	char comm[TD_COMM_LEN];
+};
+
+/*
+ * State shared by every tep the plugin is loaded into (KernelShark may
+ * open several files): the symbolizer is not thread-safe and printing may
+ * happen from more than one thread, so everything below is under @lock.
+ */
+static struct {
+	pthread_mutex_t lock;
+	unsigned int users;		/* loader calls not yet unloaded */
+	bool env_off;			/* TRACE_DEFER_PLUGIN_SYMS said no */
+	bool sym_failed;		/* td_sym_new() failed: do not retry per record */
+	struct td_symbolizer *sym;
+	struct task_slot *tasks;	/* TASK_SLOTS entries, allocated with sym */
+} uu = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* ---- record access, bounded -------------------------------------------- */
+
+/* Read the @size-byte field @f of @rec; false when it is not inside the record. */
+static bool read_field(struct tep_handle *tep, struct tep_record *rec,
+		       const struct tep_format_field *f, int size, uint64_t *val)
+{
+	if (!f || f->size != size || f->offset < 0 || rec->size < 0 || !rec->data ||
+	    (uint64_t)f->offset + (uint64_t)size > (uint64_t)rec->size)
+		return false;
+	*val = tep_read_number(tep, (const char *)rec->data + f->offset, size);
+	return true;
+}
+
+/*
+ * Where the dynamic array @f of @rec lies: false when its data_loc cannot be
+ * read or points outside the record or into its fixed part.
+ */
+static bool dyn_array(struct tep_handle *tep, struct tep_record *rec,
+		      const struct tep_format_field *f, uint32_t *off, uint32_t *len)
+{
+	uint64_t loc, start, end, fixed_end;
+
+	if (!f || !(f->flags & TEP_FIELD_IS_DYNAMIC) || !read_field(tep, rec, f, 4, &loc))
+		return false;
+	start = loc & 0xffff;
+	fixed_end = (uint64_t)f->offset + (uint64_t)f->size;
+	if (f->flags & TEP_FIELD_IS_RELATIVE)
+		start += fixed_end;
+	end = start + (loc >> 16);
+	if (start < fixed_end || end > (uint64_t)rec->size)
+		return false;
+	*off = (uint32_t)start;
+	*len = (uint32_t)(loc >> 16);
+	return true;
+}
+
+/* Print the cookie of @rec; false (and a marker printed) when it cannot be read. */
+static bool print_cookie(struct trace_seq *s, struct tep_record *rec, struct tep_event *ev)
+{
+	uint64_t cookie;
+	uint32_t cpu_part;
+
+	if (!read_field(ev->tep, rec, tep_find_field(ev, "cookie"), 8, &cookie)) {
+		trace_seq_puts(s, "[bad record]");
+		return false;
+	}
+	cpu_part = (uint32_t)cookie;
+	if (!cpu_part) {
+		trace_seq_printf(s, "cookie=0x%" PRIx64 " [bad cookie]", cookie);
+		return true;
+	}
+	trace_seq_printf(s, "cookie=0x%" PRIx64 " cpu=%d seq=%" PRIu32, cookie,
+			 td_cookie_cpu(cookie), td_cookie_seq(cookie));
+	return true;
+}
+
+/* ---- names, when the task is at hand ------------------------------------ */
+
+static bool env_says_no(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "off") ||
+		     !strcasecmp(v, "false"));
+}
+
+static bool env_says_yes(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "on") ||
+		     !strcasecmp(v, "true"));
+}
+
+/* Read up to @size - 1 bytes of a small /proc file; -1 when it cannot be read. */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	/* O_NONBLOCK: /proc files never block, but a path that is not /proc might. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+/*
+ * The thread group of @tid if /proc/TID is the task the trace calls @comm,
+ * else 0.
+ */
+static int task_tgid(int tid, const char *comm)
+{
+	char path[64], buf[512];
+	const char *p;
+	long tgid;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", tid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	buf[strcspn(buf, "\n")] = '\0';
+	if (strcmp(buf, comm))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strstr(buf, "\nTgid:");
+	if (!p)
+		return 0;
+	tgid = strtol(p + 6, NULL, 10);
+	return tgid > 0 && tgid <= INT32_MAX ? (int)tgid : 0;
+}
+
+/* Called with uu.lock held: the symbolizer, created on first use. */
+static struct td_symbolizer *get_symbolizer(void)
+{
+	if (uu.sym || uu.sym_failed)
+		return uu.sym;
+	/* A network fetch per unknown object would stall the report for minutes. */
+	if (!env_says_yes(ENV_DEBUGINFOD))
+		unsetenv("DEBUGINFOD_URLS");
+	uu.tasks = calloc(TASK_SLOTS, sizeof(*uu.tasks));
+	uu.sym = uu.tasks ? td_sym_new(NULL) : NULL;
+	if (!uu.sym) {
+		free(uu.tasks);
+		uu.tasks = NULL;
+		uu.sym_failed = true;
+	}
+	return uu.sym;
+}
+
+/* Called with uu.lock held: the tgid to name @tid's frames with, or 0. */
+static int task_for_names(struct tep_handle *tep, int tid)
+{
+	struct task_slot *slot;
+	const char *comm;
+
+	if (tid <= 0 || !uu.tasks)
+		return 0;
+	comm = tep_data_comm_from_pid(tep, tid);
+	/* "<...>": the trace does not know the task, so nothing proves it is this one. */
+	if (!comm || comm[0] == '<' || strlen(comm) >= TD_COMM_LEN)
+		return 0;
+	slot = &uu.tasks[(unsigned int)tid % TASK_SLOTS];
+	if (slot->tid != tid || strcmp(slot->comm, comm)) {
+		slot->tid = tid;
+		strcpy(slot->comm, comm);
+		slot->tgid = task_tgid(tid, comm);
+	}
+	return slot->tgid;
+}
+
+/* Print @str, cut at @max bytes, with control characters replaced. */
+static void put_clean(struct trace_seq *s, const char *str, size_t max)
+{
+	size_t i;
+
+	for (i = 0; str[i] && i < max; i++) {
+		unsigned char c = (unsigned char)str[i];
+
+		trace_seq_putc(s, c < 0x20 || c == 0x7f ? '?' : c);
+	}
+	if (str[i])
+		trace_seq_puts(s, "...");
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* One frame: "0xADDR", "0xADDR sym+0xOFF" or "0xADDR (object+0xFILEOFF)". */
+static void print_frame(struct trace_seq *s, struct td_symbolizer *sym, int tgid, uint64_t ip,
+			bool return_addr)
+{
+	struct td_frame fr;
+
+	trace_seq_printf(s, "0x%" PRIx64, ip);
+	if (!sym || !tgid || !ip || td_sym_user(sym, tgid, ip, return_addr, &fr))
+		return;
+	if (fr.symbol) {
+		trace_seq_putc(s, ' ');
+		put_clean(s, fr.symbol, NAME_MAX_PRINT);
+		trace_seq_printf(s, "+0x%" PRIx64, fr.sym_offset);
+	} else if (fr.object) {
+		trace_seq_puts(s, " (");
+		put_clean(s, base_name(fr.object), NAME_MAX_PRINT);
+		trace_seq_printf(s, "+0x%" PRIx64 ")", fr.file_offset);
+	}
+}
+
+/* ---- handlers ------------------------------------------------------------ */
+
+static int cookie_handler(struct trace_seq *s, struct tep_record *rec, struct tep_event *ev,
+			  void *context)
+{
+	print_cookie(s, rec, ev);
+	/* 0: libtraceevent must not append the print fmt's output. */
+	return 0;
+}
+
+static int stack_handler(struct trace_seq *s, struct tep_record *rec, struct tep_event *ev,
+			 void *context)
+{
+	struct tep_handle *tep = ev->tep;
+	struct td_symbolizer *sym = NULL;
+	uint32_t off, len, nr, i;
+	uint64_t tid = 0;
+	int tgid = 0;
+
+	if (!print_cookie(s, rec, ev))
+		return 0;
+	if (!dyn_array(tep, rec, tep_find_field(ev, "stack"), &off, &len)) {
+		trace_seq_puts(s, " [bad stack]");
+		return 0;
+	}
+	nr = len / IP_SIZE;
+	trace_seq_printf(s, " frames=%" PRIu32, nr);
+
+	/* Held for the whole record: the frames of one stack are named together. */
+	pthread_mutex_lock(&uu.lock);
+	if (nr && OPT_SYM->set && !uu.env_off &&
+	    read_field(tep, rec, tep_find_common_field(ev, "common_pid"), 4, &tid)) {
+		sym = get_symbolizer();
+		tgid = sym ? task_for_names(tep, (int)(int32_t)tid) : 0;
+	}
+	for (i = 0; i < nr; i++) {
+		const char *p = (const char *)rec->data + off + (size_t)i * IP_SIZE;
+
+		trace_seq_puts(s, i ? " <- " : " ");
+		print_frame(s, sym, tgid, tep_read_number(tep, p, IP_SIZE), i > 0);
+	}
+	pthread_mutex_unlock(&uu.lock);
+
+	if (len % IP_SIZE)
+		trace_seq_puts(s, " [bad stack]");
+	return 0;
+}
+
+/* ---- plugin entry points ------------------------------------------------- */
+
+int TEP_PLUGIN_LOADER(struct tep_handle *tep);
+void TEP_PLUGIN_UNLOADER(struct tep_handle *tep);
+
+int TEP_PLUGIN_LOADER(struct tep_handle *tep)
+{
+	int ret;
+
+	pthread_mutex_lock(&uu.lock);
+	/* The latest load decides, for every tep (a process has one environment). */
+	uu.env_off = env_says_no(ENV_SYMS);
+	/* Applies options given before loading (trace-cmd report -O). */
+	if (!uu.users++)
+		tep_plugin_add_options(UU_ALIAS, plugin_options);
+	pthread_mutex_unlock(&uu.lock);
+
+	/* Events the file lacks are kept pending by libtraceevent: harmless. */
+	ret = tep_register_event_handler(tep, -1, UU_SYSTEM, UU_COOKIE, cookie_handler, NULL);
+	if (ret >= 0)
+		ret = tep_register_event_handler(tep, -1, UU_SYSTEM, UU_STACK, stack_handler,
+						 NULL);
+	return ret < 0 ? -1 : 0;
+}
+
+void TEP_PLUGIN_UNLOADER(struct tep_handle *tep)
+{
+	tep_unregister_event_handler(tep, -1, UU_SYSTEM, UU_COOKIE, cookie_handler, NULL);
+	tep_unregister_event_handler(tep, -1, UU_SYSTEM, UU_STACK, stack_handler, NULL);
+
+	pthread_mutex_lock(&uu.lock);
+	if (uu.users && !--uu.users) {
+		tep_plugin_remove_options(plugin_options);
+		td_sym_free(uu.sym);
+		free(uu.tasks);
+		uu.sym = NULL;
+		uu.tasks = NULL;
+		uu.sym_failed = false;
+	}
+	pthread_mutex_unlock(&uu.lock);
+}

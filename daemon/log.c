@@ -9,16 +9,18 @@
 #include "log.h"
 
 int td_log_level = TD_LOG_WARN;
+FILE *td_log_stream;
 
 void td_log(int level, const char *fmt, ...)
 {
+	FILE *f = td_log_stream ? td_log_stream : stderr;
 	va_list ap;
 
 	if (level > td_log_level)
 		return;
 	va_start(ap, fmt);
-	fputs("trace-defer: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	fputs("trace-defer: ", f);
+	vfprintf(f, fmt, ap);
+	fputc('\n', f);
 	va_end(ap);
 }

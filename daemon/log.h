@@ -6,6 +6,8 @@
 #ifndef TD_DAEMON_LOG_H
 #define TD_DAEMON_LOG_H
 
+#include <stdio.h>
+
 enum td_log_level {
 	TD_LOG_ERR = 0,
 	TD_LOG_WARN = 1,
@@ -14,6 +16,8 @@ enum td_log_level {
 };
 
 extern int td_log_level;
+/* Where messages go; NULL means stderr (tests point it at a file). */
+extern FILE *td_log_stream;
 
 void td_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

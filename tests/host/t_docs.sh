@@ -36,8 +36,10 @@ for k in $keys; do
 	"$TD" -c "$SCRATCH/k.conf" --print-config >/dev/null 2>&1 || bad="$bad $k"
 done
 check "every key of the man page is accepted${bad:+ (refused:$bad)}" [ -z "$bad" ]
-check "the example config parses" "$TD" -c "$TOP/contrib/trace-defer.conf" --print-config -q \
-	>/dev/null
+"$TD" -c "$TOP/contrib/trace-defer.conf" --print-config >"$SCRATCH/example.eff"
+check "the example config parses" [ $? = 0 ]
+check "the example config's event is used" grep -qx "event = sched:sched_switch" \
+	"$SCRATCH/example.eff"
 check "man page renders without warnings" \
 	[ -z "$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$man" 2>&1 >/dev/null)" ]
 finish

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for the daemon's configuration (daemon/config.c): event specs,
+ * values and their bounds, config files with their line numbers in error
+ * messages, precedence helpers, and the defaults td_config_check() fills.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../daemon/config.h"
+#include "../../daemon/log.h"
+
+/* Catch the messages in a file to check what they say. */
+static char errbuf[4096];
+
+static int err_setup(void **state)
+{
+	td_log_stream = tmpfile();
+	return td_log_stream ? 0 : -1;
+}
+
+static int err_teardown(void **state)
+{
+	fclose(td_log_stream);
+	td_log_stream = NULL;
+	return 0;
+}
+
+/* What was logged since the last call. */
+static const char *err_text(void)
+{
+	size_t n;
+
+	fflush(td_log_stream);
+	rewind(td_log_stream);
+	n = fread(errbuf, 1, sizeof(errbuf) - 1, td_log_stream);
+	errbuf[n] = '\0';
+	rewind(td_log_stream);
+	if (ftruncate(fileno(td_log_stream), 0))
+		return "";
+	return errbuf;
+}
+
+static char *write_conf(const char *text)
+{
+	char *path = strdup("/tmp/td-config-test.XXXXXX");
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static void test_event_spec(void **state)
+{
+	struct td_event_spec s;
+
+	assert_int_equal(td_event_spec_parse(&s, "sched:sched_switch", "t"), 0);
+	assert_string_equal(s.system, "sched");
+	assert_string_equal(s.name, "sched_switch");
+	assert_null(s.filter);
+	free(s.system);
+	free(s.name);
+
+	/* Everything after the second colon is the filter, colons included. */
+	assert_int_equal(td_event_spec_parse(&s, "sched:sched_switch: prev_comm ~ \"a:b*\"", "t"),
+			 0);
+	assert_string_equal(s.filter, "prev_comm ~ \"a:b*\"");
+	free(s.system);
+	free(s.name);
+	free(s.filter);
+
+	/* An empty filter is no filter. */
+	assert_int_equal(td_event_spec_parse(&s, "sched:sched_switch:  ", "t"), 0);
+	assert_null(s.filter);
+	free(s.system);
+	free(s.name);
+
+	assert_int_equal(td_event_spec_parse(&s, "sched_switch", "where"), -1);
+	assert_non_null(strstr(err_text(), "where: event 'sched_switch': expected"));
+	assert_int_equal(td_event_spec_parse(&s, ":sched_switch", "t"), -1);
+	assert_int_equal(td_event_spec_parse(&s, "sched:", "t"), -1);
+	assert_int_equal(td_event_spec_parse(&s, "sc/hed:x", "t"), -1);
+	assert_non_null(strstr(err_text(), "bad system or event name"));
+}
+
+static void test_values(void **state)
+{
+	struct td_config c;
+
+	td_config_init(&c);
+	assert_int_equal(c.mode, TD_MODE_AUTO);
+	assert_string_equal(c.instance, "trace-defer");
+	assert_true(c.kernel_stack);
+
+	assert_int_equal(td_config_set(&c, "mode", "trigger", "t"), 0);
+	assert_int_equal(c.mode, TD_MODE_TRIGGER);
+	assert_int_equal(td_config_set(&c, "mode", "fast", "t"), -1);
+	assert_int_equal(c.mode, TD_MODE_TRIGGER);
+
+	assert_int_equal(td_config_set(&c, "buffer_kb", "4096", "t"), 0);
+	assert_int_equal(c.buffer_kb, 4096);
+	assert_int_equal(td_config_set(&c, "buffer_kb", "-1", "t"), -1);
+	assert_int_equal(td_config_set(&c, "buffer_kb", "12k", "t"), -1);
+	assert_int_equal(td_config_set(&c, "buffer_percent", "101", "t"), -1);
+	assert_int_equal(td_config_set(&c, "buffer_percent", "100", "t"), 0);
+	assert_int_equal(c.buffer_percent, 100);
+	assert_int_equal(td_config_set(&c, "max_pending", "0", "t"), -1);
+	assert_int_equal(td_config_set(&c, "max_wait_ms", "250", "t"), 0);
+	assert_int_equal(c.max_wait_ms, 250);
+
+	assert_int_equal(td_config_set(&c, "kernel_stack", "off", "t"), 0);
+	assert_false(c.kernel_stack);
+	assert_int_equal(td_config_set(&c, "kernel_stack", "True", "t"), 0);
+	assert_true(c.kernel_stack);
+	assert_int_equal(td_config_set(&c, "kernel_stack", "maybe", "t"), -1);
+
+	assert_int_equal(td_config_set(&c, "duration", "1.5", "t"), 0);
+	assert_true(c.duration > 1.49 && c.duration < 1.51);
+	assert_int_equal(td_config_set(&c, "duration", "-1", "t"), -1);
+	assert_int_equal(td_config_set(&c, "duration", "nan", "t"), -1);
+
+	assert_int_equal(td_config_set(&c, "trace_clock", "mono", "t"), 0);
+	assert_int_equal(td_config_set(&c, "trace_clock", "counter", "t"), -1);
+	assert_int_equal(td_config_set(&c, "instance", "a/b", "t"), -1);
+	assert_int_equal(td_config_set(&c, "instance", ".hidden", "t"), -1);
+	assert_int_equal(td_config_set(&c, "comm", "abcdefghijklmnop", "t"), -1);
+	assert_int_equal(td_config_set(&c, "comm", "a\"b", "t"), -1);
+	assert_int_equal(td_config_set(&c, "comm", "postgres*", "t"), 0);
+
+	assert_int_equal(td_config_set(&c, "pid", "0", "t"), -1);
+	assert_int_equal(td_config_set(&c, "pid", "12", "t"), 0);
+	assert_int_equal(td_config_set(&c, "pid", "13", "t"), 0);
+	assert_int_equal(c.nr_pids, 2);
+	td_config_clear_pids(&c);
+	assert_int_equal(c.nr_pids, 0);
+
+	assert_int_equal(td_config_set(&c, "nokey", "1", "here"), -1);
+	assert_non_null(strstr(err_text(), "here: unknown key 'nokey'"));
+	td_config_free(&c);
+}
+
+static void test_events_list(void **state)
+{
+	struct td_config c;
+
+	td_config_init(&c);
+	assert_int_equal(td_config_check(&c), 0);
+	/* No event given: sched:sched_switch. */
+	assert_int_equal(c.nr_events, 1);
+	assert_string_equal(c.events[0].name, "sched_switch");
+
+	td_config_clear_events(&c);
+	assert_int_equal(td_config_set(&c, "event", "irq:irq_handler_entry", "t"), 0);
+	assert_int_equal(td_config_set(&c, "event", "sched:sched_wakeup:pid == 1", "t"), 0);
+	/* The same event twice would need two filters in one file: refused. */
+	assert_int_equal(td_config_set(&c, "event", "irq:irq_handler_entry:irq == 1", "t"), -1);
+	assert_non_null(strstr(err_text(), "given twice"));
+	assert_int_equal(td_config_check(&c), 0);
+	assert_int_equal(c.nr_events, 2);
+	assert_string_equal(c.events[1].filter, "pid == 1");
+	td_config_free(&c);
+}
+
+static void test_file(void **state)
+{
+	struct td_config c;
+	char *p;
+
+	p = write_conf("# comment\n\n  event =  sched:sched_switch:prev_pid == 1 \n"
+		       "mode=inplace\n\t# indented comment\nbuffer_kb = 128\n");
+	td_config_init(&c);
+	assert_int_equal(td_config_load(&c, p), 0);
+	assert_int_equal(c.nr_events, 1);
+	assert_string_equal(c.events[0].filter, "prev_pid == 1");
+	assert_int_equal(c.mode, TD_MODE_INPLACE);
+	assert_int_equal(c.buffer_kb, 128);
+	td_config_free(&c);
+	unlink(p);
+	free(p);
+
+	/* Errors name the file and the line. */
+	p = write_conf("mode = auto\n\nno equals sign\n");
+	td_config_init(&c);
+	assert_int_equal(td_config_load(&c, p), -1);
+	assert_non_null(strstr(err_text(), ":3: expected 'key = value'"));
+	td_config_free(&c);
+	unlink(p);
+	free(p);
+
+	p = write_conf("mode = auto\nbuffer_kb =\n");
+	td_config_init(&c);
+	assert_int_equal(td_config_load(&c, p), -1);
+	assert_non_null(strstr(err_text(), ":2: buffer_kb: missing value"));
+	td_config_free(&c);
+	unlink(p);
+	free(p);
+
+	p = write_conf(" = 5\n");
+	td_config_init(&c);
+	assert_int_equal(td_config_load(&c, p), -1);
+	assert_non_null(strstr(err_text(), ":1: missing key"));
+	td_config_free(&c);
+	unlink(p);
+	free(p);
+
+	td_config_init(&c);
+	assert_int_equal(td_config_load(&c, "/nonexistent/td.conf"), -1);
+	assert_non_null(strstr(err_text(), "/nonexistent/td.conf: No such file"));
+	td_config_free(&c);
+}
+
+static void test_check(void **state)
+{
+	struct td_config c;
+
+	td_config_init(&c);
+	assert_int_equal(td_config_set(&c, "output", "/tmp/x", "t"), 0);
+	assert_int_equal(td_config_set(&c, "folded", "/tmp/x", "t"), 0);
+	assert_int_equal(td_config_check(&c), -1);
+	assert_non_null(strstr(err_text(), "same file"));
+	td_config_free(&c);
+
+	td_config_init(&c);
+	assert_int_equal(td_config_set(&c, "run_dir", "relative", "t"), 0);
+	assert_int_equal(td_config_check(&c), -1);
+	assert_non_null(strstr(err_text(), "must be an absolute path"));
+	td_config_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_event_spec),
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_events_list),
+		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_check),
+	};
+
+	td_log_level = TD_LOG_ERR;
+	return cmocka_run_group_tests(tests, err_setup, err_teardown);
+}

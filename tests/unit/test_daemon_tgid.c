@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for the daemon's thread -> process cache (daemon/tgid.c), on
+ * a fake /proc tree the test builds: lookups, caching, expiry, notes from
+ * records, and the sweep of exited processes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../daemon/tgid.h"
+
+#define SEC 1000000000ULL
+
+static char root[64];
+
+static void fake_task(int tid, int tgid)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d", root, tid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/status", root, tid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "Name:\tfake\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t%d\nNgid:\t0\n"
+		   "Pid:\t%d\n", tgid, tid);
+	fclose(f);
+}
+
+static void remove_task(int tid)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/%d/status", root, tid);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%d", root, tid);
+	rmdir(path);
+}
+
+static int setup(void **state)
+{
+	snprintf(root, sizeof(root), "/tmp/td-tgid-test.XXXXXX");
+	return mkdtemp(root) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	return system(cmd);
+}
+
+static void test_lookup_and_cache(void **state)
+{
+	struct td_tgid_cache *tc = td_tgid_new(root);
+
+	assert_non_null(tc);
+	fake_task(101, 100);
+	assert_int_equal(td_tgid_lookup(tc, 101, 1 * SEC), 100);
+	/* Cached: the file going away does not matter within the TTL... */
+	remove_task(101);
+	assert_int_equal(td_tgid_lookup(tc, 101, 2 * SEC), 100);
+	/* ...but after it the entry is read again, and the task is gone. */
+	assert_int_equal(td_tgid_lookup(tc, 101, 30 * SEC), 0);
+	/* Thread id reused by another process. */
+	fake_task(101, 555);
+	assert_int_equal(td_tgid_lookup(tc, 101, 31 * SEC), 555);
+	assert_int_equal(td_tgid_lookup(tc, 0, 31 * SEC), 0);
+	assert_int_equal(td_tgid_lookup(tc, -5, 31 * SEC), 0);
+	assert_int_equal(td_tgid_lookup(tc, 99999, 31 * SEC), 0);
+	remove_task(101);
+	td_tgid_free(tc);
+}
+
+static void test_note(void **state)
+{
+	struct td_tgid_cache *tc = td_tgid_new(root);
+
+	/* What a record said wins over /proc, which knows nothing here. */
+	td_tgid_note(tc, 201, 200, 1 * SEC);
+	assert_int_equal(td_tgid_lookup(tc, 201, 2 * SEC), 200);
+	td_tgid_note(tc, 201, 300, 3 * SEC);
+	assert_int_equal(td_tgid_lookup(tc, 201, 4 * SEC), 300);
+	td_tgid_free(tc);
+}
+
+static int gone_list[16], nr_gone;
+
+static void gone(int tgid, void *arg)
+{
+	(void)arg;
+	if (nr_gone < 16)
+		gone_list[nr_gone++] = tgid;
+}
+
+static void test_sweep(void **state)
+{
+	struct td_tgid_cache *tc = td_tgid_new(root);
+
+	fake_task(400, 400);
+	fake_task(401, 400);
+	fake_task(500, 500);
+	assert_int_equal(td_tgid_lookup(tc, 400, 1 * SEC), 400);
+	assert_int_equal(td_tgid_lookup(tc, 401, 1 * SEC), 400);
+	assert_int_equal(td_tgid_lookup(tc, 500, 1 * SEC), 500);
+	/* Process 500 exits: swept, reported; 400 stays. */
+	remove_task(500);
+	nr_gone = 0;
+	td_tgid_sweep(tc, gone, NULL);
+	assert_int_equal(nr_gone, 1);
+	assert_int_equal(gone_list[0], 500);
+	assert_int_equal(td_tgid_lookup(tc, 401, 2 * SEC), 400);
+	/* The swept entry is not served from the cache any more. */
+	assert_int_equal(td_tgid_lookup(tc, 500, 2 * SEC), 0);
+	remove_task(400);
+	remove_task(401);
+	td_tgid_free(tc);
+}
+
+static void test_many(void **state)
+{
+	struct td_tgid_cache *tc = td_tgid_new(root);
+
+	/* Far more notes than slots: the table empties itself, never overflows. */
+	for (int i = 1; i <= 200000; i++)
+		td_tgid_note(tc, i, i + 1, 1 * SEC);
+	assert_int_equal(td_tgid_lookup(tc, 200000, 1 * SEC), 200001);
+	td_tgid_free(tc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lookup_and_cache),
+		cmocka_unit_test(test_note),
+		cmocka_unit_test(test_sweep),
+		cmocka_unit_test(test_many),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -28,3 +28,8 @@ $(UU_PLUGIN): plugins/plugin_user_unwind.c plugins/plugin.map plugins/rules.mk $
 # The unit test loads the real plugin: build it first (order-only: the test
 # binary does not link it).
 $(BUILD)/tests/test_plugin: | $(UU_PLUGIN)
+
+# End-to-end with the system's trace-cmd (root; see the script's header).
+.PHONY: plugin-check
+plugin-check: $(UU_PLUGIN) $(BUILD)/progs/fp_chain
+	$(Q)BUILD=$(BUILD) plugins/check-report.sh

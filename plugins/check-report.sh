@@ -78,12 +78,15 @@ common='	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
 printf 'name: user_unwind_cookie\nID: 1001\nformat:\n%s\n%s\n\nprint fmt: %s\n' "$common" \
 	'	field:u64 cookie;	offset:8;	size:8;	signed:0;' \
 	'"cookie=%llx", REC->cookie' >"$ev/ftrace/user_unwind_cookie/format"
-printf 'name: user_unwind_stack\nID: 1002\nformat:\n%s\n%s\n%s\n\nprint fmt: %s\n' "$common" \
-	'	field:u64 cookie;	offset:8;	size:8;	signed:0;' \
-	'	field:__data_loc unsigned long[] stack;	offset:16;	size:4;	signed:0;' \
-	'"cookie=%llx stack=%s", REC->cookie, __print_array(__get_dynamic_array(stack), __get_dynamic_array_len(stack) / 8, 8)' \
-	>"$ev/ftrace/user_unwind_stack/format"
+stack_fmt='"cookie=%llx stack=%s", REC->cookie, __print_array(__get_dynamic_array(stack), '
+stack_fmt+='__get_dynamic_array_len(stack) / 8, 8)'
+printf 'name: user_unwind_stack\nID: 1002\nformat:\n%s\n%b\n%b\n\nprint fmt: %s\n' "$common" \
+	'\tfield:u64 cookie;\toffset:8;\tsize:8;\tsigned:0;' \
+	'\tfield:__data_loc unsigned long[] stack;\toffset:16;\tsize:4;\tsigned:0;' \
+	"$stack_fmt" >"$ev/ftrace/user_unwind_stack/format"
 # sched_switch with the layout the sub-buffer below is written in (ID 372).
+switch_fmt='"prev_comm=%s prev_pid=%d prev_state=%ld ==> next_comm=%s next_pid=%d", '
+switch_fmt+='REC->prev_comm, REC->prev_pid, REC->prev_state, REC->next_comm, REC->next_pid'
 printf 'name: sched_switch\nID: 372\nformat:\n%s\n%s\n\nprint fmt: %s\n' "$common" \
 	'	field:char prev_comm[16];	offset:8;	size:16;	signed:0;
 	field:pid_t prev_pid;	offset:24;	size:4;	signed:1;
@@ -92,8 +95,7 @@ printf 'name: sched_switch\nID: 372\nformat:\n%s\n%s\n\nprint fmt: %s\n' "$commo
 	field:char next_comm[16];	offset:40;	size:16;	signed:0;
 	field:pid_t next_pid;	offset:56;	size:4;	signed:1;
 	field:int next_prio;	offset:60;	size:4;	signed:1;' \
-	'"prev_comm=%s prev_pid=%d prev_state=%ld ==> next_comm=%s next_pid=%d", REC->prev_comm, REC->prev_pid, REC->prev_state, REC->next_comm, REC->next_pid' \
-	>"$ev/sched/sched_switch/format"
+	"$switch_fmt" >"$ev/sched/sched_switch/format"
 printf '%s %s\n' "$fp_pid" "$comm" >"$tmp/saved_cmdlines"
 
 # One sub-buffer: u64 time stamp, u64 commit, then events with a 4-byte

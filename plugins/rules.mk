@@ -11,7 +11,8 @@
 
 UU_PLUGIN	:= $(BUILD)/plugins/plugin_user_unwind.so
 UU_PIC_LIB	:= $(BUILD)/plugins/libtracedefer-pic.a
-UU_SAN_FLAGS	:= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+UU_SAN_FLAGS	:= -fsanitize=address,undefined -fno-omit-frame-pointer \
+		   -fno-sanitize-recover=all
 
 $(UU_PIC_LIB): $(LIB_SRCS:%.c=$(BUILD)/pic/%.o)
 	@mkdir -p $(dir $@)

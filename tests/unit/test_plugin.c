@@ -371,8 +371,8 @@ static void test_stack_raw_in_order(void **state)
 	/* pid 4242 "fp_chain" is not this machine's: no names, raw addresses. */
 	n = stack_rec(buf, 4242, 0x300000001ULL, ips, 3);
 	info(tep, buf, n, out, sizeof(out));
-	assert_string_equal(out,
-			    "cookie=0x300000001 cpu=0 seq=3 frames=3 0x401136 <- 0x4012cb <- 0x401300");
+	assert_string_equal(out, "cookie=0x300000001 cpu=0 seq=3 frames=3 "
+				 "0x401136 <- 0x4012cb <- 0x401300");
 
 	/* A zero IP is printed as recorded and not looked up. */
 	{
@@ -380,8 +380,8 @@ static void test_stack_raw_in_order(void **state)
 
 		n = stack_rec(buf, 4242, 0x300000001ULL, z, 3);
 		info(tep, buf, n, out, sizeof(out));
-		assert_string_equal(out,
-				    "cookie=0x300000001 cpu=0 seq=3 frames=3 0x401000 <- 0x0 <- 0x402000");
+		assert_string_equal(out, "cookie=0x300000001 cpu=0 seq=3 frames=3 "
+					 "0x401000 <- 0x0 <- 0x402000");
 	}
 
 	/* Zero entries: the unwind found nothing; not malformed. */
@@ -546,8 +546,8 @@ static void test_malformed_stacks(void **state)
 	n = stack_rec(buf, 4242, 0x300000001ULL, ips, 3);
 	put32(buf + 16, 20 << 16 | 24);
 	info(tep, buf, 24 + 20, out, sizeof(out));
-	assert_string_equal(out,
-			    "cookie=0x300000001 cpu=0 seq=3 frames=2 0x401136 <- 0x4012cb [bad stack]");
+	assert_string_equal(out, "cookie=0x300000001 cpu=0 seq=3 frames=2 "
+				 "0x401136 <- 0x4012cb [bad stack]");
 	put32(buf + 16, 7 << 16 | 24);
 	info(tep, buf, 24 + 7, out, sizeof(out));
 	assert_string_equal(out, "cookie=0x300000001 cpu=0 seq=3 frames=0 [bad stack]");

@@ -7,6 +7,7 @@
  * closes the readers before removing the instance.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,6 +32,21 @@ static int check_events(const struct td_config *cfg)
 		if (!tracefs_event_file_exists(NULL, e->system, e->name, "format")) {
 			td_err("unknown event %s:%s (no events/%s/%s in %s)", e->system, e->name,
 			       e->system, e->name, tracefs_tracing_dir());
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A pid that names no process is a typo more often than a race. */
+static int check_pids(const struct td_config *cfg)
+{
+	for (size_t i = 0; i < cfg->nr_pids; i++) {
+		char path[32];
+
+		snprintf(path, sizeof(path), "/proc/%d", cfg->pids[i]);
+		if (access(path, F_OK)) {
+			td_err("no process with pid %d", cfg->pids[i]);
 			return -1;
 		}
 	}
@@ -106,6 +122,10 @@ int td_daemon_run(struct td_config *cfg)
 		td_err("out of memory");
 		return TD_EXIT_RUNTIME;
 	}
+	if (check_pids(cfg)) {
+		code = TD_EXIT_USAGE;
+		goto out;
+	}
 	if (td_outputs_open(&d.outputs, cfg)) {
 		code = TD_EXIT_RUNTIME;
 		goto out;
@@ -139,6 +159,8 @@ int td_daemon_run(struct td_config *cfg)
 		code = TD_EXIT_TRACEFS;
 		goto out;
 	}
+	/* --duration and rates count from here, not from set-up. */
+	d.counters.start_ns = td_now_mono_ns();
 	td_info("tracing %zu event(s) in instance '%s', mode %s", cfg->nr_events,
 		cfg->instance, td_mode_name(mode));
 	td_service_ready("tracing");

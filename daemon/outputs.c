@@ -144,13 +144,15 @@ static int write_file(const char *path, const struct td_folded *fo, bool svg)
 	return 0;
 }
 
-static int write_accumulated(struct td_outputs *o)
+/* @final: at exit; otherwise (SIGHUP) stdout is left alone, it is not a file to rewrite. */
+static int write_accumulated(struct td_outputs *o, bool final)
 {
 	int ret = 0;
 
 	if (!o->folded)
 		return 0;
-	if (o->folded_path && write_file(o->folded_path, o->folded, false))
+	if (o->folded_path && (final || !is_stdout(o->folded_path)) &&
+	    write_file(o->folded_path, o->folded, false))
 		ret = -1;
 	if (o->flame_path && write_file(o->flame_path, o->folded, true))
 		ret = -1;
@@ -170,14 +172,14 @@ int td_outputs_reopen(struct td_outputs *o)
 		if (open_json(o, true))
 			ret = -1;
 	}
-	if (write_accumulated(o))
+	if (write_accumulated(o, false))
 		ret = -1;
 	return ret;
 }
 
 int td_outputs_close(struct td_outputs *o)
 {
-	int ret = write_accumulated(o);
+	int ret = write_accumulated(o, true);
 
 	if (o->json) {
 		if (is_stdout(o->json_path)) {

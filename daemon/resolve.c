@@ -45,6 +45,15 @@ struct td_resolver *td_resolver_new(const struct td_config *cfg, struct td_outpu
 		r->sym = td_sym_new(&sc);
 		if (!r->sym)
 			goto fail;
+		/*
+		 * Load kallsyms now, not at the first event: reading it takes
+		 * long enough for the ring buffer to overrun under load.
+		 */
+		if (cfg->kernel_stack) {
+			struct td_frame f;
+
+			td_sym_kernel(r->sym, 0, &f);
+		}
 	}
 	return r;
 fail:

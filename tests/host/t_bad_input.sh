@@ -50,6 +50,9 @@ expect 3 "needs a kernel with deferred user stacks" "option mode on this kernel"
 expect 3 "needs a kernel with deferred user stacks" "trigger mode on this kernel" -- \
 	td -m trigger -d 1 -o /dev/null
 
+expect 2 "no process with pid 999999999" "pid of no process" -- \
+	td -p 999999999 -d 1 -o /dev/null
+
 # Config files.
 printf 'mode = inplace\nthis line is wrong\n' >"$SCRATCH/bad1.conf"
 expect 2 "bad1.conf:2: expected 'key = value'" "config: malformed line" -- \

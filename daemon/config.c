@@ -14,6 +14,7 @@
 #include "config.h"
 #include "log.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define TD_MAX_EVENTS	256
 #define TD_MAX_PIDS	1024
 
@@ -26,7 +27,7 @@ static const char *const mode_names[] = {
 
 const char *td_mode_name(enum td_mode mode)
 {
-	if ((unsigned int)mode >= sizeof(mode_names) / sizeof(mode_names[0]))
+	if ((unsigned int)mode >= ARRAY_SIZE(mode_names))
 		return "?";
 	return mode_names[mode];
 }
@@ -135,7 +136,7 @@ static int parse_bool(const char *value, bool *out, const char *where, const cha
 	static const char *const yes[] = { "yes", "true", "on", "1" };
 	static const char *const no[] = { "no", "false", "off", "0" };
 
-	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
 		if (!strcasecmp(value, yes[i])) {
 			*out = true;
 			return 0;
@@ -255,7 +256,7 @@ static int add_pid(struct td_config *cfg, const char *value, const char *where)
 
 static int set_mode(struct td_config *cfg, const char *value, const char *where)
 {
-	for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(mode_names); i++) {
 		if (!strcmp(value, mode_names[i])) {
 			cfg->mode = i;
 			return 0;
@@ -298,7 +299,7 @@ static int set_clock(struct td_config *cfg, const char *value, const char *where
 		"local", "global", "mono", "mono_raw", "boot", "tai", "perf",
 	};
 
-	for (size_t i = 0; i < sizeof(ns_clocks) / sizeof(ns_clocks[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(ns_clocks); i++)
 		if (!strcmp(value, ns_clocks[i]))
 			return set_string(&cfg->trace_clock, value, where, "trace_clock");
 	td_err("%s: trace_clock: '%s' is not one of local, global, mono, mono_raw, boot, tai, perf",

@@ -214,6 +214,21 @@ static uint64_t read_stats(struct td_daemon *d, struct td_cpu_reader *r)
 }
 
 /*
+ * A CPU that went offline: its buffer reports EPOLLERR (level-triggered,
+ * so it would wake us forever) or its reads fail. Stop reading it; what
+ * it held before is lost, and counted by the kernel as usual.
+ */
+static void reader_dead(struct td_daemon *d, struct td_cpu_reader *r)
+{
+	if (r->dead)
+		return;
+	r->dead = true;
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, r->fd, NULL);
+	td_warn("cpu %d: its buffer cannot be read any more (offline?); going on without it",
+		r->cpu);
+}
+
+/*
  * Read sub-buffers of one CPU until it is empty or @budget is spent
  * (budget < 0: no limit). Returns 1 if it was emptied, 0 if the budget ran
  * out, -1 on a read error (loop stopped).
@@ -222,7 +237,7 @@ static int drain_cpu(struct td_daemon *d, struct td_cpu_reader *r, int budget)
 {
 	struct td_cpu_counters *c = &d->counters.cpu[r->cpu];
 
-	while (budget < 0 || budget-- > 0) {
+	while (!r->dead && (budget < 0 || budget-- > 0)) {
 		int n = tracefs_cpu_read(r->tcpu, d->page, true);
 
 		if (n == 0)
@@ -230,6 +245,10 @@ static int drain_cpu(struct td_daemon *d, struct td_cpu_reader *r, int budget)
 		if (n < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				return 1;
+			if (errno == ENODEV) {
+				reader_dead(d, r);
+				return 1;
+			}
 			td_err("reading cpu %d: %s", r->cpu, strerror(errno));
 			d->stop = true;
 			d->exit_code = TD_EXIT_TRACEFS;
@@ -368,6 +387,9 @@ int td_loop_run(struct td_daemon *d)
 				handle_signals(d);
 			else if (tag == EPOLL_TAG_TIMER)
 				tick(d);
+			else if (tag >= 0 && tag < d->nr_readers &&
+				 (evs[i].events & (EPOLLERR | EPOLLIN)) == EPOLLERR)
+				reader_dead(d, &d->readers[tag]);
 			else if (tag >= 0 && tag < d->nr_readers)
 				drain_cpu(d, &d->readers[tag], READ_BUDGET);
 		}
@@ -396,7 +418,7 @@ void td_loop_drain_and_stop(struct td_daemon *d)
 		struct td_cpu_counters *c = &d->counters.cpu[r->cpu];
 		int n;
 
-		while ((n = tracefs_cpu_flush(r->tcpu, d->page)) > 0) {
+		while (!r->dead && (n = tracefs_cpu_flush(r->tcpu, d->page)) > 0) {
 			c->reads++;
 			c->bytes += n;
 			td_parser_page(d->parser, r->cpu, d->page, n);

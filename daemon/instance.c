@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,12 +45,67 @@ int td_tracefs_check(void)
 	return 0;
 }
 
-/* Lock file: returns the fd, sets *prev_pid from its content, or -1. */
+/* Start time of a process (clock ticks since boot, field 22 of its stat), 0 if gone. */
+static unsigned long long proc_start_time(int pid)
+{
+	unsigned long long start = 0;
+	char path[64], buf[1024];
+	const char *p;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* comm may hold spaces and parentheses: count fields after the last ')'. */
+	p = strrchr(buf, ')');
+	for (field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		start = strtoull(p + 1, NULL, 10);
+	return start ? start : 1;
+}
+
+/* The marker names a process that still runs (the same one: start times agree). */
+static bool owner_alive(int pid, unsigned long long start)
+{
+	unsigned long long now_start;
+
+	if (pid <= 0 || pid == getpid())
+		return false;
+	now_start = proc_start_time(pid);
+	return now_start && (!start || now_start == start);
+}
+
+static void marker_read(int fd, int *pid, unsigned long long *start)
+{
+	char buf[64] = "";
+	ssize_t n;
+
+	*pid = 0;
+	*start = 0;
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n > 0 && sscanf(buf, "%d %llu", pid, start) < 1)
+		*pid = 0;
+}
+
+/*
+ * Lock file: returns the fd, sets *prev_pid from its content, or -1.
+ * Without flock() (a kernel without CONFIG_FILE_LOCKING, some network file
+ * systems) the owner's liveness is judged from the marker instead: its pid
+ * still running with the start time it recorded. That cannot stop two
+ * daemons starting in the same instant, which the lock does.
+ */
 static int lock_open(const char *run_dir, const char *name, char **path_out, int *prev_pid)
 {
-	char buf[32] = "";
+	unsigned long long start;
 	char *path = NULL;
-	ssize_t n;
 	int fd = -1;
 
 	*prev_pid = 0;
@@ -66,23 +122,27 @@ static int lock_open(const char *run_dir, const char *name, char **path_out, int
 		td_err("cannot open lock file %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n > 0)
-		*prev_pid = atoi(buf);
+	marker_read(fd, prev_pid, &start);
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		if (errno == EWOULDBLOCK)
-			td_err("instance '%s' is in use by a running trace-defer (pid %d, lock %s)",
-			       name, *prev_pid, path);
-		else
+			goto busy;
+		if (errno != ENOSYS && errno != ENOLCK && errno != EINVAL &&
+		    errno != EOPNOTSUPP) {
 			td_err("cannot lock %s: %s", path, strerror(errno));
-		goto fail;
+			goto fail;
+		}
+		td_debug("no flock() on %s (%s): judging the owner by its pid", path,
+			 strerror(errno));
+		if (owner_alive(*prev_pid, start))
+			goto busy;
 	}
 	/* Re-read under the lock: the previous holder may have cleared it meanwhile. */
-	memset(buf, 0, sizeof(buf));
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	*prev_pid = n > 0 ? atoi(buf) : 0;
+	marker_read(fd, prev_pid, &start);
 	*path_out = path;
 	return fd;
+busy:
+	td_err("instance '%s' is in use by a running trace-defer (pid %d, lock %s)", name,
+	       *prev_pid, path);
 fail:
 	if (fd >= 0)
 		close(fd);
@@ -90,16 +150,17 @@ fail:
 	return -1;
 }
 
+/* Record @pid (0: none) as the owner of the instance, with its start time. */
 static int marker_set(int fd, int pid)
 {
-	char buf[32];
+	char buf[64];
 	int len;
 
 	if (ftruncate(fd, 0))
 		return -1;
 	if (!pid)
 		return 0;
-	len = snprintf(buf, sizeof(buf), "%d\n", pid);
+	len = snprintf(buf, sizeof(buf), "%d %llu\n", pid, proc_start_time(pid));
 	return pwrite(fd, buf, len, 0) == len ? 0 : -1;
 }
 

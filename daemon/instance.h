@@ -16,7 +16,9 @@
  *    instance exists                      refuse, unless --cleanup says so.
  * /run and tracefs instances both vanish at reboot, so the marker cannot
  * outlive what it marks. The file is never unlinked (unlinking a lock file
- * lets two processes lock two different inodes).
+ * lets two processes lock two different inodes). The marker is "PID
+ * STARTTIME": where flock() is missing (no CONFIG_FILE_LOCKING) the owner
+ * counts as live while that pid runs with that start time.
  */
 #ifndef TD_DAEMON_INSTANCE_H
 #define TD_DAEMON_INSTANCE_H

@@ -12,7 +12,7 @@ start_fp_chain 10
 # --- SIGTERM: drain, write, remove.
 td_bg -p "$FP_PID" -o "$SCRATCH/term.jsonl" 2>"$SCRATCH/term.err"
 check "daemon turned tracing on" wait_tracing
-check "lock file names the daemon" [ "$(cat "$RUN_DIR/$NAME.lock")" = "$D" ]
+check "lock file names the daemon" [ "$(cut -d' ' -f1 "$RUN_DIR/$NAME.lock")" = "$D" ]
 sleep 1
 kill -TERM "$D"
 check "daemon exits after SIGTERM" wait_exit "$D"
@@ -41,12 +41,11 @@ check "SIGHUP: output reopened and written" [ -s "$SCRATCH/first.jsonl" ]
 check "SIGHUP: rotated file kept its records" [ -s "$SCRATCH/first.jsonl.1" ]
 
 # --- SIGKILL: instance left behind, the next start cleans it.
-kill -KILL "$D"
-wait "$D" 2>/dev/null
+{ kill -KILL "$D"; wait "$D"; } 2>/dev/null
 check "instance left behind by SIGKILL" instance_exists
 check "stale instance still has its event enabled" \
 	grep -q 1 "$TRACEFS/instances/$NAME/events/sched/sched_switch/enable"
-check "marker still names the dead daemon" [ "$(cat "$RUN_DIR/$NAME.lock")" = "$D" ]
+check "marker still names the dead daemon" [ "$(cut -d' ' -f1 "$RUN_DIR/$NAME.lock")" = "$D" ]
 td -p "$FP_PID" -d 1 -o "$SCRATCH/restart.jsonl" 2>"$SCRATCH/restart.err"
 rc=$?
 check "restart after SIGKILL exits 0 (got $rc)" [ "$rc" = 0 ]
@@ -61,8 +60,7 @@ td_bg -p "$FP_PID" -o /dev/null 2>/dev/null
 check "daemon tracing" wait_tracing
 kill -USR1 "$D"
 sleep 0.5
-kill -KILL "$D"
-wait "$D" 2>/dev/null
+{ kill -KILL "$D"; wait "$D"; } 2>/dev/null
 check "instance left behind by SIGKILL" instance_exists
 td --cleanup -v 2>"$SCRATCH/cleanup.err"
 rc=$?

@@ -103,9 +103,10 @@ static int setup_pipeline(struct td_daemon *d)
 	}
 	d->parser = td_parser_new(d->tep, d->stitcher, (int)sysconf(_SC_NPROCESSORS_CONF));
 	if (!d->parser) {
-		td_err("cannot set up the record parser");
+		td_err("cannot set up the record parser: %s", strerror(errno));
 		return -1;
 	}
+	td_parser_set_tgid_fn(d->parser, td_resolver_tgid, d->resolver);
 	return 0;
 }
 
@@ -161,8 +162,10 @@ int td_daemon_run(struct td_config *cfg)
 	}
 	/* --duration and rates count from here, not from set-up. */
 	d.counters.start_ns = td_now_mono_ns();
-	td_info("tracing %zu event(s) in instance '%s', mode %s", cfg->nr_events,
-		cfg->instance, td_mode_name(mode));
+	d.counters.busy_start_ns = td_cpu_time_ns();
+	td_notice("tracing %zu event(s) in instance '%s', mode %s (%s user stacks)",
+		  cfg->nr_events, cfg->instance, td_mode_name(mode),
+		  mode == TD_MODE_INPLACE ? "in-place" : "deferred");
 	td_service_ready("tracing");
 
 	td_loop_run(&d);

@@ -111,7 +111,7 @@ void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 	struct td_resolved res = { 0 };
 	struct td_event copy;
 	char name[128];
-	int ret;
+	int maps_pid, ret;
 
 	/* The records may not say which process the thread belongs to. */
 	copy = *ev;
@@ -121,6 +121,8 @@ void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 		copy.pid = td_tgid_lookup(r->tgid, copy.tid, now);
 	if (copy.tid > 0 && copy.pid <= 0)
 		r->counters->no_pid++;
+	/* /proc/TID/maps is the process's too, should the tgid be unknown. */
+	maps_pid = copy.pid > 0 ? copy.pid : copy.tid;
 
 	res.ev = &copy;
 	res.status = status;
@@ -149,8 +151,8 @@ void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 		memset(f, 0, sizeof(*f));
 		f->addr = uips->ips[i];
 		/* Frame 0 is where the task was; the others are return addresses. */
-		if (r->sym && copy.pid > 0)
-			td_sym_user(r->sym, copy.pid, f->addr, i > 0, f);
+		if (r->sym && maps_pid > 0)
+			td_sym_user(r->sym, maps_pid, f->addr, i > 0, f);
 	}
 	res.kframes = r->kframes;
 	res.nr_kframes = nk;
@@ -167,6 +169,22 @@ void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 	} else if (!ret && r->out->json) {
 		r->counters->written++;
 	}
+}
+
+int td_resolver_tgid(int tid, void *arg)
+{
+	struct td_resolver *r = arg;
+	bool fresh;
+	int tgid;
+
+	tgid = td_tgid_lookup_fresh(r->tgid, tid, r->now_ns, &fresh);
+	if (fresh && r->sym) {
+		struct td_frame f;
+
+		/* No address is mapped at 0: the lookup just reads and caches the maps. */
+		td_sym_user(r->sym, tgid, 0, false, &f);
+	}
+	return tgid;
 }
 
 void td_resolver_set_now(struct td_resolver *r, uint64_t now_ns)

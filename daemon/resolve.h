@@ -24,6 +24,14 @@ void td_resolver_free(struct td_resolver *r);
 void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 		      enum td_status status, void *arg);
 
+/*
+ * The parser's td_tgid_fn, with the resolver as its argument: names the
+ * process of a thread when its record is read, and looks at the maps of a
+ * process seen for the first time right then, while it most likely still
+ * runs (a short-lived one may be gone by the time its event is written).
+ */
+int td_resolver_tgid(int tid, void *arg);
+
 /* Wall clock (CLOCK_MONOTONIC ns) for cache ages: set once per drain, not per event. */
 void td_resolver_set_now(struct td_resolver *r, uint64_t now_ns);
 

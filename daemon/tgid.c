@@ -20,6 +20,7 @@ struct tgid_entry {
 	int tid;		/* 0: free slot */
 	int tgid;
 	uint64_t stamp;
+	bool dead;		/* found gone by one sweep already */
 };
 
 struct td_tgid_cache {
@@ -91,7 +92,7 @@ static int read_tgid(const struct td_tgid_cache *tc, int tid)
 	return p ? atoi(p + 6) : 0;
 }
 
-static void insert(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns)
+static struct tgid_entry *insert(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns)
 {
 	struct tgid_entry *e;
 	bool found;
@@ -106,23 +107,37 @@ static void insert(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns)
 	e->tid = tid;
 	e->tgid = tgid;
 	e->stamp = now_ns;
+	e->dead = false;
+	return e;
 }
 
-int td_tgid_lookup(struct td_tgid_cache *tc, int tid, uint64_t now_ns)
+int td_tgid_lookup_fresh(struct td_tgid_cache *tc, int tid, uint64_t now_ns, bool *fresh)
 {
 	struct tgid_entry *e;
-	bool found;
+	bool found, known;
 	int tgid;
 
+	*fresh = false;
 	if (tid <= 0)
 		return 0;
 	e = find(tc, tid, &found);
 	if (found && now_ns - e->stamp < TGID_TTL_NS)
 		return e->tgid;
 	tgid = read_tgid(tc, tid);
-	if (tgid)
-		insert(tc, tid, tgid, now_ns);
+	if (!tgid)
+		return found ? e->tgid : 0;	/* exited: what we knew is still right */
+	/* New to us unless another thread of it (its leader) is known. */
+	find(tc, tgid, &known);
+	*fresh = !known || tgid == tid;
+	insert(tc, tid, tgid, now_ns);
 	return tgid;
+}
+
+int td_tgid_lookup(struct td_tgid_cache *tc, int tid, uint64_t now_ns)
+{
+	bool fresh;
+
+	return td_tgid_lookup_fresh(tc, tid, now_ns, &fresh);
 }
 
 void td_tgid_note(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns)
@@ -159,9 +174,13 @@ void td_tgid_sweep(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg), 
 			continue;
 		snprintf(path, sizeof(path), "%s/%d", tc->proc_root, old[i].tgid);
 		if (access(path, F_OK)) {
-			if (gone && old[i].tgid != last_gone)
-				gone(old[i].tgid, arg);
-			last_gone = old[i].tgid;
+			if (old[i].dead) {
+				if (gone && old[i].tgid != last_gone)
+					gone(old[i].tgid, arg);
+				last_gone = old[i].tgid;
+				continue;
+			}
+			insert(tc, old[i].tid, old[i].tgid, old[i].stamp)->dead = true;
 			continue;
 		}
 		insert(tc, old[i].tid, old[i].tgid, old[i].stamp);

@@ -8,6 +8,7 @@
 #ifndef TD_DAEMON_TGID_H
 #define TD_DAEMON_TGID_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct td_tgid_cache;
@@ -18,12 +19,20 @@ void td_tgid_free(struct td_tgid_cache *tc);
 /* The tgid of @tid, @now_ns is a monotonic time; 0 when the task is gone. */
 int td_tgid_lookup(struct td_tgid_cache *tc, int tid, uint64_t now_ns);
 
+/*
+ * The same, and *fresh says the answer was just read from /proc for a
+ * process the cache did not know (its first thread seen, or seen again
+ * after a long time): the moment to look at its maps while it still runs.
+ */
+int td_tgid_lookup_fresh(struct td_tgid_cache *tc, int tid, uint64_t now_ns, bool *fresh);
+
 /* Remember a tgid the event itself told us (e.g. the in-place user_stack record). */
 void td_tgid_note(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns);
 
 /*
- * Drop entries of processes that exited; @gone is called once per such
- * process (to drop symbolizer caches).
+ * Drop entries of processes that exited; @gone is called for such a
+ * process (to drop symbolizer caches) only at the second sweep that finds
+ * it gone, so events of it still waiting for their stacks are named.
  */
 void td_tgid_sweep(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg), void *arg);
 

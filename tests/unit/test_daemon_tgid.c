@@ -71,8 +71,8 @@ static void test_lookup_and_cache(void **state)
 	/* Cached: the file going away does not matter within the TTL... */
 	remove_task(101);
 	assert_int_equal(td_tgid_lookup(tc, 101, 2 * SEC), 100);
-	/* ...but after it the entry is read again, and the task is gone. */
-	assert_int_equal(td_tgid_lookup(tc, 101, 30 * SEC), 0);
+	/* ...after it /proc is asked again: gone, so the last answer stands */
+	assert_int_equal(td_tgid_lookup(tc, 101, 30 * SEC), 100);
 	/* Thread id reused by another process. */
 	fake_task(101, 555);
 	assert_int_equal(td_tgid_lookup(tc, 101, 31 * SEC), 555);
@@ -80,6 +80,37 @@ static void test_lookup_and_cache(void **state)
 	assert_int_equal(td_tgid_lookup(tc, -5, 31 * SEC), 0);
 	assert_int_equal(td_tgid_lookup(tc, 99999, 31 * SEC), 0);
 	remove_task(101);
+	td_tgid_free(tc);
+}
+
+static void test_fresh(void **state)
+{
+	struct td_tgid_cache *tc = td_tgid_new(root);
+	bool fresh;
+
+	fake_task(600, 600);
+	fake_task(601, 600);
+	fake_task(701, 700);
+	/* First thread of a process: fresh. */
+	assert_int_equal(td_tgid_lookup_fresh(tc, 601, 1 * SEC, &fresh), 600);
+	assert_true(fresh);
+	/* Cached: not fresh. */
+	assert_int_equal(td_tgid_lookup_fresh(tc, 601, 2 * SEC, &fresh), 600);
+	assert_false(fresh);
+	/* The leader itself is news even if a thread was seen (it names the process). */
+	assert_int_equal(td_tgid_lookup_fresh(tc, 600, 2 * SEC, &fresh), 600);
+	assert_true(fresh);
+	/* A thread whose leader is known: not fresh. */
+	fake_task(602, 600);
+	assert_int_equal(td_tgid_lookup_fresh(tc, 602, 2 * SEC, &fresh), 600);
+	assert_false(fresh);
+	/* A thread whose process is gone from /proc keeps its last answer. */
+	remove_task(601);
+	assert_int_equal(td_tgid_lookup_fresh(tc, 601, 60 * SEC, &fresh), 600);
+	assert_false(fresh);
+	remove_task(600);
+	remove_task(602);
+	remove_task(701);
 	td_tgid_free(tc);
 }
 
@@ -114,9 +145,13 @@ static void test_sweep(void **state)
 	assert_int_equal(td_tgid_lookup(tc, 400, 1 * SEC), 400);
 	assert_int_equal(td_tgid_lookup(tc, 401, 1 * SEC), 400);
 	assert_int_equal(td_tgid_lookup(tc, 500, 1 * SEC), 500);
-	/* Process 500 exits: swept, reported; 400 stays. */
+	/* Process 500 exits: kept one sweep (its events may still be pending)... */
 	remove_task(500);
 	nr_gone = 0;
+	td_tgid_sweep(tc, gone, NULL);
+	assert_int_equal(nr_gone, 0);
+	assert_int_equal(td_tgid_lookup(tc, 500, 1 * SEC), 500);
+	/* ...then swept and reported; 400 stays. */
 	td_tgid_sweep(tc, gone, NULL);
 	assert_int_equal(nr_gone, 1);
 	assert_int_equal(gone_list[0], 500);
@@ -143,6 +178,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lookup_and_cache),
+		cmocka_unit_test(test_fresh),
 		cmocka_unit_test(test_note),
 		cmocka_unit_test(test_sweep),
 		cmocka_unit_test(test_many),

@@ -9,7 +9,9 @@ BINDIR		?= $(PREFIX)/bin
 MANDIR		?= $(PREFIX)/share/man
 SYSCONFDIR	?= /etc
 UNITDIR		?= /lib/systemd/system
-PLUGINDIR	?= $(PREFIX)/lib/$(shell gcc -dumpmachine)/traceevent/plugins
+# libtraceevent searches only its own directory (and TRACEEVENT_PLUGIN_DIR,
+# ~/.local/lib/traceevent/plugins), whatever PREFIX is.
+PLUGINDIR	?= /usr/lib/$(shell gcc -dumpmachine)/traceevent/plugins
 
 CC		?= gcc
 BUILD		?= build

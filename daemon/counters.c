@@ -53,6 +53,10 @@ static uint64_t total_lost(const struct td_report *r)
 	return r->ss.emitted[TD_USER_LOST] + r->ss.emitted[TD_UNWIND_FAILED];
 }
 
+/*
+ * "key=value" pairs, one group per line, so scripts can pick values out
+ * (grep -o 'overruns=[0-9]*') and people can still read them.
+ */
 void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 {
 	const struct td_counters *c = r->c;
@@ -64,33 +68,35 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		overrun += c->cpu[i].overrun;
 		dropped += c->cpu[i].dropped;
 	}
-	fprintf(f, "trace-defer: %s after %.1f s (cpu %.2f s, %.1f%%)\n", title, secs, cpu,
+	fprintf(f, "trace-defer: %s after %.1f s: cpu=%.2fs (%.1f%%)\n", title, secs, cpu,
 		secs > 0 ? 100.0 * cpu / secs : 0.0);
-	fprintf(f, "trace-defer:   read: %" PRIu64 " records, %" PRIu64 " events, %" PRIu64
-		" cookies, %" PRIu64 " stacks, %" PRIu64 " bytes, %" PRIu64 " malformed"
-		" (%.0f events/s)\n",
+	fprintf(f, "trace-defer:   read: records=%" PRIu64 " events=%" PRIu64 " cookies=%" PRIu64
+		" stacks=%" PRIu64 " bytes=%" PRIu64 " malformed=%" PRIu64 " events/s=%.0f\n",
 		r->ps.records, r->ps.events, r->ps.cookies, r->ps.stacks, r->ps.bytes,
 		r->ps.bad_records, secs > 0 ? r->ps.events / secs : 0.0);
-	fprintf(f, "trace-defer:   emitted: stitched %" PRIu64 ", inplace %" PRIu64
-		", no_user %" PRIu64 ", user_lost %" PRIu64 ", unwind_failed %" PRIu64
-		"; written %" PRIu64 ", write errors %" PRIu64 "\n",
+	fprintf(f, "trace-defer:   emitted: stitched=%" PRIu64 " inplace=%" PRIu64
+		" no_user=%" PRIu64 " user_lost=%" PRIu64 " unwind_failed=%" PRIu64
+		" written=%" PRIu64 " write_errors=%" PRIu64 "\n",
 		r->ss.emitted[TD_STITCHED], r->ss.emitted[TD_INPLACE], r->ss.emitted[TD_NO_USER],
 		r->ss.emitted[TD_USER_LOST], r->ss.emitted[TD_UNWIND_FAILED], c->written,
 		c->write_errors);
-	fprintf(f, "trace-defer:   lost: %" PRIu64 " without their stack (evicted at the bound %"
-		PRIu64 "), stacks evicted %" PRIu64 ", orphan stacks %" PRIu64
-		", kernel overruns %" PRIu64 ", dropped %" PRIu64 "\n",
+	fprintf(f, "trace-defer:   lost: without_stack=%" PRIu64 " evicted_events=%" PRIu64
+		" evicted_stacks=%" PRIu64 " orphan_stacks=%" PRIu64 " overruns=%" PRIu64
+		" dropped=%" PRIu64 "\n",
 		total_lost(r), r->ss.evicted_events, r->ss.evicted_stacks, r->ss.orphan_stacks,
 		overrun, dropped);
-	fprintf(f, "trace-defer:   pending: %zu events, %zu stacks\n", r->ss.pending_events,
+	fprintf(f, "trace-defer:   parser: pages=%" PRIu64 " missed_pages=%" PRIu64
+		" orphan_records=%" PRIu64 " unknown_records=%" PRIu64 "\n",
+		r->ps.pages, r->ps.missed_pages, r->ps.orphans, r->ps.unknown);
+	fprintf(f, "trace-defer:   pending: events=%zu stacks=%zu\n", r->ss.pending_events,
 		r->ss.pending_stacks);
 	for (int i = 0; i < c->nr_cpus; i++) {
 		const struct td_cpu_counters *cc = &c->cpu[i];
 
 		if (!cc->reads && !cc->overrun && !cc->dropped)
 			continue;
-		fprintf(f, "trace-defer:   cpu%d: %" PRIu64 " reads, %" PRIu64 " bytes, overrun %"
-			PRIu64 ", dropped %" PRIu64 "\n", i, cc->reads, cc->bytes, cc->overrun,
+		fprintf(f, "trace-defer:   cpu%d: reads=%" PRIu64 " bytes=%" PRIu64 " overrun=%"
+			PRIu64 " dropped=%" PRIu64 "\n", i, cc->reads, cc->bytes, cc->overrun,
 			cc->dropped);
 	}
 	fflush(f);

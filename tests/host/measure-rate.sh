@@ -42,7 +42,8 @@ for rate in 20000 40000 60000 80000 100000 0; do
 	sleep 0.5
 	kill -TERM "$d"
 	wait "$d"
-	events=$(sed -n 's/.*read: [0-9]* records, \([0-9]*\) events.*/\1/p' "$RUN_DIR/err" | head -n 1)
+	events=$(grep -o 'read: records=[0-9]* events=[0-9]*' "$RUN_DIR/err" | head -n 1 |
+		sed 's/.*events=//')
 	cpu=$(awk -v a="$t0" -v b="$t1" -v hz="$hz" -v s="$secs" \
 		'BEGIN {printf "%.1f", 100 * (b - a) / hz / s}')
 	us=$(awk -v a="$t0" -v b="$t1" -v hz="$hz" -v e="$events" \

@@ -14,7 +14,7 @@ rc=$?
 check "exit status 0 (got $rc)" [ "$rc" = 0 ]
 check "fallback announced once on stderr" \
 	[ "$(grep -c 'no deferred user stacks' "$SCRATCH/err")" = 1 ]
-check "counters printed on exit" grep -q 'emitted: stitched 0, inplace [1-9]' "$SCRATCH/err"
+check "counters printed on exit" grep -q 'emitted: stitched=0 inplace=[1-9]' "$SCRATCH/err"
 check "records of fp_chain are inplace with c, b, a (nm-checked)" \
 	python3 "$TOP/tests/host/check_records.py" "$SCRATCH/out.jsonl" "$FP_CHAIN" "$FP_PID" \
 	inplace 20

@@ -33,7 +33,7 @@ check "first daemon's instance still there" instance_exists
 check "first daemon still tracing" [ "$(cat "$TRACEFS/instances/$NAME/tracing_on")" = 1 ]
 
 # --- SIGUSR1 and SIGHUP on the first daemon.
-: >"$SCRATCH/first.err"
+for i in $(seq 50); do [ -s "$SCRATCH/first.jsonl" ] && break; sleep 0.1; done
 mv "$SCRATCH/first.jsonl" "$SCRATCH/first.jsonl.1"
 kill -HUP "$D"
 sleep 1.5

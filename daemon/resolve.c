@@ -24,7 +24,29 @@ struct td_resolver {
 	unsigned int kcap, ucap;
 	uint64_t now_ns;
 	bool warned_write;
+	/* "system:name" of the events seen, made once each (few events are traced). */
+	struct {
+		const struct tep_event *event;
+		char name[128];
+	} names[16];
+	unsigned int nr_names;
 };
+
+static const char *event_name(struct td_resolver *r, const struct tep_event *event)
+{
+	unsigned int i;
+
+	if (!event)
+		return "unknown";
+	for (i = 0; i < r->nr_names; i++)
+		if (r->names[i].event == event)
+			return r->names[i].name;
+	i = r->nr_names < 16 ? r->nr_names++ : 15;
+	r->names[i].event = event;
+	snprintf(r->names[i].name, sizeof(r->names[i].name), "%s:%s", event->system,
+		 event->name);
+	return r->names[i].name;
+}
 
 struct td_resolver *td_resolver_new(const struct td_config *cfg, struct td_outputs *out,
 				    struct td_counters *counters)
@@ -110,7 +132,6 @@ void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 	uint64_t now = r->now_ns;
 	struct td_resolved res = { 0 };
 	struct td_event copy;
-	char name[128];
 	int maps_pid, ret;
 
 	/* The records may not say which process the thread belongs to. */
@@ -127,11 +148,7 @@ void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 	res.ev = &copy;
 	res.status = status;
 	res.cookie = ev->has_cookie ? ev->cookie : 0;
-	if (ev->tep_event)
-		snprintf(name, sizeof(name), "%s:%s", ev->tep_event->system, ev->tep_event->name);
-	else
-		snprintf(name, sizeof(name), "unknown");
-	res.event_name = name;
+	res.event_name = event_name(r, ev->tep_event);
 
 	if (frames(&r->kframes, &r->kcap, nk) || frames(&r->uframes, &r->ucap, nu)) {
 		td_err("out of memory symbolizing an event: written without frames");

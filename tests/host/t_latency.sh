@@ -48,4 +48,15 @@ check "event to output delay under 1.5 s" [ "$delay_ms" -lt 1500 ]
 kill -TERM "$D"
 wait_exit "$D"
 check "instance removed" instance_gone
+
+# --stats-interval prints counters while running; -a appends.
+td -p "$FP_PID" -d 1.7 --stats-interval 0.5 -o "$SCRATCH/app.jsonl" 2>"$SCRATCH/stats.err"
+n=$(grep -c 'trace-defer: counters after' "$SCRATCH/stats.err")
+check "--stats-interval 0.5 over 1.7 s: 2 to 4 reports (got $n)" [ "$n" -ge 2 -a "$n" -le 4 ]
+check "reports carry the overrun count" grep -q 'overruns=[0-9]' "$SCRATCH/stats.err"
+printf '{"marker":1}\n' >"$SCRATCH/app.jsonl"
+td -p "$FP_PID" -d 0.5 -a -o "$SCRATCH/app.jsonl" 2>/dev/null
+check "-a keeps what the file held" [ "$(head -n 1 "$SCRATCH/app.jsonl")" = '{"marker":1}' ]
+td -p "$FP_PID" -d 0.5 -o "$SCRATCH/app.jsonl" 2>/dev/null
+check "without -a the file is truncated" [ "$(grep -c marker "$SCRATCH/app.jsonl")" = 0 ]
 finish

@@ -80,6 +80,7 @@ void td_config_free(struct td_config *cfg)
 	free(cfg->output);
 	free(cfg->folded);
 	free(cfg->flamegraph);
+	free(cfg->record);
 	free(cfg->debug_dir);
 	memset(cfg, 0, sizeof(*cfg));
 }
@@ -346,6 +347,8 @@ int td_config_set(struct td_config *cfg, const char *key, const char *value, con
 		return set_string(&cfg->folded, value, where, key);
 	if (!strcmp(key, "flamegraph"))
 		return set_string(&cfg->flamegraph, value, where, key);
+	if (!strcmp(key, "record"))
+		return set_string(&cfg->record, value, where, key);
 	if (!strcmp(key, "symbolize"))
 		return parse_bool(value, &cfg->symbolize, where, key);
 	if (!strcmp(key, "debug_dir"))
@@ -459,6 +462,11 @@ int td_config_check(struct td_config *cfg)
 		td_err("only one of output and folded can be stdout");
 		return -1;
 	}
+	if (cfg->record && (!strcmp(cfg->record, "-") ||
+			    (cfg->output && !strcmp(cfg->record, cfg->output)))) {
+		td_err("record needs a file of its own, not '%s'", cfg->record);
+		return -1;
+	}
 	return 0;
 }
 
@@ -487,6 +495,8 @@ void td_config_dump(const struct td_config *cfg, FILE *f)
 		fprintf(f, "folded = %s\n", cfg->folded);
 	if (cfg->flamegraph)
 		fprintf(f, "flamegraph = %s\n", cfg->flamegraph);
+	if (cfg->record)
+		fprintf(f, "record = %s\n", cfg->record);
 	fprintf(f, "symbolize = %s\n", cfg->symbolize ? "yes" : "no");
 	if (cfg->debug_dir)
 		fprintf(f, "debug_dir = %s\n", cfg->debug_dir);

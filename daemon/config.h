@@ -57,6 +57,7 @@ struct td_config {
 	bool output_append;	/* open outputs with O_APPEND instead of truncating */
 	char *folded;		/* folded stacks, written at exit and on SIGHUP */
 	char *flamegraph;	/* SVG, written at exit and on SIGHUP */
+	char *record;		/* trace.dat built from the raw sub-buffers at exit */
 
 	bool symbolize;
 	char *debug_dir;

@@ -20,6 +20,7 @@
 #include "capture.h"
 #include "daemon.h"
 #include "log.h"
+#include "record.h"
 #include "resolve.h"
 #include "service.h"
 
@@ -115,6 +116,7 @@ int td_daemon_run(struct td_config *cfg)
 	struct td_daemon d = { .cfg = cfg, .epfd = -1, .sigfd = -1, .timerfd = -1 };
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	int code = TD_EXIT_OK;
+	bool ran = false;
 	int mode;
 
 	td_service_init();
@@ -150,6 +152,13 @@ int td_daemon_run(struct td_config *cfg)
 		code = TD_EXIT_RUNTIME;
 		goto out;
 	}
+	if (cfg->record) {
+		d.recorder = td_recorder_open(cfg->record, ncpu > 0 ? (int)ncpu : 1, d.page_size);
+		if (!d.recorder) {
+			code = TD_EXIT_RUNTIME;
+			goto out;
+		}
+	}
 	if (td_instance_open(&d.inst, cfg->run_dir, cfg->instance) ||
 	    td_capture_setup(d.inst.tfs, cfg, mode) || td_loop_setup(&d)) {
 		code = TD_EXIT_TRACEFS;
@@ -170,6 +179,7 @@ int td_daemon_run(struct td_config *cfg)
 
 	td_loop_run(&d);
 	td_loop_drain_and_stop(&d);
+	ran = true;
 	code = d.exit_code;
 	if (td_log_level >= TD_LOG_WARN || cfg->stats_interval > 0)
 		td_daemon_report(&d, "done");
@@ -178,6 +188,14 @@ out:
 	td_loop_teardown(&d);
 	if (d.inst.name && td_instance_close(&d.inst) && code == TD_EXIT_OK)
 		code = TD_EXIT_TRACEFS;
+	/* After the readers and the instance are gone: trace-cmd runs in a child. */
+	if (d.recorder && ran) {
+		if (td_recorder_finish(d.recorder) && code == TD_EXIT_OK)
+			code = TD_EXIT_RUNTIME;
+	} else if (d.recorder) {
+		td_recorder_abort(d.recorder);
+	}
+	d.recorder = NULL;
 	if (d.parser)
 		td_parser_free(d.parser);
 	if (d.stitcher)

@@ -27,6 +27,7 @@ struct tracefs_cpu;
 struct td_parser;
 struct td_stitcher;
 struct td_resolver;
+struct td_recorder;
 
 struct td_cpu_reader {
 	int cpu;
@@ -46,6 +47,7 @@ struct td_daemon {
 	struct td_resolver *resolver;
 	struct td_outputs outputs;
 	bool outputs_open;
+	struct td_recorder *recorder;	/* --record: raw sub-buffers for a trace.dat */
 	struct td_counters counters;
 
 	struct td_cpu_reader *readers;

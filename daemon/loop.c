@@ -32,6 +32,7 @@
 #include "capture.h"
 #include "daemon.h"
 #include "log.h"
+#include "record.h"
 #include "resolve.h"
 #include "service.h"
 
@@ -256,6 +257,8 @@ static int drain_cpu(struct td_daemon *d, struct td_cpu_reader *r, int budget)
 		}
 		c->reads++;
 		c->bytes += n;
+		if (d->recorder)
+			td_recorder_page(d->recorder, r->cpu, d->page, n);
 		td_parser_page(d->parser, r->cpu, d->page, n);
 	}
 	return 0;
@@ -421,6 +424,8 @@ void td_loop_drain_and_stop(struct td_daemon *d)
 		while (!r->dead && (n = tracefs_cpu_flush(r->tcpu, d->page)) > 0) {
 			c->reads++;
 			c->bytes += n;
+			if (d->recorder)
+				td_recorder_page(d->recorder, r->cpu, d->page, n);
 			td_parser_page(d->parser, r->cpu, d->page, n);
 		}
 		read_stats(d, r);

@@ -32,6 +32,7 @@ enum {
 	OPT_RUN_DIR,
 	OPT_CLEANUP,
 	OPT_PRINT_CONFIG,
+	OPT_RECORD,
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +45,7 @@ static const struct option long_opts[] = {
 	{ "append",		no_argument,	   NULL, 'a' },
 	{ "folded",		required_argument, NULL, 'f' },
 	{ "flamegraph",		required_argument, NULL, 'F' },
+	{ "record",		required_argument, NULL, OPT_RECORD },
 	{ "pid",		required_argument, NULL, 'p' },
 	{ "comm",		required_argument, NULL, OPT_COMM },
 	{ "duration",		required_argument, NULL, 'd' },
@@ -72,6 +74,7 @@ static void usage(FILE *f)
 {
 	fputs(
 "Usage: trace-defer [OPTION]...\n"
+"       trace-defer record -o FILE.dat [OPTION]...\n"
 "Trace kernel events with their kernel and user-space stacks: ftrace deferred\n"
 "user stacks stitched to their events, symbolized, written as JSON lines,\n"
 "folded stacks and a flame graph. Runs until SIGINT/SIGTERM or --duration.\n"
@@ -96,6 +99,8 @@ static void usage(FILE *f)
 "  -a, --append           append to FILE instead of truncating it\n"
 "  -f, --folded FILE      folded stacks for flame graph tools (- for stdout)\n"
 "  -F, --flamegraph FILE  flame graph SVG\n"
+"      --record FILE.dat  also save the raw buffers as a trace.dat (trace-cmd\n"
+"                         report, KernelShark), built at exit with trace-cmd\n"
 "      --no-symbolize     raw addresses only\n"
 "      --debug-dir DIR    separate debug files (default /usr/lib/debug)\n"
 "      --stats-interval SEC  print counters every SEC seconds\n"
@@ -115,6 +120,9 @@ static void usage(FILE *f)
 "  -h, --help             this help\n"
 "  -V, --version          version\n"
 "\n"
+"'trace-defer record' writes only a trace.dat: -o names it (same as --record\n"
+"FILE.dat with no JSON output).\n"
+"\n"
 "Signals: SIGINT/SIGTERM drain and stop, SIGHUP reopens outputs, SIGUSR1\n"
 "prints counters. Without the kernel's deferred stack events, mode auto falls\n"
 "back to the in-place userstacktrace option (status \"inplace\", 8 frames).\n"
@@ -125,6 +133,7 @@ static void usage(FILE *f)
 }
 
 struct cli {
+	bool record_cmd;	/* "trace-defer record": -o is the trace.dat */
 	const char *config;
 	bool cleanup;
 	bool print_config;
@@ -245,6 +254,9 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 		case OPT_NO_SYMBOLIZE:
 			cfg->symbolize = false;
 			break;
+		case OPT_RECORD:
+			ret = apply(cfg, "record", optarg, "--record");
+			break;
 		case OPT_DEBUG_DIR:
 			ret = apply(cfg, "debug_dir", optarg, "--debug-dir");
 			break;
@@ -300,6 +312,12 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	td_config_init(&cfg);
+	if (argc > 1 && !strcmp(argv[1], "record")) {
+		cli.record_cmd = true;
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 	if (pre_scan(argc, argv, &cli)) {
 		td_config_free(&cfg);
 		return TD_EXIT_OK;
@@ -312,6 +330,19 @@ int main(int argc, char **argv)
 	if (parse_options(argc, argv, &cfg, &cli)) {
 		code = TD_EXIT_USAGE;
 		goto out;
+	}
+	if (cli.record_cmd) {
+		if (!cfg.output || !strcmp(cfg.output, "-")) {
+			td_err("record: give the trace.dat to write with -o FILE.dat");
+			code = TD_EXIT_USAGE;
+			goto out;
+		}
+		free(cfg.record);
+		cfg.record = cfg.output;
+		cfg.output = NULL;
+		/* No output shows frames: naming them would be work for nothing. */
+		if (!cfg.folded && !cfg.flamegraph)
+			cfg.symbolize = false;
 	}
 	if (cli.quiet)
 		cfg.verbosity = TD_LOG_ERR;
@@ -334,7 +365,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Nothing asked for: a person at a terminal wants to see the records. */
-	if (!cfg.output && !cfg.folded && !cfg.flamegraph) {
+	if (!cfg.output && !cfg.folded && !cfg.flamegraph && !cfg.record) {
 		cfg.output = strdup("-");
 		if (!cfg.output) {
 			td_err("out of memory");

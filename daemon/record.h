@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Recording a trace.dat: every raw sub-buffer the loop reads is also
+ * appended, as read, to a per-CPU file in a scratch directory next to the
+ * output; at the end trace-cmd builds the trace.dat from them:
+ *
+ *   trace-cmd restore -c -o head.dat          (formats, kallsyms, cmdlines)
+ *   trace-cmd restore -i head.dat -o FILE.dat cpu0.raw cpu1.raw ...
+ *
+ * so `trace-cmd report` and KernelShark open it (libtracecmd has no public
+ * writer). The live outputs (JSON, folded) work at the same time. When
+ * trace-cmd fails, the raw files are kept and the commands to retry are
+ * printed.
+ */
+#ifndef TD_DAEMON_RECORD_H
+#define TD_DAEMON_RECORD_H
+
+struct td_recorder;
+
+/* Scratch directory and one file per CPU 0..nr_cpus-1. NULL on error (printed). */
+struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_size);
+
+/* Append one sub-buffer of @cpu (padded to a whole sub-buffer). Returns 0 or -1 (printed once). */
+int td_recorder_page(struct td_recorder *rec, int cpu, const void *page, int size);
+
+/*
+ * Close the raw files, build the trace.dat, remove the scratch directory.
+ * Call after the readers are closed. Returns 0 or -1 (printed). Frees @rec.
+ */
+int td_recorder_finish(struct td_recorder *rec);
+
+/* Give up: remove the scratch directory, free @rec. */
+void td_recorder_abort(struct td_recorder *rec);
+
+#endif /* TD_DAEMON_RECORD_H */

@@ -234,9 +234,11 @@ int td_recorder_finish(struct td_recorder *rec)
 	argv[n++] = head;
 	argv[n++] = "-o";
 	argv[n++] = rec->path;
-	for (int cpu = 0; cpu < rec->nr_cpus; cpu++)
-		if (!(argv[n++] = raw_path(rec, cpu)))
+	for (int cpu = 0; cpu < rec->nr_cpus; cpu++) {
+		argv[n] = raw_path(rec, cpu);
+		if (!argv[n++])
 			goto keep;
+	}
 	if (run(argv, log_fd)) {
 		td_err("'trace-cmd restore -i' failed:");
 		show_log(log);

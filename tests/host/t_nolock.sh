@@ -18,6 +18,8 @@ int flock(int fd, int op)
 C
 cc -shared -fPIC -o "$SCRATCH/noflock.so" "$SCRATCH/noflock.c" || { fail "build shim"; finish; }
 export LD_PRELOAD="$SCRATCH/noflock.so"
+# An ASan build wants its runtime first; the shim only replaces flock().
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 
 start_fp_chain 10
 td_bg -p "$FP_PID" -o "$SCRATCH/a.jsonl" -vv 2>"$SCRATCH/a.err"

@@ -9,7 +9,8 @@
  *   fp_chain sleep MS [COUNT]       COUNT times: main->a->b->c->nanosleep(MS)
  *   fp_chain recurse DEPTH MS       main->a->b->rec x DEPTH->c->nanosleep(MS)
  *   fp_chain read                   main->a->b->c->read(0) (blocks on stdin)
- *   fp_chain threads N MS COUNT     N threads, each doing `sleep MS COUNT`
+ *   fp_chain threads N MS COUNT     N threads, thread i doing `recurse i MS`
+ *                                   COUNT times (prints each thread's tid)
  *   fp_chain spawn N                N short-lived children doing `sleep 1 1`
  *
  * Prints "fp_chain pid=PID" on stdout before it starts.
@@ -74,12 +75,20 @@ __attribute__((noinline)) void a(int depth)
 	asm volatile("" ::: "memory");
 }
 
+static long thread_count;
+
+/*
+ * Thread i recurses i deep, so that a stack tells which thread it belongs
+ * to: a stack stitched to the wrong thread shows the wrong depth.
+ */
 static void *thread_fn(void *arg)
 {
-	long count = (long)arg;
+	long depth = (long)arg, count = thread_count;
 
+	printf("fp_chain thread tid=%ld depth=%ld\n", syscall(SYS_gettid), depth);
+	fflush(stdout);
 	while (count-- > 0)
-		a(0);
+		a(depth);
 	return NULL;
 }
 
@@ -118,8 +127,9 @@ int main(int argc, char **argv)
 		t = calloc(n, sizeof(*t));
 		if (!t)
 			return 1;
+		thread_count = count;
 		for (i = 0; i < n; i++)
-			if (pthread_create(&t[i], NULL, thread_fn, (void *)count))
+			if (pthread_create(&t[i], NULL, thread_fn, (void *)i))
 				return 1;
 		for (i = 0; i < n; i++)
 			pthread_join(t[i], NULL);

@@ -13,8 +13,9 @@ run_daemon() {
 	shift
 	"$td" "$@" > "$out.stdout" 2> "$out.stderr" &
 	dpid=$!
+	started=no
 	for _ in $(seq 50); do
-		[ -d $T/instances/trace-defer ] && break
+		[ -d $T/instances/trace-defer ] && { started=yes; break; }
 		sleep 0.1
 	done
 	sleep 0.3
@@ -27,44 +28,55 @@ stop_daemon() {
 
 # --- stitched: main -> a -> b -> c -> nanosleep ---------------------------
 run_daemon /tmp/d1 -e sched:sched_switch -o /tmp/d1.jsonl -f /tmp/d1.folded -F /tmp/d1.svg
-pid=$("$fp" sleep 100 3 | sed -n 's/^fp_chain pid=//p')
+# fp_chain stays alive a while so the daemon can read its maps
+pid=$("$fp" sleep 300 5 | sed -n 's/^fp_chain pid=//p')
 sleep 1.5
 stop_daemon
 cat /tmp/d1.stderr
+check daemon_started test "$started" = yes
 check daemon_exit_ok test "$drc" -eq 0
 check daemon_mode_deferred grep -qiE 'deferred|option' /tmp/d1.stderr
+# The switch of fp_chain sleeping in nanosleep (prev_state 1: S)
 rec=$(jq -c --argjson p "$pid" 'select(.tid == $p and .event == "sched:sched_switch"
-	and .fields.prev_pid == $p)' /tmp/d1.jsonl | head -n 1)
+	and .comm == "fp_chain" and .fields.prev_state == 1)' /tmp/d1.jsonl | head -n 1)
 echo "record: $(echo "$rec" | cut -c1-600)"
 check daemon_record_found test -n "$rec"
 check daemon_status_stitched test "$(echo "$rec" | jq -r .status)" = stitched
 names=$(echo "$rec" | jq -r '[.user_stack[0:4][].sym] | join(" ")')
 check daemon_user_frames_c_b_a_main test "$names" = "c b a main"
+# The raw addresses too, against fp_chain's own symbol table
+addrs=$(echo "$rec" | jq -r '[.user_stack[0:4][].addr] | join(" ")')
+check daemon_user_addrs_c_b_a_main test "$(funcs "$fp" $addrs | tr '\n' ' ')" = "c b a main "
 kl=$(echo "$rec" | jq -r '.kernel_stack[-1].sym')
 echo "user frames: $names; outermost kernel frame: $kl"
 check daemon_kernel_frames_syscall_entry echo "$kl" | grep -qE '^(entry_SYSCALL_64|do_syscall_64)'
 check daemon_folded grep -q '^fp_chain;.*main;a;b;c;' /tmp/d1.folded
-check daemon_flamegraph grep -q '<svg' /tmp/d1.svg
+check daemon_flamegraph grep -q 'fp_chain' /tmp/d1.svg
 check daemon_instance_removed test ! -d $T/instances/trace-defer
 cp /tmp/d1.jsonl /tmp/d1.folded /tmp/d1.svg "$TD_OUT/" 2>/dev/null
 
 # --- one kernel entry: enter, switch and exit share the user stack --------
 run_daemon /tmp/d2 -e sched:sched_switch -e syscalls:sys_enter_nanosleep \
 	-e syscalls:sys_exit_nanosleep -o /tmp/d2.jsonl
-pid=$("$fp" sleep 50 1 | sed -n 's/^fp_chain pid=//p')
+pid=$("$fp" sleep 300 1 | sed -n 's/^fp_chain pid=//p')
 sleep 1.5
 stop_daemon
-jq -c --argjson p "$pid" 'select(.tid == $p) | [.event, .cookie, .status,
-	([.user_stack[].addr] | join(","))]' /tmp/d2.jsonl > /tmp/d2.sel
+# The cookie of fp_chain's nanosleep entry, and every record carrying it
+ck=$(jq -r --argjson p "$pid" 'select(.tid == $p and .event == "syscalls:sys_enter_nanosleep")
+	| .cookie' /tmp/d2.jsonl | head -n 1)
+jq -c --argjson p "$pid" --arg c "$ck" 'select(.tid == $p and .cookie == $c) |
+	[.event, .status, ([.user_stack[].addr] | join(","))]' /tmp/d2.jsonl > /tmp/d2.sel
 cat /tmp/d2.sel
 nev=$(wc -l < /tmp/d2.sel)
-ndistinct=$(jq -c '[.[1], .[3]]' /tmp/d2.sel | sort -u | wc -l)
+nevents=$(jq -r '.[0]' /tmp/d2.sel | sort -u | wc -l)
+ndistinct=$(jq -r '.[2]' /tmp/d2.sel | sort -u | wc -l)
 nstitched=$(grep -c '"stitched"' /tmp/d2.sel)
-check daemon_shared_entry_same_stack test "$nev" -ge 3 -a "$ndistinct" -eq 1 -a "$nstitched" -eq "$nev"
+check daemon_shared_entry_same_stack test "$nevents" -eq 3 -a "$ndistinct" -eq 1 \
+	-a "$nstitched" -eq "$nev"
 
 # --- tiny buffer under a flood: overruns reported, nothing mis-stitched ----
 run_daemon /tmp/d3 -e sched:sched_switch -b 8 -o /tmp/d3.jsonl --stats-interval 1
-"$fp" threads 8 1 300 > /dev/null
+"$fp" threads 8 1 300 > /tmp/d3.threads
 "$fp" spawn 100 > /dev/null
 sleep 1.5
 stop_daemon
@@ -72,10 +84,28 @@ tail -n 25 /tmp/d3.stderr
 over=$(grep -oiE 'overrun[a-z ]*[:=] *[0-9]+' /tmp/d3.stderr | grep -oE '[0-9]+$' | sort -n | tail -n 1)
 echo "overruns reported: ${over:-none}"
 check flood_overruns_reported test "${over:-0}" -gt 0
-# Every stitched fp_chain record must carry fp_chain's own chain: c, b, a
-bad=$(jq -c 'select(.comm == "fp_chain" and .status == "stitched"
-	and .fields.prev_state != 0 and ([.user_stack[0:3][].sym] != ["c","b","a"]))' /tmp/d3.jsonl | wc -l)
-good=$(jq -c 'select(.comm == "fp_chain" and .status == "stitched")' /tmp/d3.jsonl | wc -l)
+# Thread i of fp_chain recurses i deep before it sleeps in c(): every
+# stitched stack of a thread that starts in c() must show that thread's
+# depth (rec frames, counted by fp_chain's symbol table) and end in b, a.
+sed -n 's/^fp_chain thread tid=\([0-9]*\) depth=\([0-9]*\)$/\1 \2/p' /tmp/d3.threads > /tmp/d3.depth
+jq -r 'select(.comm == "fp_chain" and .status == "stitched")
+	| "\(.tid) \([.user_stack[].addr] | join(" "))"' /tmp/d3.jsonl > /tmp/d3.addrs
+nm -n "$fp" | gawk '$2 ~ /^[Tt]$/ { print "S", strtonum("0x" $1), $3 }' > /tmp/fp.syms
+res=$(gawk '
+	$1 == "S" { s[++k] = $2; n[k] = $3; next }
+	FILENAME ~ /depth/ { want[$1] = $2; next }
+	function f(x,   j) { for (j = k; j >= 1; j--) if (s[j] <= x) return n[j]; return "?" }
+	!($1 in want) || f(strtonum($2)) != "c" { next }
+	{
+		r = 0; i = 3
+		while (i <= NF && f(strtonum($i) - 1) == "rec") { r++; i++ }
+		# depth d: d frames in rec between c and b
+		ok = r == want[$1] && f(strtonum($i) - 1) == "b" && f(strtonum($(i + 1)) - 1) == "a"
+		g++; if (!ok) { b++; print "wrong:", $0 > "/dev/stderr" }
+	}
+	END { print g + 0, b + 0 }' /tmp/fp.syms /tmp/d3.depth /tmp/d3.addrs)
+good=${res% *} bad=${res#* }
+cp /tmp/d3.jsonl /tmp/d3.threads /tmp/d3.depth "$TD_OUT/" 2>/dev/null
 lost=$(jq -c 'select(.status == "user_lost")' /tmp/d3.jsonl | wc -l)
 echo "flood: $good stitched fp_chain records, $bad with a wrong stack, $lost user_lost"
 check flood_no_wrong_stack test "$bad" -eq 0 -a "$good" -gt 0
@@ -84,7 +114,7 @@ check flood_no_wrong_stack test "$bad" -eq 0 -a "$good" -gt 0
 badck=$(jq -r 'select(.status == "stitched") | [.tid, .cookie] | @tsv' /tmp/d3.jsonl |
 	sort -u | gawk '{ print $2 }' | sort | uniq -d | wc -l)
 echo "cookies shared by several tasks: $badck"
-check flood_cookie_unique_per_task test "$badck" -eq 0
+check flood_cookie_unique_per_task test "$badck" -eq 0 -a "$good" -gt 0
 
 grep -q FAIL "$RESULTS" && exit 1
 exit 0

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Synthesized deferred-stack capture (see capgen.h).
+ *
+ * Time advances globally, one event at a time, round robin over the CPUs.
+ * What must be written later (the deferred stack of an entry, the second
+ * event of a shared entry) goes into the target CPU's min-heap by
+ * timestamp and is written when that CPU's clock passes it, so every CPU's
+ * records stay in time order whatever was scheduled from elsewhere.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <trace-defer/pagegen.h>
+
+#include "capgen.h"
+
+#define SWITCH_SIZE	64	/* sched_switch record on x86_64 (checked by the caller) */
+#define REC_BUF		(24 + 8 * (CAPGEN_MAX_UFRAMES + CAPGEN_MAX_KFRAMES))
+
+enum item_kind {
+	IT_STACK,		/* user_unwind_stack */
+	IT_EVENT2,		/* 2nd event of an entry: switch + kernel_stack + cookie */
+};
+
+struct item {
+	uint64_t ts;
+	uint64_t cookie;
+	int tid;
+	uint16_t nr_rec;	/* recursion frames of the stack; UINT16_MAX: no frames */
+	uint8_t kind;
+	uint8_t kst;		/* kernel stack template */
+};
+
+struct heap {
+	struct item *v;
+	size_t n, cap;
+};
+
+struct cpu_state {
+	struct td_pagegen pg;
+	uint8_t page[TD_PAGE_SIZE];
+	bool open;
+	uint64_t last_ts;
+	uint32_t cookie_seq;
+	struct heap heap;
+};
+
+struct gen {
+	const struct capgen_cfg *cfg;
+	capgen_sink_fn sink;
+	void *arg;
+	struct capgen_stats *st;
+	struct cpu_state *cpus;
+	uint64_t rng;
+	struct heap held;	/* hold_stacks: every stack, written at the end */
+	uint8_t rec[REC_BUF];
+};
+
+void capgen_defaults(struct capgen_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->nr_cpus = 2;
+	cfg->nr_events = 1000000;
+	cfg->seed = 0x5eed;
+	cfg->task_comm = "task";
+	cfg->max_rec = 16;
+	cfg->idle_permille = 300;
+	cfg->shared_permille = 200;
+	cfg->lost_permille = 10;
+	cfg->failed_permille = 5;
+	cfg->remote_permille = 500;
+	cfg->gap_min_ns = 200;
+	cfg->gap_max_ns = 600;
+	cfg->delay_min_ns = 2000;
+	cfg->delay_max_ns = 100000;
+}
+
+/* xorshift64*: cheap, and the same capture for the same seed. */
+static uint64_t rnd(struct gen *g)
+{
+	g->rng ^= g->rng >> 12;
+	g->rng ^= g->rng << 25;
+	g->rng ^= g->rng >> 27;
+	return g->rng * 0x2545F4914F6CDD1DULL;
+}
+
+static unsigned int rnd_range(struct gen *g, unsigned int lo, unsigned int hi)
+{
+	return hi > lo ? lo + (unsigned int)(rnd(g) % (hi - lo + 1)) : lo;
+}
+
+static bool chance(struct gen *g, unsigned int permille)
+{
+	return rnd(g) % 1000 < permille;
+}
+
+/* ---- heaps ---- */
+
+static int heap_push(struct heap *h, const struct item *it)
+{
+	size_t i;
+
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 256;
+		struct item *v = realloc(h->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		h->v = v;
+		h->cap = cap;
+	}
+	for (i = h->n++; i > 0; i = (i - 1) / 2) {
+		size_t parent = (i - 1) / 2;
+
+		if (h->v[parent].ts <= it->ts)
+			break;
+		h->v[i] = h->v[parent];
+	}
+	h->v[i] = *it;
+	return 0;
+}
+
+static void heap_pop(struct heap *h, struct item *out)
+{
+	struct item last;
+	size_t i = 0;
+
+	*out = h->v[0];
+	last = h->v[--h->n];
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->v[c + 1].ts < h->v[c].ts)
+			c++;
+		if (last.ts <= h->v[c].ts)
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = last;
+}
+
+/* ---- pages ---- */
+
+static int page_out(struct gen *g, int cpu, bool fill)
+{
+	struct cpu_state *c = &g->cpus[cpu];
+	unsigned int size;
+
+	if (!c->open)
+		return 0;
+	size = td_pagegen_finish(&c->pg, fill, 0);
+	c->open = false;
+	g->st->pages++;
+	return g->sink(cpu, c->page, size, g->arg);
+}
+
+static int put_rec(struct gen *g, int cpu, uint64_t ts, unsigned int len)
+{
+	struct cpu_state *c = &g->cpus[cpu];
+	int ret;
+
+	if (ts < c->last_ts)
+		ts = c->last_ts;
+	c->last_ts = ts;
+	if (!c->open) {
+		td_pagegen_start(&c->pg, c->page, TD_PAGE_SIZE, ts);
+		c->open = true;
+	}
+	ret = td_pagegen_add(&c->pg, ts, g->rec, len);
+	if (ret == -ENOSPC) {
+		/* As the kernel does: pad the rest, go on with a new page. */
+		ret = page_out(g, cpu, true);
+		if (ret)
+			return ret;
+		td_pagegen_start(&c->pg, c->page, TD_PAGE_SIZE, ts);
+		c->open = true;
+		ret = td_pagegen_add(&c->pg, ts, g->rec, len);
+	}
+	if (ret)
+		return ret;
+	g->st->records++;
+	g->st->record_bytes += td_pagegen_event_size(len);
+	if (!g->st->first_ts || ts < g->st->first_ts)
+		g->st->first_ts = ts;
+	if (ts > g->st->last_ts)
+		g->st->last_ts = ts;
+	return 0;
+}
+
+/* ---- records (x86_64 layouts of the formats) ---- */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static void comm(uint8_t *dst, const char *name)
+{
+	memset(dst, 0, 16);
+	memcpy(dst, name, strnlen(name, 15));
+}
+
+static int put_switch(struct gen *g, int cpu, uint64_t ts, int prev, const char *prev_comm,
+		      long prev_state, int next, const char *next_comm)
+{
+	uint8_t *r = g->rec;
+
+	memset(r, 0, SWITCH_SIZE);
+	td_rec_common(r, g->cfg->id_switch, prev);
+	comm(r + 8, prev_comm);
+	put32(r + 24, (uint32_t)prev);
+	put32(r + 28, 120);
+	put64(r + 32, (uint64_t)prev_state);
+	comm(r + 40, next_comm);
+	put32(r + 56, (uint32_t)next);
+	put32(r + 60, 120);
+	g->st->events++;
+	return put_rec(g, cpu, ts, SWITCH_SIZE);
+}
+
+static int put_kstack(struct gen *g, int cpu, uint64_t ts, int pid, const struct capgen_kstack *k)
+{
+	uint8_t *r = g->rec;
+	unsigned int i;
+
+	memset(r, 0, 16);
+	td_rec_common(r, g->cfg->id_kstack, pid);
+	put32(r + 8, k->nr);
+	for (i = 0; i < k->nr; i++)
+		put64(r + 16 + 8 * i, k->ips[i]);
+	return put_rec(g, cpu, ts, 16 + 8 * k->nr);
+}
+
+static int put_cookie(struct gen *g, int cpu, uint64_t ts, int pid, uint64_t cookie)
+{
+	td_rec_common(g->rec, g->cfg->id_cookie, pid);
+	put64(g->rec + 8, cookie);
+	return put_rec(g, cpu, ts, 16);
+}
+
+static int put_stack(struct gen *g, int cpu, const struct item *it)
+{
+	const struct capgen_cfg *cfg = g->cfg;
+	uint8_t *r = g->rec;
+	unsigned int nr = 0, i;
+
+	td_rec_common(r, cfg->id_unwind, it->tid);
+	put64(r + 8, it->cookie);
+	if (it->nr_rec != UINT16_MAX) {
+		put64(r + 24 + 8 * nr++, cfg->leaf_ip);
+		for (i = 0; i < it->nr_rec; i++)
+			put64(r + 24 + 8 * nr++, cfg->rec_ip);
+		for (i = 0; i < cfg->nr_outer; i++)
+			put64(r + 24 + 8 * nr++, cfg->outer_ips[i]);
+	} else {
+		g->st->failed++;
+	}
+	put32(r + 16, (8 * nr) << 16 | 24);
+	g->st->stacks++;
+	g->st->user_frames += nr;
+	return put_rec(g, cpu, it->ts, 24 + 8 * nr);
+}
+
+/* ---- the trace ---- */
+
+static int task_switch(struct gen *g, int cpu, uint64_t ts, int tid, uint64_t cookie,
+		       unsigned int kst)
+{
+	char idle[16];
+	int ret;
+
+	snprintf(idle, sizeof(idle), "swapper/%d", cpu);
+	ret = put_switch(g, cpu, ts, tid, g->cfg->task_comm, 1, 0, idle);
+	if (!ret)
+		ret = put_kstack(g, cpu, ts + 150, tid, &g->cfg->task_kstacks[kst]);
+	if (!ret)
+		ret = put_cookie(g, cpu, ts + 250, tid, cookie);
+	g->st->task_events++;
+	return ret;
+}
+
+static int write_item(struct gen *g, int cpu, const struct item *it)
+{
+	if (it->kind == IT_STACK)
+		return put_stack(g, cpu, it);
+	g->st->shared_events++;
+	return task_switch(g, cpu, it->ts, it->tid, it->cookie, it->kst);
+}
+
+/* Write what is due on @cpu at @ts. */
+static int due(struct gen *g, int cpu, uint64_t ts)
+{
+	struct heap *h = &g->cpus[cpu].heap;
+	struct item it;
+	int ret;
+
+	while (h->n && h->v[0].ts <= ts) {
+		heap_pop(h, &it);
+		ret = write_item(g, cpu, &it);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* A task blocks: new kernel entry, its cookie, and what follows from it. */
+static int task_event(struct gen *g, int cpu, uint64_t ts)
+{
+	const struct capgen_cfg *cfg = g->cfg;
+	struct cpu_state *c = &g->cpus[cpu];
+	uint64_t cookie = ((uint64_t)(2 * c->cookie_seq++ + 1) << 32) | (uint32_t)(cpu + 1);
+	int tid = cfg->tids[rnd(g) % cfg->nr_tids];
+	unsigned int kst = rnd(g) % cfg->nr_task_kstacks;
+	uint64_t last = ts;
+	struct item it;
+	int scpu, ret;
+
+	ret = task_switch(g, cpu, ts, tid, cookie, kst);
+	if (ret)
+		return ret;
+	if (chance(g, cfg->shared_permille)) {
+		/* Woken and switched out again in the same kernel entry. */
+		it = (struct item){ .ts = ts + rnd_range(g, 1000, 20000), .cookie = cookie,
+				    .tid = tid, .kind = IT_EVENT2, .kst = kst };
+		last = it.ts;
+		ret = heap_push(&c->heap, &it);
+		if (ret)
+			return ret;
+	}
+	if (chance(g, cfg->lost_permille)) {
+		g->st->lost++;
+		return 0;
+	}
+	scpu = chance(g, cfg->remote_permille) ? (cpu + 1) % cfg->nr_cpus : cpu;
+	it = (struct item){
+		.ts = last + rnd_range(g, cfg->delay_min_ns, cfg->delay_max_ns),
+		.cookie = cookie, .tid = tid, .kind = IT_STACK,
+		.nr_rec = chance(g, cfg->failed_permille) ? UINT16_MAX :
+			  (uint16_t)rnd_range(g, 0, cfg->max_rec),
+	};
+	if (cfg->hold_stacks) {
+		it.kst = (uint8_t)scpu;	/* where to write it at the end */
+		return heap_push(&g->held, &it);
+	}
+	return heap_push(&g->cpus[scpu].heap, &it);
+}
+
+static int idle_event(struct gen *g, int cpu, uint64_t ts)
+{
+	const struct capgen_cfg *cfg = g->cfg;
+	int next = cfg->tids[rnd(g) % cfg->nr_tids];
+	char idle[16];
+	int ret;
+
+	snprintf(idle, sizeof(idle), "swapper/%d", cpu);
+	ret = put_switch(g, cpu, ts, 0, idle, 0, next, cfg->task_comm);
+	if (!ret)
+		ret = put_kstack(g, cpu, ts + 150, 0, cfg->idle_kstack);
+	g->st->idle_events++;
+	return ret;
+}
+
+static int check(const struct capgen_cfg *cfg)
+{
+	unsigned int i;
+
+	if (cfg->nr_cpus < 1 || cfg->nr_cpus > CAPGEN_MAX_CPUS || cfg->nr_tids < 1 ||
+	    cfg->nr_task_kstacks < 1 || cfg->nr_task_kstacks > 255 || !cfg->idle_kstack ||
+	    cfg->max_rec + cfg->nr_outer + 1 > CAPGEN_MAX_UFRAMES)
+		return -EINVAL;
+	for (i = 0; i < (unsigned int)cfg->nr_task_kstacks; i++)
+		if (cfg->task_kstacks[i].nr > CAPGEN_MAX_KFRAMES)
+			return -EINVAL;
+	return cfg->idle_kstack->nr > CAPGEN_MAX_KFRAMES ? -EINVAL : 0;
+}
+
+int capgen_run(const struct capgen_cfg *cfg, capgen_sink_fn sink, void *arg,
+	       struct capgen_stats *stats)
+{
+	struct gen *g;
+	uint64_t t = 1000000000ULL;
+	int cpu, ret;
+
+	memset(stats, 0, sizeof(*stats));
+	ret = check(cfg);
+	if (ret)
+		return ret;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->cpus = calloc(cfg->nr_cpus, sizeof(*g->cpus));
+	if (!g->cpus) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	g->cfg = cfg;
+	g->sink = sink;
+	g->arg = arg;
+	g->st = stats;
+	g->rng = cfg->seed | 1;
+
+	for (uint64_t i = 0; stats->events < cfg->nr_events; i++) {
+		cpu = (int)(i % cfg->nr_cpus);
+		t += rnd_range(g, cfg->gap_min_ns, cfg->gap_max_ns);
+		ret = due(g, cpu, t);
+		if (!ret)
+			ret = chance(g, cfg->idle_permille) ? idle_event(g, cpu, t) :
+							      task_event(g, cpu, t);
+		if (ret)
+			goto out;
+	}
+	/* What is still scheduled, then the held stacks, then the last pages. */
+	for (cpu = 0; cpu < cfg->nr_cpus; cpu++) {
+		ret = due(g, cpu, UINT64_MAX);
+		if (ret)
+			goto out;
+	}
+	while (g->held.n) {
+		struct item it;
+
+		heap_pop(&g->held, &it);
+		it.ts = t + 1000;
+		ret = put_stack(g, it.kst, &it);
+		if (ret)
+			goto out;
+	}
+	for (cpu = 0; cpu < cfg->nr_cpus; cpu++) {
+		ret = page_out(g, cpu, false);
+		if (ret)
+			goto out;
+	}
+out:
+	if (g->cpus)
+		for (cpu = 0; cpu < cfg->nr_cpus; cpu++)
+			free(g->cpus[cpu].heap.v);
+	free(g->held.v);
+	free(g->cpus);
+	free(g);
+	return ret;
+}

@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Benchmark programs (make bench runs bench/run.sh), built into $(BUILD)/bench/:
+#   replay     synthesized capture through parse, stitch, symbolize, JSON;
+#              the stitcher's entry points are wrapped so that the parse
+#              stage can run alone
+#   drain      the ceiling: a plain tracefs_cpu_read loop over every CPU
+#   rbstat     guest side: one traced workload, ring-buffer bytes per event
+#   loadgen    workloads with a deep frame-pointer call chain (built like
+#              the test programs)
+
+BENCH_DIR	:= $(BUILD)/bench
+BENCH_BINS	:= $(addprefix $(BENCH_DIR)/,replay drain rbstat loadgen)
+BENCH_COMMON	:= $(BUILD)/obj/bench/capgen.o $(BUILD)/obj/bench/addrs.o \
+		   $(BUILD)/obj/bench/tasks.o
+
+.PHONY: bench-progs
+bench-progs: $(BENCH_BINS)
+bench: bench-progs
+
+$(BENCH_DIR)/replay: $(BUILD)/obj/bench/replay.o $(BENCH_COMMON) $(BUILD)/obj/daemon/tgid.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(QUIET_LD)$(CC) $(LDFLAGS) -Wl,--wrap=td_stitch_event,--wrap=td_stitch_stack \
+		-o $@ $^ $(LDLIBS)
+
+$(BENCH_DIR)/drain: $(BUILD)/obj/bench/drain.o $(BUILD)/obj/bench/rbwalk.o
+	@mkdir -p $(dir $@)
+	$(QUIET_LD)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BENCH_DIR)/rbstat: $(BUILD)/obj/bench/rbstat.o $(BUILD)/obj/bench/rbwalk.o
+	@mkdir -p $(dir $@)
+	$(QUIET_LD)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BENCH_DIR)/loadgen: bench/progs/loadgen.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(PROG_CFLAGS) -o $@ $< -lpthread

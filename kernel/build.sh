@@ -27,27 +27,34 @@ esac
 src=$KCACHE/src
 
 # The patched tree: a worktree of the pristine source with the series applied.
+# The series is applied in a scratch worktree and the patched tree then moves
+# to the result with a checkout, which rewrites only the files whose content
+# changed, so that a change to one patch rebuilds only what it touches.
 apply_series() {
-	local tree=$KCACHE/tree-patched stamp want
+	local tree=$KCACHE/tree-patched scratch=$KCACHE/tree-apply stamp want new p
 	want=$(cd "$top/kernel-patches" && cat series $(grep -v '^#' series) | sha1sum | cut -c1-40)
-	if [ ! -e "$tree/.git" ]; then
-		git -C "$src" worktree prune
-		git -C "$src" worktree add -q --detach "$tree" pristine
-	fi
+	for t in "$tree" "$scratch"; do
+		if [ ! -e "$t/.git" ]; then
+			git -C "$src" worktree prune
+			git -C "$src" worktree add -q --detach "$t" pristine
+		fi
+	done
 	stamp=$(cat "$tree/.trace-defer-series" 2>/dev/null || true)
 	if [ "$stamp" != "$want" ]; then
 		echo "build: applying kernel-patches/series" >&2
-		git -C "$tree" am --abort >/dev/null 2>&1 || true
-		git -C "$tree" reset -q --hard pristine
+		git -C "$scratch" am --abort >/dev/null 2>&1 || true
+		git -C "$scratch" reset -q --hard pristine
 		while read -r p; do
 			case "$p" in '' | '#'*) continue ;; esac
-			git -C "$tree" -c user.name=trace-defer -c user.email=trace-defer@localhost \
+			git -C "$scratch" -c user.name=trace-defer -c user.email=trace-defer@localhost \
 				am -q --keep-cr "$top/kernel-patches/$p" >&2 || {
 				echo "build: $p does not apply" >&2
-				git -C "$tree" am --abort || true
+				git -C "$scratch" am --abort || true
 				exit 1
 			}
 		done < "$top/kernel-patches/series"
+		new=$(git -C "$scratch" rev-parse HEAD)
+		git -C "$tree" checkout -q --detach "$new"
 		echo "$want" > "$tree/.trace-defer-series"
 	fi
 	echo "$tree"

@@ -3,7 +3,11 @@
 # Not a pass/fail test: measures the event rate trace-defer sustains on this
 # host in fallback (inplace) mode, its CPU use and the kernel's overruns.
 #
-#   tests/host/measure-rate.sh [SECONDS] [daemon options...]
+#   [NICE=-15] tests/host/measure-rate.sh [SECONDS] [daemon options...]
+#
+# NICE runs the daemon at that nice level, so other work on a shared
+# machine does not starve it (overruns then measure the daemon, not the
+# neighbours). Add -b 8192 to see what a bigger ring buffer absorbs.
 #
 # Load: tests/progs/pingpong, one pair of processes pinned on CPU 0 (they
 # switch directly to each other: sched_switch + kernel_stack + user_stack
@@ -26,7 +30,7 @@ mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
 printf '%-10s %12s %12s %10s %12s %10s\n' "rate cap" "trips/s" "events/s" "cpu %" "us/event" \
 	"overruns"
 for rate in 20000 40000 60000 80000 100000 0; do
-	taskset -c 1 "$BUILD/trace-defer" -i "$NAME" --run-dir "$RUN_DIR" -q \
+	taskset -c 1 ${NICE:+nice -n "$NICE"} "$BUILD/trace-defer" -i "$NAME" --run-dir "$RUN_DIR" -q \
 		-o /dev/null --stats-interval 0 "$@" 2>"$RUN_DIR/err" &
 	d=$!
 	for i in $(seq 100); do

@@ -373,6 +373,15 @@ static int proc_read(struct td_procs *procs, struct td_proc *p)
 	err = td_maps_parse(procs->buf, (size_t)len, procs->intern, procs->intern_ctx, &v, &n);
 	if (err)
 		goto fail;
+	/*
+	 * A process that exited but is not reaped yet reads as no mappings at
+	 * all: that is not news about its address space, keep what we knew.
+	 */
+	if (!n && p->nr) {
+		free(v);
+		err = -ESRCH;
+		goto fail;
+	}
 	carry_objects(v, n, p->maps, p->nr);
 	free(p->maps);
 	p->maps = v;

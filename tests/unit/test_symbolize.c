@@ -902,6 +902,44 @@ static void test_mount_namespace(void **state)
 	rmdir(dir);
 }
 
+/*
+ * A process that exited but is not reaped yet reads as empty maps: a
+ * re-read must not forget what was known of it.
+ */
+static void test_exited_keeps_maps(void **state)
+{
+	char fake[] = "/tmp/td-test-proc-XXXXXX", path[PATH_MAX];
+	struct td_sym_config cfg = { .maps_refresh_us = 1 };
+	struct td_symbolizer *sym;
+	struct td_frame fr;
+	struct fx f;
+	int fd;
+
+	assert_non_null(mkdtemp(fake));
+	assert_int_equal(fx_spawn(&f, NULL, "fx_nopie", NULL), 0);
+	make_fake_proc(fake, f.pid);
+	cfg.proc_root = fake;
+	sym = td_sym_new(&cfg);
+	assert_non_null(sym);
+	assert_int_equal(td_sym_user(sym, f.pid, fx_get(&f, "fx_alpha"), false, &fr), 0);
+	assert_string_equal(fr.symbol, "fx_alpha");
+
+	/* The zombie's maps: empty. A miss forces a re-read. */
+	snprintf(path, sizeof(path), "%s/%d/maps", fake, f.pid);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	close(fd);
+	usleep(2000);
+	assert_int_equal(td_sym_user(sym, f.pid, 0x10, false, &fr), -ENOENT);
+	assert_int_equal(td_sym_user(sym, f.pid, fx_get(&f, "fx_alpha"), false, &fr), 0);
+	assert_non_null(fr.symbol);
+	assert_string_equal(fr.symbol, "fx_alpha");
+
+	td_sym_free(sym);
+	fx_stop(&f);
+	remove_fake_proc(fake, f.pid);
+}
+
 /* ---- kallsyms --------------------------------------------------------- */
 
 static void write_file(char *path, const char *text)
@@ -1207,6 +1245,7 @@ int main(void)
 		cmocka_unit_test(test_sym_file),
 		cmocka_unit_test(test_deleted_file),
 		cmocka_unit_test(test_mount_namespace),
+		cmocka_unit_test(test_exited_keeps_maps),
 		cmocka_unit_test(test_kallsyms),
 		cmocka_unit_test(test_kallsyms_unusable),
 		cmocka_unit_test(test_maps_parse),

@@ -1,0 +1,287 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make bench: figures and ratios measured in one run, printed as a table and
+# saved as JSON in $BUILD/bench/results.json. Never a pass/fail on absolute
+# time: targets are reported as met or missed, a section that cannot run
+# says "SKIPPED: why". Exit status: 0, or 1 when a section broke.
+#
+#   1. replay  synthesized capture (bench/replay.c) through parse, stitch,
+#              symbolize, JSON; the same pages as a trace.dat through stock
+#              `trace-cmd report`
+#   2. live    host tracefs, fallback mode (userstacktrace): trace-defer vs a
+#              plain tracefs_cpu_read drain loop (bench/drain.c) under a
+#              pinned ping-pong at rising rates
+#   3. vm      the patched kernel under QEMU (bench/guest-bench.sh): ring
+#              buffer bytes/event, slowdown and user frames per stack for no
+#              user stacks, in-place and deferred
+#   4. memory  RSS with the default stitcher bounds and a million pending events
+#
+# Environment: BENCH_SECTIONS (default "replay live vm memory"),
+# BENCH_EVENTS (replay events, default 2000000), BENCH_REPEAT (2),
+# BENCH_LIVE_SECS (3), BENCH_LIVE_RATES (round trips/s caps, 0 = none),
+# KIMAGE (bzImage to boot instead of `kernel/build.sh patched`),
+# BENCH_VM_ROUNDS (2).
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
+out=$BUILD/bench
+work=$out/work
+sections=${BENCH_SECTIONS:-replay live vm memory}
+events=${BENCH_EVENTS:-2000000}
+repeat=${BENCH_REPEAT:-2}
+live_secs=${BENCH_LIVE_SECS:-3}
+live_rates=${BENCH_LIVE_RATES:-10000 25000 50000 100000 0}
+vm_rounds=${BENCH_VM_ROUNDS:-2}
+T=/sys/kernel/tracing
+broken=0
+drain_mode= live_mode=inplace
+child=
+instances=()
+
+say() { printf '\n== %s\n' "$*" >&2; }
+note() { printf 'bench: %s\n' "$*" >&2; }
+
+# skip SECTION WHY: recorded for the report (a skip is never a pass).
+skip() {
+	printf '{"section":"%s","skipped":"%s"}\n' "$1" "${2//\"/\'}" >> "$work/skips.jsonl"
+	printf 'SKIPPED: %s: %s\n' "$1" "$2" >&2
+}
+
+# The reader still running if interrupted (only ours, by pid), our instances.
+cleanup() {
+	local i
+	if [ -n "$child" ]; then
+		kill "$child" 2>/dev/null && wait "$child" 2>/dev/null
+	fi
+	for i in "${instances[@]}"; do
+		[ -d "$T/instances/$i" ] && rmdir "$T/instances/$i" 2>/dev/null
+	done
+}
+trap cleanup EXIT
+
+for b in replay drain rbstat loadgen; do
+	if [ ! -x "$out/$b" ]; then
+		make -C "$top" -s BUILD="$BUILD" bench-progs >&2 || { echo "bench: build failed" >&2; exit 1; }
+		break
+	fi
+done
+rm -rf "$work"
+mkdir -p "$work"
+: > "$work/skips.jsonl"
+
+tracefs_ok() {
+	[ "$(id -u)" -eq 0 ] || return 1
+	mountpoint -q "$T" || mount -t tracefs nodev "$T" 2>/dev/null || return 1
+	[ -r "$T/events/sched/sched_switch/format" ]
+}
+
+want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# ---- formats for the synthesized capture -----------------------------------
+# A tracefs-like directory: the host's header_page, sched_switch, kernel_stack
+# and user_stack formats, and the kernel series' user_unwind_* formats (IDs
+# after the host's last ftrace event). Read by replay (tracefs_local_events)
+# and by `trace-cmd restore -c -t` to write the trace.dat headers.
+make_formats() {
+	local d=$1 e max id
+	mkdir -p "$d/events/ftrace" "$d/events/sched" "$d/per_cpu/cpu0" "$d/per_cpu/cpu1"
+	cp "$T/events/header_page" "$T/events/header_event" "$d/events/" || return 1
+	# libtracefs takes a directory with an "enable" file for a system of
+	# plain events; ftrace's own events have none.
+	: > "$d/events/sched/enable"
+	for e in ftrace/kernel_stack ftrace/user_stack sched/sched_switch; do
+		mkdir -p "$d/events/$e"
+		cat "$T/events/$e/format" > "$d/events/$e/format" || return 1
+	done
+	max=$(cat "$T"/events/ftrace/*/format | sed -n 's/^ID: //p' | sort -n | tail -n 1)
+	id=$((max + 1))
+	for e in user_unwind_cookie user_unwind_stack; do
+		mkdir -p "$d/events/ftrace/$e"
+		sed "s/@ID@/$id/" "$top/bench/formats/$e.format" > "$d/events/ftrace/$e/format"
+		id=$((id + 1))
+	done
+	# Names for trace-cmd report's task column.
+	for p in $(pgrep -x fp_chain); do echo "$p fp_chain"; done > "$d/saved_cmdlines"
+}
+
+# ---- 1. replay --------------------------------------------------------------
+replay_section() {
+	local fmt=$work/formats raw=$work/raw tc=$work/tracecmd rc t
+	say "replay: $events synthesized events through the library, and trace-cmd report"
+	if ! tracefs_ok; then
+		skip replay "no tracefs (needs root) for the event formats"
+		return
+	fi
+	make_formats "$fmt" || { skip replay "cannot copy the host's event formats"; return; }
+	mkdir -p "$raw" "$tc"
+	"$out/replay" --formats "$fmt" --prog "$BUILD/progs/fp_chain" --events "$events" \
+		--repeat "$repeat" --raw-dir "$raw" > "$work/replay.json"
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		note "replay failed (exit $rc)"
+		broken=1
+		return
+	fi
+	# The same pages as a trace.dat: trace-cmd writes the headers itself from
+	# the formats directory (-t), with the host's kallsyms so that it names
+	# the kernel frames as we do.
+	if ! command -v trace-cmd > /dev/null; then
+		skip replay-trace-cmd "trace-cmd is not installed"
+	elif ! (cd "$tc" && trace-cmd restore -c -t "$fmt" -k /proc/kallsyms -o head.dat \
+			> restore.log 2>&1 &&
+		trace-cmd restore -i head.dat -o trace.dat "$raw/cpu0.raw" "$raw/cpu1.raw" \
+			>> restore.log 2>&1); then
+		skip replay-trace-cmd "trace-cmd restore failed: $(tail -n 1 "$tc/restore.log")"
+	else
+		rm -f "$raw"/cpu*.raw
+		# Stock trace-cmd: its own plugins only, not ours (not installed by make bench).
+		t=$( { TIMEFORMAT='%R %U %S'; time trace-cmd report -i "$tc/trace.dat" \
+			> /dev/null 2> "$tc/report.err"; } 2>&1 )
+		rc=$?
+		if [ "$rc" -ne 0 ]; then
+			skip replay-trace-cmd "trace-cmd report exit $rc: $(tail -n 1 "$tc/report.err")"
+		else
+			set -- $t
+			printf '{"wall_s":%s,"user_s":%s,"sys_s":%s,"trace_dat_bytes":%s,"version":"%s"}\n' \
+				"$1" "$2" "$3" "$(stat -c %s "$tc/trace.dat")" \
+				"$(trace-cmd --version 2>/dev/null | sed -n 's/.*version \([^ ]*\).*/\1/p' | head -n 1)" \
+				> "$work/tracecmd.json"
+		fi
+		rm -f "$tc/trace.dat" "$tc/head.dat"
+	fi
+	rm -rf "$raw"
+}
+
+# ---- 2. live ------------------------------------------------------------------
+# cpu ticks (utime + stime) of a process
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
+live_step() {	# READER RATE
+	local reader=$1 rate=$2 name="td-bench-$$-$1" pid t0 t1 trips over dropped ev i
+	local err=$work/live-$reader-$rate.err hz
+	hz=$(getconf CLK_TCK)
+	instances+=("$name")
+	if [ "$reader" = daemon ]; then
+		"$BUILD/trace-defer" -i "$name" --run-dir "$work/run" -q -o /dev/null \
+			--stats-interval 0 2> "$err" &
+	else
+		"$out/drain" -i "$name" $drain_mode 2> "$err" &
+	fi
+	pid=$!
+	child=$pid
+	for i in $(seq 100); do
+		[ "$(cat "$T/instances/$name/tracing_on" 2>/dev/null)" = 1 ] && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ "$(cat "$T/instances/$name/tracing_on" 2>/dev/null)" != 1 ]; then
+		note "live: $reader did not start: $(tail -n 2 "$err")"
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		child=
+		return 1
+	fi
+	t0=$(ticks "$pid")
+	trips=$("$BUILD/progs/pingpong" "$live_secs" 0 1 "$rate" |
+		sed -n 's/.*: \([0-9]*\) round.*/\1/p')
+	t1=$(ticks "$pid")
+	over=$(cat "$T/instances/$name"/per_cpu/cpu*/stats | awk '/^overrun:/ {s += $2} END {print s + 0}')
+	dropped=$(cat "$T/instances/$name"/per_cpu/cpu*/stats |
+		awk '/^dropped events:/ {s += $3} END {print s + 0}')
+	kill -USR1 "$pid"
+	sleep 0.5
+	kill -TERM "$pid"
+	wait "$pid"
+	child=
+	if [ "$reader" = daemon ]; then
+		ev=$(grep -o 'read: records=[0-9]* events=[0-9]*' "$err" | head -n 1 | sed 's/.*events=//')
+	else
+		ev=$(grep -o 'drain: events=[0-9]*' "$err" | head -n 1 | sed 's/.*events=//')
+	fi
+	printf '{"reader":"%s","mode":"%s","rate_cap":%s,"secs":%s,"round_trips_per_s":%s,"events":%s,"cpu_s":%s,"overruns":%s,"dropped":%s}\n' \
+		"$reader" "$live_mode" "$rate" "$live_secs" \
+		"${trips:-0}" "${ev:-0}" \
+		"$(awk -v a="$t0" -v b="$t1" -v hz="$hz" 'BEGIN {printf "%.3f", (b - a) / hz}')" \
+		"$over" "$dropped" >> "$work/live.jsonl"
+	note "live: $reader cap ${rate/#0/none}: ${trips:-?} trips/s, ${ev:-?} events, cpu $(( (t1 - t0) )) ticks, overruns $over"
+}
+
+live_section() {
+	local rate reader
+	say "live: trace-defer (fallback, in-place user stacks) vs a tracefs_cpu_read drain loop"
+	if ! tracefs_ok; then
+		skip live "no tracefs (needs root)"
+		return
+	fi
+	drain_mode= live_mode=inplace
+	if [ -e "$T/events/ftrace/user_unwind_cookie" ]; then
+		note "live: this kernel has the deferred events: both readers trace deferred stacks"
+		drain_mode=--deferred live_mode=deferred
+	fi
+	mkdir -p "$work/run"
+	: > "$work/live.jsonl"
+	for rate in $live_rates; do
+		for reader in daemon drain; do
+			live_step "$reader" "$rate" || broken=1
+		done
+	done
+}
+
+# ---- 3. vm ---------------------------------------------------------------------
+vm_section() {
+	local kimage=${KIMAGE:-} rc
+	say "vm: ring-buffer bytes, slowdown and frames: none, in-place, deferred"
+	if ! command -v qemu-system-x86_64 > /dev/null; then
+		skip vm "qemu-system-x86_64 is not installed"
+		return
+	fi
+	if [ -z "$kimage" ]; then
+		kimage=$("$top/kernel/build.sh" patched 2> "$work/kernel-build.log" | tail -n 1)
+	fi
+	if [ -z "$kimage" ] || [ ! -r "$kimage" ]; then
+		skip vm "no patched kernel image (kernel/build.sh patched: $(tail -n 1 "$work/kernel-build.log" 2>/dev/null))"
+		return
+	fi
+	note "vm: booting $kimage"
+	VM_MEM=${VM_MEM:-2048} VM_TIMEOUT=${VM_TIMEOUT:-420} \
+		"$top/kernel/run-vm.sh" "$kimage" "$work/vm" "$top/bench/guest-bench.sh" \
+		"$BUILD" 200000 3000 30 "$vm_rounds" > /dev/null 2> "$work/vm-run.err"
+	rc=$?
+	sed 's/^/  | /' "$work/vm/guest.log" >&2 2>/dev/null
+	if [ "$rc" -ne 0 ] || [ ! -s "$work/vm/vm-bench.jsonl" ]; then
+		note "vm: guest exit $rc: $(tail -n 3 "$work/vm-run.err")"
+		broken=1
+		return
+	fi
+	cp "$work/vm/vm-bench.jsonl" "$work/vm.jsonl"
+	printf '{"image":"%s"}\n' "$kimage" > "$work/vm-image.json"
+}
+
+# ---- 4. memory -------------------------------------------------------------------
+memory_section() {
+	local fmt=$work/formats
+	say "memory: a million events waiting for their stacks, default bounds"
+	if [ ! -d "$fmt" ]; then
+		if ! tracefs_ok || ! make_formats "$fmt"; then
+			skip memory "no tracefs (needs root) for the event formats"
+			return
+		fi
+	fi
+	if ! "$out/replay" --formats "$fmt" --prog "$BUILD/progs/fp_chain" --memory \
+		--events 1000000 > "$work/memory.json"; then
+		note "memory: replay failed"
+		broken=1
+	fi
+}
+
+start=$SECONDS
+want replay && replay_section
+want live && live_section
+want vm && vm_section
+want memory && memory_section
+note "sections done in $((SECONDS - start)) s"
+
+python3 "$top/bench/report.py" "$work" "$out/results.json" || broken=1
+exit "$broken"

@@ -56,7 +56,6 @@ struct gen {
 	struct capgen_stats *st;
 	struct cpu_state *cpus;
 	uint64_t rng;
-	struct heap held;	/* hold_stacks: every stack, written at the end */
 	uint8_t rec[REC_BUF];
 };
 
@@ -353,11 +352,61 @@ static int task_event(struct gen *g, int cpu, uint64_t ts)
 		.nr_rec = chance(g, cfg->failed_permille) ? UINT16_MAX :
 			  (uint16_t)rnd_range(g, 0, cfg->max_rec),
 	};
-	if (cfg->hold_stacks) {
-		it.kst = (uint8_t)scpu;	/* where to write it at the end */
-		return heap_push(&g->held, &it);
-	}
 	return heap_push(&g->cpus[scpu].heap, &it);
+}
+
+/* splitmix64: what a held stack looks like follows from its cookie alone. */
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static void held_item(const struct capgen_cfg *cfg, uint64_t cookie, struct item *it, int *cpu)
+{
+	uint64_t h = mix(cookie);
+
+	*it = (struct item){ .cookie = cookie, .kind = IT_STACK,
+			     .tid = cfg->tids[h % cfg->nr_tids],
+			     .nr_rec = (uint16_t)((h >> 16) % (cfg->max_rec + 1)) };
+	*cpu = (int)((h >> 32) % cfg->nr_cpus);
+}
+
+/*
+ * Memory benchmark: every event of a task, its cookie, and no stack until
+ * all events are written; the stacks are then rebuilt from the cookies
+ * (nothing is kept meanwhile, so the generator adds no memory of its own).
+ */
+static int held_event(struct gen *g, int cpu, uint64_t ts)
+{
+	struct cpu_state *c = &g->cpus[cpu];
+	uint64_t cookie = ((uint64_t)(2 * c->cookie_seq++ + 1) << 32) | (uint32_t)(cpu + 1);
+	struct item it;
+	int scpu;
+
+	held_item(g->cfg, cookie, &it, &scpu);
+	return task_switch(g, cpu, ts, it.tid, cookie, rnd(g) % g->cfg->nr_task_kstacks);
+}
+
+static int held_stacks(struct gen *g, uint64_t ts)
+{
+	struct item it;
+	int cpu, scpu, ret;
+
+	for (cpu = 0; cpu < g->cfg->nr_cpus; cpu++) {
+		for (uint32_t seq = 0; seq < g->cpus[cpu].cookie_seq; seq++) {
+			uint64_t cookie = ((uint64_t)(2 * seq + 1) << 32) | (uint32_t)(cpu + 1);
+
+			held_item(g->cfg, cookie, &it, &scpu);
+			it.ts = ts;
+			ret = put_stack(g, scpu, &it);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
 }
 
 static int idle_event(struct gen *g, int cpu, uint64_t ts)
@@ -418,9 +467,14 @@ int capgen_run(const struct capgen_cfg *cfg, capgen_sink_fn sink, void *arg,
 		cpu = (int)(i % cfg->nr_cpus);
 		t += rnd_range(g, cfg->gap_min_ns, cfg->gap_max_ns);
 		ret = due(g, cpu, t);
-		if (!ret)
-			ret = chance(g, cfg->idle_permille) ? idle_event(g, cpu, t) :
-							      task_event(g, cpu, t);
+		if (ret)
+			goto out;
+		if (cfg->hold_stacks)
+			ret = held_event(g, cpu, t);
+		else if (chance(g, cfg->idle_permille))
+			ret = idle_event(g, cpu, t);
+		else
+			ret = task_event(g, cpu, t);
 		if (ret)
 			goto out;
 	}
@@ -430,12 +484,9 @@ int capgen_run(const struct capgen_cfg *cfg, capgen_sink_fn sink, void *arg,
 		if (ret)
 			goto out;
 	}
-	while (g->held.n) {
-		struct item it;
-
-		heap_pop(&g->held, &it);
-		it.ts = t + 1000;
-		ret = put_stack(g, it.kst, &it);
+	if (cfg->hold_stacks) {
+		/* Past the reader's hold time: the last events are no longer held. */
+		ret = held_stacks(g, t + 20000000);
 		if (ret)
 			goto out;
 	}
@@ -448,7 +499,6 @@ out:
 	if (g->cpus)
 		for (cpu = 0; cpu < cfg->nr_cpus; cpu++)
 			free(g->cpus[cpu].heap.v);
-	free(g->held.v);
 	free(g->cpus);
 	free(g);
 	return ret;

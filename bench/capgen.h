@@ -66,8 +66,9 @@ struct capgen_cfg {
 	unsigned int gap_min_ns, gap_max_ns;
 	unsigned int delay_min_ns, delay_max_ns;
 	/*
-	 * Hold every stack back to the very end (memory benchmark): then all
-	 * events are pending at once.
+	 * Memory benchmark: task events only, every stack held back to the
+	 * very end, so that all events are pending at once (the shares above
+	 * are ignored).
 	 */
 	bool hold_stacks;
 };

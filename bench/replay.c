@@ -88,6 +88,8 @@ struct run {
 	/* memory mode */
 	size_t max_pending;
 	long rss_at_max_kb;
+	uint64_t page_ts[NR_CPUS];
+	unsigned long pages;
 };
 
 static struct run *cur;
@@ -369,17 +371,27 @@ static int store_page(int cpu, const void *page, unsigned int size, void *arg)
 	return 0;
 }
 
-/* Memory mode: pages go straight into the pipeline, nothing is kept. */
+/*
+ * Memory mode: pages go straight into the pipeline, nothing is kept. Trace
+ * time advances as in the daemon: to the oldest of the CPUs' latest pages.
+ */
 static int feed_page(int cpu, const void *page, unsigned int size, void *arg)
 {
 	struct run *r = arg;
 	struct td_stitch_stats ss;
-	static unsigned long nr;
+	uint64_t now = UINT64_MAX;
 
 	td_parser_page(r->p, cpu, (void *)page, (int)size);
-	if (++nr % FEED_BATCH)
+	r->page_ts[cpu] = page_ts(page);
+	if (++r->pages % FEED_BATCH)
 		return 0;
-	/* Both CPUs' pages come in time order, within a few pages of each other. */
+	for (int c = 0; c < NR_CPUS; c++)
+		if (r->page_ts[c] < now)
+			now = r->page_ts[c];
+	if (now) {
+		td_parser_advance(r->p, now - 1);
+		td_stitch_advance(r->st, now - 1);
+	}
 	td_stitch_get_stats(r->st, &ss);
 	if (ss.pending_events > r->max_pending) {
 		r->max_pending = ss.pending_events;

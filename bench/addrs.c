@@ -181,7 +181,8 @@ int maps_bias(int pid, const char *substr, uint64_t *bias, char *path, size_t pa
 	while (fgets(line, sizeof(line), f)) {
 		char *p;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perm, &off, &n) != 4)
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perm, &off,
+			   &n) != 4)
 			continue;
 		p = line + n;
 		p[strcspn(p, "\n")] = '\0';

@@ -128,7 +128,8 @@ static int setup(struct drain *d, const char *name, bool ustack, bool deferred, 
 		char path[64];
 
 		snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", cpu);
-		r->fd = tracefs_instance_file_open(d->inst, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		r->fd = tracefs_instance_file_open(d->inst, path,
+						   O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		if (r->fd < 0)
 			continue;
 		r->cpu = cpu;
@@ -239,11 +240,20 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "i:", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'i': name = optarg; break;
-		case 'D': deferred = true; break;
-		case 'U': ustack = false; break;
-		case 'K': kstack = false; break;
-		default: goto usage;
+		case 'i':
+			name = optarg;
+			break;
+		case 'D':
+			deferred = true;
+			break;
+		case 'U':
+			ustack = false;
+			break;
+		case 'K':
+			kstack = false;
+			break;
+		default:
+			goto usage;
 		}
 	}
 	if (!name)
@@ -255,7 +265,7 @@ int main(int argc, char **argv)
 	teardown(&d);
 	return ret;
 usage:
-	fprintf(stderr, "usage: drain -i INSTANCE [--deferred] [--no-user-stack] "
-			"[--no-kernel-stack]\n");
+	fprintf(stderr,
+		"usage: drain -i INSTANCE [--deferred] [--no-user-stack] [--no-kernel-stack]\n");
 	return 2;
 }

@@ -163,6 +163,16 @@ static int set_up(struct tracefs_instance *inst, const char *mode, char **events
 	return 0;
 }
 
+static void add_u64(json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_uint64(v));
+}
+
+static void add_ratio(json_object *o, const char *key, uint64_t num, uint64_t den)
+{
+	json_object_object_add(o, key, json_object_new_double(den ? (double)num / den : 0));
+}
+
 /* Read every CPU's buffer to the end and walk it. */
 static int read_all(struct tracefs_instance *inst, struct rbwalk *w, struct stat_ctx *c,
 		    json_object *out)
@@ -197,9 +207,9 @@ static int read_all(struct tracefs_instance *inst, struct rbwalk *w, struct stat
 		tracefs_cpu_close(tc);
 	}
 	free(page);
-	json_object_object_add(out, "stats_entries", json_object_new_uint64(entries));
-	json_object_object_add(out, "stats_bytes", json_object_new_uint64(sbytes));
-	json_object_object_add(out, "overrun", json_object_new_uint64(overrun));
+	add_u64(out, "stats_entries", entries);
+	add_u64(out, "stats_bytes", sbytes);
+	add_u64(out, "overrun", overrun);
 	return 0;
 }
 
@@ -207,33 +217,27 @@ static void results(const struct stat_ctx *c, const struct rbwalk *w, json_objec
 {
 	json_object *recs = json_object_new_object(), *bytes = json_object_new_object();
 	uint64_t ev = c->records[K_EVENT];
+	uint64_t stacks = c->records[K_USTACK] + c->records[K_UNWIND];
 	uint64_t ustack_bytes = c->bytes[K_USTACK] + c->bytes[K_COOKIE] + c->bytes[K_UNWIND];
 
 	for (int k = 0; k < NR_KINDS; k++) {
-		json_object_object_add(recs, kind_names[k], json_object_new_uint64(c->records[k]));
-		json_object_object_add(bytes, kind_names[k], json_object_new_uint64(c->bytes[k]));
+		add_u64(recs, kind_names[k], c->records[k]);
+		add_u64(bytes, kind_names[k], c->bytes[k]);
 	}
 	json_object_object_add(out, "records", recs);
 	json_object_object_add(out, "record_bytes", bytes);
-	json_object_object_add(out, "events", json_object_new_uint64(ev));
-	json_object_object_add(out, "rb_bytes", json_object_new_uint64(rbwalk_commit_bytes(w)));
-	json_object_object_add(out, "pages", json_object_new_uint64(rbwalk_pages(w)));
-	json_object_object_add(out, "rb_bytes_per_event",
-			       json_object_new_double(ev ? (double)rbwalk_commit_bytes(w) / ev : 0));
-	json_object_object_add(out, "user_stack_bytes_per_event",
-			       json_object_new_double(ev ? (double)ustack_bytes / ev : 0));
-	json_object_object_add(out, "stacks",
-			       json_object_new_uint64(c->records[K_USTACK] + c->records[K_UNWIND]));
-	json_object_object_add(out, "empty_deferred_stacks", json_object_new_uint64(c->empty_unwind));
+	add_u64(out, "events", ev);
+	add_u64(out, "rb_bytes", rbwalk_commit_bytes(w));
+	add_u64(out, "pages", rbwalk_pages(w));
+	add_ratio(out, "rb_bytes_per_event", rbwalk_commit_bytes(w), ev);
+	add_ratio(out, "user_stack_bytes_per_event", ustack_bytes, ev);
+	add_u64(out, "stacks", stacks);
+	add_u64(out, "empty_deferred_stacks", c->empty_unwind);
 	if (c->records[K_USTACK])
-		json_object_object_add(out, "user_frames_per_stack", json_object_new_double(
-			(double)c->uframes_inplace / c->records[K_USTACK]));
+		add_ratio(out, "user_frames_per_stack", c->uframes_inplace, c->records[K_USTACK]);
 	else if (c->records[K_UNWIND])
-		json_object_object_add(out, "user_frames_per_stack", json_object_new_double(
-			(double)c->uframes_deferred / c->records[K_UNWIND]));
-	json_object_object_add(out, "events_per_stack", json_object_new_double(
-		c->records[K_USTACK] + c->records[K_UNWIND] ?
-		(double)ev / (c->records[K_USTACK] + c->records[K_UNWIND]) : 0));
+		add_ratio(out, "user_frames_per_stack", c->uframes_deferred, c->records[K_UNWIND]);
+	add_ratio(out, "events_per_stack", ev, stacks);
 }
 
 int main(int argc, char **argv)
@@ -259,17 +263,24 @@ int main(int argc, char **argv)
 
 	while ((ch = getopt_long(argc, argv, "+m:e:b:", lopts, NULL)) != -1) {
 		switch (ch) {
-		case 'm': mode = optarg; break;
+		case 'm':
+			mode = optarg;
+			break;
 		case 'e':
 			if (nr_ev < MAX_EVENTS)
 				events[nr_ev++] = optarg;
 			break;
-		case 'b': buffer_kb = strtoul(optarg, NULL, 0); break;
-		default: goto usage;
+		case 'b':
+			buffer_kb = strtoul(optarg, NULL, 0);
+			break;
+		default:
+			goto usage;
 		}
 	}
-	if (!mode || optind >= argc || (strcmp(mode, "untraced") && strcmp(mode, "none") &&
-					 strcmp(mode, "inplace") && strcmp(mode, "deferred")))
+	if (!mode || optind >= argc)
+		goto usage;
+	if (strcmp(mode, "untraced") && strcmp(mode, "none") && strcmp(mode, "inplace") &&
+	    strcmp(mode, "deferred"))
 		goto usage;
 	traced = strcmp(mode, "untraced");
 	json_object_object_add(out, "mode", json_object_new_string(mode));
@@ -331,8 +342,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rbstat: the workload failed\n");
 		goto err;
 	}
-	json_object_object_add(out, "elapsed_ns", json_object_new_uint64(elapsed));
-	json_object_object_add(out, "ops", json_object_new_uint64(ops));
+	add_u64(out, "elapsed_ns", elapsed);
+	add_u64(out, "ops", ops);
 	if (traced) {
 		tracefs_trace_off(inst);
 		w = rbwalk_new();
@@ -354,8 +365,8 @@ out:
 	json_object_put(out);
 	return ret;
 usage:
-	fprintf(stderr, "usage: rbstat --mode untraced|none|inplace|deferred -e SYS:NAME... "
-			"[--buffer-kb N] -- CMD [ARGS...]\n");
+	fputs("usage: rbstat --mode untraced|none|inplace|deferred -e SYS:NAME...\n"
+	      "              [--buffer-kb N] -- CMD [ARGS...]\n", stderr);
 	json_object_put(out);
 	return 2;
 }

@@ -46,7 +46,7 @@
 #include "capgen.h"
 #include "tasks.h"
 
-#define NR_CPUS		2
+#define REPLAY_CPUS		2
 #define FEED_BATCH	64	/* pages between two advances, as the daemon's read budget */
 #define JSON_BUF	(1 << 16)
 
@@ -60,7 +60,7 @@ struct cpu_pages {
 };
 
 struct capture {
-	struct cpu_pages cpu[NR_CPUS];
+	struct cpu_pages cpu[REPLAY_CPUS];
 };
 
 struct opts {
@@ -84,17 +84,21 @@ struct run {
 	unsigned int kcap, ucap;
 	const struct tep_event *switch_ev;
 	uint64_t emitted[TD_NR_STATUS];
-	uint64_t kframes, knamed, uframes, unamed, json_err;
+	uint64_t kframes, knamed, uframes, named_u, json_err;
 	/* memory mode */
 	size_t max_pending;
 	long rss_at_max_kb;
-	uint64_t page_ts[NR_CPUS];
+	uint64_t page_ts[REPLAY_CPUS];
 	unsigned long pages;
 };
 
 static struct run *cur;
 
-/* ---- parse-only: the stitcher's entry points, wrapped (-Wl,--wrap) ---- */
+/*
+ * ---- parse-only: the stitcher's entry points, wrapped (-Wl,--wrap) ----
+ * The linker sends the parser's calls to __wrap_*, and __real_* to the
+ * library's functions; no header declares these names.
+ */
 
 void __real_td_stitch_event(struct td_stitcher *st, struct td_event *ev);
 void __real_td_stitch_stack(struct td_stitcher *st, struct td_ustack *us);
@@ -200,7 +204,7 @@ static void emit(const struct td_event *ev, const struct td_ustack *us, enum td_
 		r->uf[i].addr = uips->ips[i];
 		if (pid > 0)
 			td_sym_user(r->sym, pid, r->uf[i].addr, i > 0, &r->uf[i]);
-		r->unamed += r->uf[i].symbol != NULL;
+		r->named_u += r->uf[i].symbol != NULL;
 	}
 	r->kframes += nk;
 	r->uframes += nu;
@@ -263,7 +267,7 @@ static struct run *run_new(struct tep_handle *tep, enum stage stage, const char 
 	r->tgid = td_tgid_new(NULL);
 	if (!r->st || !r->tgid)
 		goto fail;
-	r->p = td_parser_new(tep, r->st, NR_CPUS);
+	r->p = td_parser_new(tep, r->st, REPLAY_CPUS);
 	if (!r->p)
 		goto fail;
 	td_parser_set_tgid_fn(r->p, tgid_of, r);
@@ -302,7 +306,7 @@ static void advance(struct run *r, const struct capture *c, const size_t *next)
 {
 	uint64_t now = UINT64_MAX;
 
-	for (int cpu = 0; cpu < NR_CPUS; cpu++)
+	for (int cpu = 0; cpu < REPLAY_CPUS; cpu++)
 		if (next[cpu] < c->cpu[cpu].n) {
 			uint64_t t = page_ts(c->cpu[cpu].buf + next[cpu] * TD_PAGE_SIZE);
 
@@ -317,13 +321,13 @@ static void advance(struct run *r, const struct capture *c, const size_t *next)
 
 static void feed(struct run *r, const struct capture *c)
 {
-	size_t next[NR_CPUS] = { 0 }, fed = 0;
+	size_t next[REPLAY_CPUS] = { 0 }, fed = 0;
 
 	for (;;) {
 		int best = -1;
 		uint64_t best_ts = UINT64_MAX;
 
-		for (int cpu = 0; cpu < NR_CPUS; cpu++) {
+		for (int cpu = 0; cpu < REPLAY_CPUS; cpu++) {
 			uint64_t t;
 
 			if (next[cpu] >= c->cpu[cpu].n)
@@ -385,7 +389,7 @@ static int feed_page(int cpu, const void *page, unsigned int size, void *arg)
 	r->page_ts[cpu] = page_ts(page);
 	if (++r->pages % FEED_BATCH)
 		return 0;
-	for (int c = 0; c < NR_CPUS; c++)
+	for (int c = 0; c < REPLAY_CPUS; c++)
 		if (r->page_ts[c] < now)
 			now = r->page_ts[c];
 	if (now) {
@@ -433,20 +437,24 @@ static const char *const ks_read[] = {
 	"__schedule", "schedule", "pipe_read", "vfs_read", "ksys_read", "__x64_sys_read",
 	"x64_sys_call", "do_syscall_64", "entry_SYSCALL_64_after_hwframe", NULL,
 };
+
 static const char *const ks_futex[] = {
 	"__schedule", "schedule", "futex_wait_queue", "__futex_wait", "futex_wait", "do_futex",
 	"__x64_sys_futex", "x64_sys_call", "do_syscall_64", "entry_SYSCALL_64_after_hwframe",
 	NULL,
 };
+
 static const char *const ks_sleep[] = {
 	"__schedule", "schedule", "do_nanosleep", "hrtimer_nanosleep", "__x64_sys_nanosleep",
 	"x64_sys_call", "do_syscall_64", "entry_SYSCALL_64_after_hwframe", NULL,
 };
+
 static const char *const ks_poll[] = {
 	"__schedule", "schedule", "schedule_hrtimeout_range_clock", "schedule_hrtimeout_range",
 	"do_epoll_wait", "__x64_sys_epoll_wait", "x64_sys_call", "do_syscall_64",
 	"entry_SYSCALL_64_after_hwframe", NULL,
 };
+
 static const char *const ks_idle[] = {
 	"__schedule", "schedule_idle", "do_idle", "cpu_startup_entry", "start_secondary",
 	"common_startup_64", NULL,
@@ -465,7 +473,8 @@ static int kernel_stacks(struct capgen_kstack *task, int *nr_task, struct capgen
 		for (int t = 0; t < 4; t++) {
 			task[t].nr = 9;
 			for (unsigned int i = 0; i < 9; i++)
-				task[t].ips[i] = 0xffffffff81000000ULL + 0x1000 * (t * 16 + i) + 0x5b;
+				task[t].ips[i] = 0xffffffff81000000ULL + 0x1000 * (t * 16 + i) +
+						 0x5b;
 		}
 		*nr_task = 4;
 		idle->nr = 6;
@@ -494,11 +503,12 @@ static int check_formats(struct tep_handle *tep, struct capgen_cfg *cfg)
 	struct tep_event *u = tep_find_event_by_name(tep, "ftrace", "user_unwind_stack");
 
 	if (!s || !k || !c || !u) {
-		fprintf(stderr, "replay: the formats lack sched_switch, kernel_stack or user_unwind_*\n");
+		fprintf(stderr,
+			"replay: the formats lack sched_switch, kernel_stack or user_unwind_*\n");
 		return -1;
 	}
 	/* The generator writes the x86_64 layout: refuse any other. */
-	for (unsigned int i = 0; i < sizeof(sw) / sizeof(sw[0]); i++) {
+	for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); i++) {
 		struct tep_format_field *f = tep_find_field(s, sw[i].name);
 
 		if (!f || f->offset != sw[i].offset || f->size != sw[i].size) {
@@ -518,7 +528,7 @@ static int write_raw(const struct capture *c, const char *dir)
 {
 	char path[4096];
 
-	for (int cpu = 0; cpu < NR_CPUS; cpu++) {
+	for (int cpu = 0; cpu < REPLAY_CPUS; cpu++) {
 		size_t len = c->cpu[cpu].n * TD_PAGE_SIZE, done = 0;
 		int fd;
 
@@ -591,7 +601,7 @@ static json_object *run_json(const struct run *r, uint64_t events, uint64_t wall
 		add_u64(o, "kernel_frames", r->kframes);
 		add_dbl(o, "kernel_frames_named", r->kframes ? (double)r->knamed / r->kframes : 0);
 		add_u64(o, "user_frames", r->uframes);
-		add_dbl(o, "user_frames_named", r->uframes ? (double)r->unamed / r->uframes : 0);
+		add_dbl(o, "user_frames_named", r->uframes ? (double)r->named_u / r->uframes : 0);
 	}
 	if (r->stage >= ST_JSON)
 		add_u64(o, "json_errors", r->json_err);
@@ -675,7 +685,7 @@ static int speed(const struct opts *o, struct tep_handle *tep, struct capgen_cfg
 	}
 	json_object_object_add(out, "capture", capture_json(&cs));
 out:
-	for (int cpu = 0; cpu < NR_CPUS; cpu++)
+	for (int cpu = 0; cpu < REPLAY_CPUS; cpu++)
 		free(cap.cpu[cpu].buf);
 	return ret;
 }
@@ -780,20 +790,37 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'f': o.formats = optarg; break;
-		case 'p': o.prog = optarg; break;
-		case 'n': o.events = strtoull(optarg, NULL, 0); break;
-		case 'r': o.repeat = atoi(optarg); break;
-		case 'P': o.procs = atoi(optarg); break;
-		case 'd': o.raw_dir = optarg; break;
-		case 'j': o.json = optarg; break;
-		case 'm': o.memory = true; break;
+		case 'f':
+			o.formats = optarg;
+			break;
+		case 'p':
+			o.prog = optarg;
+			break;
+		case 'n':
+			o.events = strtoull(optarg, NULL, 0);
+			break;
+		case 'r':
+			o.repeat = atoi(optarg);
+			break;
+		case 'P':
+			o.procs = atoi(optarg);
+			break;
+		case 'd':
+			o.raw_dir = optarg;
+			break;
+		case 'j':
+			o.json = optarg;
+			break;
+		case 'm':
+			o.memory = true;
+			break;
 		case 's':
 			o.stages = parse_stages(optarg);
 			if (!o.stages)
 				return usage();
 			break;
-		default: return usage();
+		default:
+			return usage();
 		}
 	}
 	if (!o.formats || !o.prog || o.repeat < 1 || !o.events)
@@ -807,7 +834,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	capgen_defaults(&cfg);
-	cfg.nr_cpus = NR_CPUS;
+	cfg.nr_cpus = REPLAY_CPUS;
 	cfg.nr_events = o.events;
 	if (check_formats(tep, &cfg))
 		goto out;

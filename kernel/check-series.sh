@@ -1,36 +1,35 @@
 #!/usr/bin/env bash
 # Check the kernel series as a maintainer would: every patch passes
-# scripts/checkpatch.pl --strict, and the tree builds after every patch
-# (incrementally, in $KCACHE/build-series, with the test configuration).
+# scripts/checkpatch.pl --strict, and the kernel builds after every patch
+# with the test configuration, without warnings.
 #
 #   kernel/check-series.sh [--no-build]
 #
+# The builds walk the cached patched tree (kernel/build.sh patched) back to
+# each patch in turn and rebuild incrementally; the full series is checked
+# out again at the end, so the next build only redoes what moved.
+#
 # checkpatch's "added, moved or deleted file(s), does MAINTAINERS need
-# updating?" reminder is reported but not counted: the new files live in
+# updating?" reminder is reported but not counted: the new files are in
 # kernel/trace/ and tools/testing/selftests/ftrace/, which the TRACING
 # entry of MAINTAINERS already covers.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 export KCACHE=${KCACHE:-$top/.cache/kernel}
-"$top/kernel/fetch-source.sh" >&2
-src=$KCACHE/src tree=$KCACHE/tree-series out=$KCACHE/build-series
 build=1
 [ "${1:-}" = --no-build ] && build=0
 
-if [ ! -e "$tree/.git" ]; then
-	git -C "$src" worktree prune
-	git -C "$src" worktree add -q --detach "$tree" pristine
-fi
-git -C "$tree" am --abort >/dev/null 2>&1 || true
-git -C "$tree" reset -q --hard pristine
+"$top/kernel/build.sh" patched > /dev/null
+tree=$KCACHE/tree-patched out=$KCACHE/build-patched
+full=$(git -C "$tree" rev-parse HEAD)
+mapfile -t commits < <(git -C "$tree" rev-list --reverse pristine.."$full")
+trap 'git -C "$tree" checkout -q --detach "$full"' EXIT
 
-bad=0
-n=0
+bad=0 n=0
 while read -r p; do
 	case "$p" in '' | '#'*) continue ;; esac
-	n=$((n + 1))
 	echo "== $p"
-	# Python helpers of checkpatch (spdxcheck) want the system python3.
+	# checkpatch's Python helper (spdxcheck) wants the system python3.
 	res=$(PATH=/usr/bin:/bin:$PATH "$tree/scripts/checkpatch.pl" --strict -q \
 		"$top/kernel-patches/$p" 2>&1 || true)
 	real=$(echo "$res" | grep -E '^(ERROR|WARNING|CHECK):' |
@@ -39,29 +38,25 @@ while read -r p; do
 		echo "$res"
 		bad=1
 	else
-		echo "   checkpatch --strict: clean${res:+ (MAINTAINERS reminder only)}"
+		echo "   checkpatch --strict: clean${res:+ but for the MAINTAINERS reminder}"
 	fi
-	git -C "$tree" -c user.name=trace-defer -c user.email=trace-defer@localhost \
-		am -q "$top/kernel-patches/$p"
 	if [ "$build" -eq 1 ]; then
-		if [ ! -e "$out/.config" ]; then
-			mkdir -p "$out"
-			cp "$KCACHE/build-patched/.config" "$out/.config" 2>/dev/null ||
-				"$top/kernel/build.sh" patched > /dev/null
-			cp "$KCACHE/build-patched/.config" "$out/.config"
-		fi
+		git -C "$tree" checkout -q --detach "${commits[$n]}"
 		t0=$SECONDS
-		if make -s -C "$tree" O="$out" olddefconfig > /dev/null &&
-		   make -s -C "$tree" O="$out" -j"$(nproc)" bzImage 2> "$out/build-$n.log"; then
-			w=$(grep -c 'warning:' "$out/build-$n.log" || true)
+		if make -s -C "$tree" O="$out" -j"$(nproc)" bzImage 2> "$out/series-$n.log"; then
+			w=$(grep -c 'warning:' "$out/series-$n.log" || true)
 			echo "   builds ($((SECONDS - t0)) s, $w warnings)"
-			[ "$w" -eq 0 ] || { cat "$out/build-$n.log"; bad=1; }
+			[ "$w" -eq 0 ] || { cat "$out/series-$n.log"; bad=1; }
 		else
-			tail -n 30 "$out/build-$n.log"
+			tail -n 30 "$out/series-$n.log"
 			echo "   DOES NOT BUILD"
 			bad=1
 		fi
 	fi
+	n=$((n + 1))
 done < "$top/kernel-patches/series"
-[ "$bad" -eq 0 ] && echo "series: $n patches, all clean${build:+ and building}"
+[ "$n" -eq "${#commits[@]}" ] || { echo "series: $n patches but ${#commits[@]} commits"; bad=1; }
+if [ "$bad" -eq 0 ]; then
+	echo "series: $n patches, checkpatch --strict clean$([ "$build" -eq 1 ] && echo ", each builds")"
+fi
 exit "$bad"

@@ -1,0 +1,780 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * trace-defer report: a trace.dat through the daemon's own pipeline (see
+ * report.h). libtracecmd hands the records of every CPU merged in
+ * timestamp order; each goes to the parser as a sub-buffer record would,
+ * and since nothing older can come after it, its timestamp is also the
+ * trace time every CPU has been read up to (what the live loop gets from
+ * per_cpu/cpuN/stats).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <trace-cmd/trace-cmd.h>
+
+#include <trace-defer/output.h>
+#include <trace-defer/parse.h>
+#include <trace-defer/stitch.h>
+
+#include "config.h"
+#include "counters.h"
+#include "daemon.h"
+#include "log.h"
+#include "outputs.h"
+#include "report.h"
+#include "resolve.h"
+
+/* Move trace time on (hand on held events, expire waits) at most this often. */
+#define ADVANCE_NS	1000000ULL
+/* Tasks checked against /proc, direct-mapped by thread id. */
+#define TASK_SLOTS	4096
+/* Kernel symbols of the running kernel looked up in the trace's, one per STRIDE. */
+#define KSYM_SAMPLES	16
+#define KSYM_STRIDE	1000
+
+struct task_slot {
+	int tid;
+	bool live;
+	char comm[TD_COMM_LEN];
+};
+
+struct report {
+	struct td_config cfg;
+	const char *path;
+	const char *buffer;		/* instance buffer to read, NULL: the top level */
+	bool text;			/* text on stdout */
+	bool json_stdout;		/* --json */
+
+	struct tracecmd_input *file;
+	struct tracecmd_input *input;	/* the buffer read: file, or one of its instances */
+	struct tep_handle *tep;
+	int nr_cpus;
+	unsigned int page_size;		/* sub-buffer size in the file */
+
+	struct td_counters counters;
+	struct td_outputs outputs;
+	bool outputs_open;
+	struct td_resolver *resolver;
+	struct td_stitcher *stitcher;
+	struct td_parser *parser;
+
+	struct trace_seq seq;		/* the text output's event info */
+	bool seq_init;
+	bool text_broken;		/* the reader of stdout went away */
+
+	uint64_t records, bad_cpu, damaged;
+	uint64_t last_advance;
+	int exit_code;
+
+	/* User frames from /proc only for a trace of the running system. */
+	bool same_system;
+	struct task_slot *tasks;
+	uint64_t kernel_lookups, kernel_unknown;
+};
+
+enum {
+	OPT_JSON = 256,
+	OPT_TEXT,
+	OPT_NO_SYMBOLIZE,
+	OPT_DEBUG_DIR,
+	OPT_MAX_PENDING,
+	OPT_MAX_STACKS,
+	OPT_MAX_WAIT_MS,
+};
+
+static const struct option long_opts[] = {
+	{ "output",		required_argument, NULL, 'o' },
+	{ "json",		no_argument,	   NULL, OPT_JSON },
+	{ "text",		no_argument,	   NULL, OPT_TEXT },
+	{ "folded",		required_argument, NULL, 'f' },
+	{ "flamegraph",		required_argument, NULL, 'F' },
+	{ "buffer",		required_argument, NULL, 'B' },
+	{ "no-symbolize",	no_argument,	   NULL, OPT_NO_SYMBOLIZE },
+	{ "debug-dir",		required_argument, NULL, OPT_DEBUG_DIR },
+	{ "max-pending",	required_argument, NULL, OPT_MAX_PENDING },
+	{ "max-stacks",		required_argument, NULL, OPT_MAX_STACKS },
+	{ "max-wait-ms",	required_argument, NULL, OPT_MAX_WAIT_MS },
+	{ "quiet",		no_argument,	   NULL, 'q' },
+	{ "verbose",		no_argument,	   NULL, 'v' },
+	{ "help",		no_argument,	   NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+	fputs(
+"Usage: trace-defer report FILE.dat [OPTION]...\n"
+"Read a trace.dat (trace-defer record, --record, trace-cmd record) and print\n"
+"every event with its kernel stack and its stitched user stack, through the\n"
+"same stitching and symbolizing code as the live trace-defer.\n"
+"\n"
+"Output (text on stdout when no output is given):\n"
+"      --text             text on stdout, also when other outputs are given\n"
+"      --json             JSON lines on stdout (same as -o -)\n"
+"  -o, --output FILE      JSON lines, the live daemon's schema (- for stdout)\n"
+"  -f, --folded FILE      folded stacks for flame graph tools (- for stdout)\n"
+"  -F, --flamegraph FILE  flame graph SVG\n"
+"\n"
+"Input and naming:\n"
+"  -B, --buffer NAME      read the instance buffer NAME (trace-cmd record -B)\n"
+"                         instead of the top-level one\n"
+"      --no-symbolize     raw addresses only\n"
+"      --debug-dir DIR    separate debug files (default /usr/lib/debug)\n"
+"      --max-pending N    events waiting for their user stack\n"
+"      --max-stacks N     user stacks waiting for their events\n"
+"      --max-wait-ms N    how long an event waits for its stack (trace time)\n"
+"  -q, --quiet            errors only\n"
+"  -v, --verbose          a summary of what was read at the end\n"
+"  -h, --help             this help\n"
+"\n"
+"Kernel frames are named with the kernel symbols saved in FILE.dat; user\n"
+"frames through /proc/PID/maps, only if FILE.dat was recorded since this\n"
+"system booted and the process still runs (else raw addresses).\n"
+"\n"
+"Exit status: 0 ok, 1 FILE.dat cannot be read (truncated, damaged) or an\n"
+"output failed, 2 usage error or FILE.dat missing, unreadable or not a\n"
+"trace.dat. See trace-defer(8).\n", f);
+}
+
+static int apply(struct td_config *cfg, const char *key, const char *value, const char *opt)
+{
+	char where[64];
+
+	snprintf(where, sizeof(where), "option %s", opt);
+	return td_config_set(cfg, key, value, where);
+}
+
+/* Returns 0, 1 (help printed: exit 0) or -1 (usage error, printed). */
+static int parse_options(struct report *rp, int argc, char **argv)
+{
+	bool quiet = false;
+	int c, verbose = 0;
+
+	opterr = 1;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "o:f:F:B:qvh", long_opts, NULL)) != -1) {
+		int ret = 0;
+
+		switch (c) {
+		case 'o':
+			if (rp->json_stdout || rp->cfg.output) {
+				td_err("report: give the JSON output once (-o or --json)");
+				return -1;
+			}
+			ret = apply(&rp->cfg, "output", optarg, "--output");
+			break;
+		case OPT_JSON:
+			if (rp->cfg.output) {
+				td_err("report: give the JSON output once (-o or --json)");
+				return -1;
+			}
+			rp->json_stdout = true;
+			ret = apply(&rp->cfg, "output", "-", "--json");
+			break;
+		case OPT_TEXT:
+			rp->text = true;
+			break;
+		case 'f':
+			ret = apply(&rp->cfg, "folded", optarg, "--folded");
+			break;
+		case 'F':
+			ret = apply(&rp->cfg, "flamegraph", optarg, "--flamegraph");
+			break;
+		case 'B':
+			rp->buffer = optarg;
+			break;
+		case OPT_NO_SYMBOLIZE:
+			rp->cfg.symbolize = false;
+			break;
+		case OPT_DEBUG_DIR:
+			ret = apply(&rp->cfg, "debug_dir", optarg, "--debug-dir");
+			break;
+		case OPT_MAX_PENDING:
+			ret = apply(&rp->cfg, "max_pending", optarg, "--max-pending");
+			break;
+		case OPT_MAX_STACKS:
+			ret = apply(&rp->cfg, "max_stacks", optarg, "--max-stacks");
+			break;
+		case OPT_MAX_WAIT_MS:
+			ret = apply(&rp->cfg, "max_wait_ms", optarg, "--max-wait-ms");
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			fputs("Try 'trace-defer report --help'.\n", stderr);
+			return -1;
+		}
+		if (ret)
+			return -1;
+	}
+	td_log_level = (quiet ? TD_LOG_ERR : TD_LOG_WARN) + verbose;
+	if (td_log_level > TD_LOG_DEBUG)
+		td_log_level = TD_LOG_DEBUG;
+	if (optind >= argc) {
+		td_err("report: give the trace.dat to read (try 'trace-defer report --help')");
+		return -1;
+	}
+	rp->path = argv[optind++];
+	if (optind < argc) {
+		td_err("report: unexpected argument '%s' (one trace.dat at a time)", argv[optind]);
+		return -1;
+	}
+	/* Nothing asked for: a person wants to read the events. */
+	if (!rp->cfg.output && !rp->cfg.folded && !rp->cfg.flamegraph)
+		rp->text = true;
+	if (rp->text && ((rp->cfg.output && !strcmp(rp->cfg.output, "-")) ||
+			 (rp->cfg.folded && !strcmp(rp->cfg.folded, "-")))) {
+		td_err("report: the text and another output cannot both go to stdout");
+		return -1;
+	}
+	return td_config_check(&rp->cfg) ? -1 : 0;
+}
+
+/* ---- input ---- */
+
+static const char *crash_path;
+/* 1 while libtracecmd reads, 0 while our code runs (see read_records()). */
+static volatile sig_atomic_t in_library;
+
+/*
+ * libtraceevent's kbuffer trusts a sub-buffer's header (its commit length)
+ * and libtracecmd hands it whatever the file holds: some damaged files make
+ * them read out of bounds (stock `trace-cmd report` dies on them as well).
+ * While they read the file, a fault ends the report with a message and
+ * status 1 instead of a core dump. A fault in our own code (in_library 0)
+ * is a bug: the handler, reset by SA_RESETHAND, returns and the fault
+ * happens again with the default action.
+ */
+static void on_fault(int sig)
+{
+	static const char msg1[] = "trace-defer: report: reading ";
+	static const char msg2[] = " crashed libtracecmd/libtraceevent: the file is damaged\n";
+	ssize_t ignored;
+
+	if (!in_library)
+		return;
+	ignored = write(STDERR_FILENO, msg1, sizeof(msg1) - 1);
+	ignored = write(STDERR_FILENO, crash_path, strlen(crash_path));
+	ignored = write(STDERR_FILENO, msg2, sizeof(msg2) - 1);
+	(void)ignored;
+	(void)sig;
+	_exit(TD_EXIT_RUNTIME);
+}
+
+static void catch_faults(const char *path, bool on)
+{
+	struct sigaction sa = { .sa_handler = on ? on_fault : SIG_DFL,
+				.sa_flags = SA_RESETHAND };
+
+	crash_path = path;
+	in_library = on;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+/*
+ * What libtracecmd does not say when it cannot open a file: missing or
+ * unreadable (usage), not a trace.dat at all (usage), or a trace.dat it
+ * cannot read (truncated, damaged: runtime). Returns an exit status.
+ */
+static int open_input(struct report *rp)
+{
+	static const unsigned char magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+	unsigned char head[sizeof(magic)];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	fd = open(rp->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		td_err("report: cannot open %s: %s", rp->path, strerror(errno));
+		return TD_EXIT_USAGE;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		td_err("report: %s is not a regular file", rp->path);
+		close(fd);
+		return TD_EXIT_USAGE;
+	}
+	n = read(fd, head, sizeof(head));
+	close(fd);
+	if (n != (ssize_t)sizeof(head) || memcmp(head, magic, sizeof(magic))) {
+		td_err("report: %s is not a trace.dat file (no trace-cmd file header)", rp->path);
+		return TD_EXIT_USAGE;
+	}
+	catch_faults(rp->path, true);
+	rp->file = tracecmd_open(rp->path, 0);
+	catch_faults(rp->path, false);
+	if (!rp->file) {
+		td_err("report: cannot read %s: truncated or damaged trace.dat "
+		       "(libtracecmd cannot open it)", rp->path);
+		return TD_EXIT_RUNTIME;
+	}
+	rp->input = rp->file;
+	if (rp->buffer) {
+		int i, nr = tracecmd_buffer_instances(rp->file);
+
+		for (i = 0; i < nr; i++) {
+			const char *name = tracecmd_buffer_instance_name(rp->file, i);
+
+			if (name && !strcmp(name, rp->buffer))
+				break;
+		}
+		if (i == nr) {
+			td_err("report: %s has no buffer '%s'", rp->path, rp->buffer);
+			return TD_EXIT_USAGE;
+		}
+		rp->input = tracecmd_buffer_instance_handle(rp->file, i);
+		if (!rp->input) {
+			td_err("report: cannot read buffer '%s' of %s", rp->buffer, rp->path);
+			return TD_EXIT_RUNTIME;
+		}
+	}
+	rp->tep = tracecmd_get_tep(rp->input);
+	if (!rp->tep) {
+		td_err("report: %s holds no event formats", rp->path);
+		return TD_EXIT_RUNTIME;
+	}
+	rp->nr_cpus = tep_get_cpus(rp->tep);
+	if (rp->nr_cpus < 1)
+		rp->nr_cpus = 1;
+	rp->page_size = tep_get_page_size(rp->tep) > 0 ? tep_get_page_size(rp->tep) : 4096;
+	return TD_EXIT_OK;
+}
+
+/* ---- naming ---- */
+
+/*
+ * Was the trace recorded on the system running now, since it booted? Its
+ * saved kernel symbols must then start where /proc/kallsyms has them (KASLR
+ * moves them at every boot). Sampled over the file. Without addresses on
+ * either side (kptr_restrict, no kallsyms in the trace) nothing can be told,
+ * and the answer is no: raw addresses are better than another process's names.
+ */
+static bool same_system(struct tep_handle *tep)
+{
+	unsigned long line_nr = 0;
+	int tried = 0, matched = 0;
+	char line[512];
+	FILE *f;
+
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return false;
+	while (tried < KSYM_SAMPLES && fgets(line, sizeof(line), f)) {
+		unsigned long long addr, start;
+		const char *name;
+		unsigned long size;
+		char type;
+
+		if (sscanf(line, "%llx %c", &addr, &type) != 2 || !addr ||
+		    (type != 't' && type != 'T'))
+			continue;
+		if (line_nr++ % KSYM_STRIDE)
+			continue;
+		tried++;
+		if (tep_find_function_info(tep, addr, &name, &start, &size) == 1 && start == addr)
+			matched++;
+	}
+	fclose(f);
+	return tried >= 2 && matched == tried;
+}
+
+/* Kernel frames: the kallsyms saved in the trace.dat, loaded into its tep. */
+static int kernel_sym(uint64_t addr, struct td_frame *out, void *arg)
+{
+	struct report *rp = arg;
+	unsigned long long start;
+	unsigned long size;
+	const char *name;
+
+	*out = (struct td_frame){ .addr = addr };
+	rp->kernel_lookups++;
+	if (tep_find_function_info(rp->tep, addr, &name, &start, &size) != 1 || !name ||
+	    addr < start) {
+		rp->kernel_unknown++;
+		return -ENOENT;
+	}
+	out->symbol = name;
+	out->sym_offset = addr - start;
+	/* The tep does not tell module symbols apart. */
+	out->object = "[kernel]";
+	return 0;
+}
+
+/*
+ * Is /proc/@tid still the task the trace calls @comm? Thread ids are
+ * reused: a task of another name now is another task. Cached per thread.
+ */
+static bool task_live(int tid, const char *comm, void *arg)
+{
+	struct report *rp = arg;
+	char path[32], now[TD_COMM_LEN + 2];
+	struct task_slot *s;
+	ssize_t n;
+	int fd;
+
+	/* "<...>": the trace does not name it, so it cannot be checked. */
+	if (!rp->same_system || !comm[0] || comm[0] == '<')
+		return false;
+	s = &rp->tasks[(unsigned int)tid % TASK_SLOTS];
+	if (s->tid == tid && !strcmp(s->comm, comm))
+		return s->live;
+	s->tid = tid;
+	snprintf(s->comm, sizeof(s->comm), "%s", comm);
+	s->live = false;
+	snprintf(path, sizeof(path), "/proc/%d/comm", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, now, sizeof(now) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	now[n] = '\0';
+	now[strcspn(now, "\n")] = '\0';
+	s->live = !strcmp(now, comm);
+	return s->live;
+}
+
+/* ---- text output ---- */
+
+static void text_frame(FILE *f, const struct td_frame *fr, bool user)
+{
+	fprintf(f, "    %#18" PRIx64 " ", fr->addr);
+	if (fr->symbol)
+		fprintf(f, "%s+%#" PRIx64, fr->symbol, fr->sym_offset);
+	else
+		fputc('?', f);
+	if (user && fr->object && fr->symbol)
+		fprintf(f, " (%s)", fr->object);
+	else if (user && fr->object)
+		fprintf(f, " (%s+%#" PRIx64 ")", fr->object, fr->file_offset);
+	else if (fr->object && strcmp(fr->object, "[kernel]"))
+		fprintf(f, " %s", fr->object);
+	fputc('\n', f);
+}
+
+/*
+ * One event: a trace-cmd report style line (the event's own text from its
+ * print format or a libtraceevent plugin), its status, then the frames,
+ * innermost first; a blank line after each event.
+ */
+static int text_write(const struct td_resolved *res, void *arg)
+{
+	struct report *rp = arg;
+	const struct td_event *ev = res->ev;
+	struct tep_record rec = {
+		.ts = ev->ts, .cpu = ev->cpu, .data = ev->raw,
+		.size = ev->raw_size, .record_size = ev->raw_size,
+	};
+	FILE *f = stdout;
+	unsigned int i;
+
+	if (rp->text_broken)
+		return -EPIPE;
+	errno = 0;
+	trace_seq_reset(&rp->seq);
+	if (ev->tep_event)
+		tep_print_event(rp->tep, &rp->seq, &rec, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(&rp->seq);
+	fprintf(f, "%s-%d [%03d] %" PRIu64 ".%09" PRIu64 ": %s: %s\n",
+		ev->comm[0] ? ev->comm : "<...>", ev->tid, ev->cpu, ev->ts / 1000000000,
+		ev->ts % 1000000000, res->event_name, rp->seq.buffer ? rp->seq.buffer : "");
+	fprintf(f, "  status=%s pid=%d", td_status_name(res->status), ev->pid);
+	if (res->cookie)
+		fprintf(f, " cookie=%#" PRIx64, res->cookie);
+	fputc('\n', f);
+	if (res->nr_kframes)
+		fputs("  kernel stack:\n", f);
+	for (i = 0; i < res->nr_kframes; i++)
+		text_frame(f, &res->kframes[i], false);
+	if (res->nr_uframes)
+		fputs("  user stack:\n", f);
+	for (i = 0; i < res->nr_uframes; i++)
+		text_frame(f, &res->uframes[i], true);
+	if (fputc('\n', f) == EOF || ferror(f)) {
+		if (errno == EPIPE) {
+			rp->text_broken = true;
+			return -EPIPE;
+		}
+		return errno ? -errno : -EIO;
+	}
+	return 0;
+}
+
+/* ---- the pipeline ---- */
+
+static int setup_pipeline(struct report *rp)
+{
+	struct td_resolver_hooks hooks = {
+		.kernel_sym = kernel_sym,
+		.task_live = task_live,
+		.write = rp->text ? text_write : NULL,
+		.arg = rp,
+	};
+	struct td_stitch_config sc;
+
+	if (td_counters_init(&rp->counters, rp->nr_cpus)) {
+		td_err("out of memory");
+		return TD_EXIT_RUNTIME;
+	}
+	if (td_outputs_open(&rp->outputs, &rp->cfg))
+		return TD_EXIT_RUNTIME;
+	rp->outputs_open = true;
+	if (rp->text) {
+		trace_seq_init(&rp->seq);
+		rp->seq_init = true;
+	}
+	if (rp->cfg.symbolize) {
+		rp->tasks = calloc(TASK_SLOTS, sizeof(*rp->tasks));
+		if (!rp->tasks) {
+			td_err("out of memory");
+			return TD_EXIT_RUNTIME;
+		}
+		rp->same_system = same_system(rp->tep);
+		if (!rp->same_system)
+			td_notice("report: %s was not recorded on the running system (its kernel "
+				  "symbols are not where /proc/kallsyms has them): user frames "
+				  "are not named", rp->path);
+	}
+	/*
+	 * Nothing is captured here: kernel_stack = no only keeps the resolver
+	 * from loading /proc/kallsyms, which the kernel_sym hook replaces.
+	 */
+	rp->cfg.kernel_stack = false;
+	rp->resolver = td_resolver_new(&rp->cfg, &rp->outputs, &rp->counters);
+	if (!rp->resolver) {
+		td_err("cannot set up the symbolizer");
+		return TD_EXIT_RUNTIME;
+	}
+	td_resolver_set_hooks(rp->resolver, &hooks);
+
+	/* The bounds mean what they mean for the daemon (daemon.c). */
+	td_stitch_config_default(&sc);
+	if (rp->cfg.max_pending)
+		sc.max_pending_events = rp->cfg.max_pending;
+	if (rp->cfg.max_stacks)
+		sc.max_stacks = rp->cfg.max_stacks;
+	if (rp->cfg.max_wait_ms) {
+		sc.max_wait_ns = rp->cfg.max_wait_ms * 1000000ULL;
+		sc.stack_keep_ns = sc.max_wait_ns;
+	}
+	rp->stitcher = td_stitch_new(&sc, td_resolver_emit, rp->resolver);
+	if (!rp->stitcher) {
+		td_err("out of memory");
+		return TD_EXIT_RUNTIME;
+	}
+	/* No tgid function: a thread's process is looked up when it is written, if live. */
+	rp->parser = td_parser_new(rp->tep, rp->stitcher, rp->nr_cpus);
+	if (!rp->parser) {
+		if (errno == ENOTSUP)
+			td_err("report: %s comes from a 32-bit or big-endian system: not supported",
+			       rp->path);
+		else if (errno == EPROTO)
+			td_err("report: %s: an ftrace stack event has fields trace-defer does not "
+			       "know", rp->path);
+		else
+			td_err("report: cannot set up the record parser: %s", strerror(errno));
+		return TD_EXIT_RUNTIME;
+	}
+	return TD_EXIT_OK;
+}
+
+/*
+ * Does the record lie within its sub-buffer? libtracecmd takes a record's
+ * length from the file as it is: in a damaged file it can reach far past
+ * the sub-buffer it was read from (and past the file's mapping). Sub-buffers
+ * sit at multiples of their size in the file's (uncompressed) data, and a
+ * record's offset counts from the sub-buffer's start, headers included.
+ */
+static bool record_sound(const struct report *rp, const struct tep_record *rec)
+{
+	uint64_t in_page = rec->offset % rp->page_size;
+
+	return rec->size >= 0 && rec->record_size >= rec->size &&
+	       in_page + (uint64_t)rec->record_size <= rp->page_size;
+}
+
+/* One record: checked, parsed, and trace time moved on. Returns 0, or -1 to stop. */
+static int feed(struct report *rp, struct tep_record *rec, int cpu)
+{
+	rp->records++;
+	if (cpu < 0 || cpu >= rp->nr_cpus) {
+		rp->bad_cpu++;
+		return 0;
+	}
+	if (!record_sound(rp, rec)) {
+		rp->damaged++;
+		return 0;
+	}
+	if (td_parser_record(rp->parser, cpu, rec) == -ENOMEM) {
+		td_err("out of memory");
+		rp->exit_code = TD_EXIT_RUNTIME;
+		return -1;
+	}
+	/* Every record older than this one has been read, on every CPU. */
+	if (rec->ts >= rp->last_advance + ADVANCE_NS) {
+		td_parser_advance(rp->parser, rec->ts);
+		td_stitch_advance(rp->stitcher, rec->ts);
+		rp->last_advance = rec->ts;
+	}
+	if (rp->text_broken || td_resolver_output_broken(rp->resolver))
+		return -1;
+	return 0;
+}
+
+/*
+ * Every CPU's records merged by timestamp: one record read ahead per CPU,
+ * the oldest handed on. tracecmd_iterate_events() does the same, but
+ * libtracecmd 3.1.6 frees records it does not own when a callback stops it
+ * early (a reader of stdout gone, as with `| head`). Returns 0, or -ENOMEM.
+ */
+static int read_records(struct report *rp)
+{
+	struct tep_record **next;
+	int cpu, best, ret = 0;
+
+	next = calloc(rp->nr_cpus, sizeof(*next));
+	if (!next)
+		return -ENOMEM;
+	for (cpu = 0; cpu < rp->nr_cpus; cpu++)
+		next[cpu] = tracecmd_read_data(rp->input, cpu);
+	while (!ret) {
+		best = -1;
+		for (cpu = 0; cpu < rp->nr_cpus; cpu++)
+			if (next[cpu] && (best < 0 || next[cpu]->ts < next[best]->ts))
+				best = cpu;
+		if (best < 0)
+			break;
+		in_library = 0;
+		ret = feed(rp, next[best], best);
+		in_library = 1;
+		tracecmd_free_record(next[best]);
+		next[best] = ret ? NULL : tracecmd_read_data(rp->input, best);
+	}
+	for (cpu = 0; cpu < rp->nr_cpus; cpu++)
+		if (next[cpu])
+			tracecmd_free_record(next[cpu]);
+	free(next);
+	return 0;
+}
+
+static void summary(struct report *rp)
+{
+	struct td_parser_stats ps;
+	struct td_stitch_stats ss;
+
+	td_parser_get_stats(rp->parser, &ps);
+	td_stitch_get_stats(rp->stitcher, &ss);
+	if (ps.missed_pages)
+		td_warn("report: %" PRIu64 " sub-buffers of %s follow lost events (the buffer "
+			"overran while recording): some stacks may be user_lost", ps.missed_pages,
+			rp->path);
+	if (rp->bad_cpu)
+		td_warn("report: %" PRIu64 " records of a CPU beyond the file's %d skipped",
+			rp->bad_cpu, rp->nr_cpus);
+	if (rp->damaged) {
+		td_err("report: %s is damaged: %" PRIu64 " records reach past their sub-buffer "
+		       "(skipped)", rp->path, rp->damaged);
+		if (rp->exit_code == TD_EXIT_OK)
+			rp->exit_code = TD_EXIT_RUNTIME;
+	}
+	if (rp->kernel_lookups && rp->kernel_unknown == rp->kernel_lookups)
+		td_notice("report: %s holds no kernel symbols: kernel frames are not named",
+			  rp->path);
+	if (!rp->records && !rp->buffer && tracecmd_buffer_instances(rp->file) > 0)
+		td_notice("report: the top-level buffer of %s is empty; it has %d other "
+			  "buffer(s), e.g. '%s' (--buffer NAME)", rp->path,
+			  tracecmd_buffer_instances(rp->file),
+			  tracecmd_buffer_instance_name(rp->file, 0));
+	td_info("report: %s: records=%" PRIu64 " events=%" PRIu64 " cookies=%" PRIu64
+		" stacks=%" PRIu64 " malformed=%" PRIu64 " orphan_records=%" PRIu64,
+		rp->path, ps.records, ps.events, ps.cookies, ps.stacks, ps.bad_records,
+		ps.orphans);
+	td_info("report:   emitted: stitched=%" PRIu64 " inplace=%" PRIu64 " no_user=%" PRIu64
+		" user_lost=%" PRIu64 " unwind_failed=%" PRIu64 " orphan_stacks=%" PRIu64,
+		ss.emitted[TD_STITCHED], ss.emitted[TD_INPLACE], ss.emitted[TD_NO_USER],
+		ss.emitted[TD_USER_LOST], ss.emitted[TD_UNWIND_FAILED], ss.orphan_stacks);
+}
+
+static int run(struct report *rp)
+{
+	int ret, code = open_input(rp);
+
+	if (code)
+		return code;
+	code = setup_pipeline(rp);
+	if (code)
+		return code;
+	rp->exit_code = TD_EXIT_OK;
+	catch_faults(rp->path, true);
+	ret = read_records(rp);
+	catch_faults(rp->path, false);
+	if (ret) {
+		td_err("out of memory");
+		rp->exit_code = TD_EXIT_RUNTIME;
+	}
+	/* End of input: what still waits is written, stackless ones as user_lost. */
+	td_parser_flush(rp->parser);
+	td_stitch_flush(rp->stitcher);
+	summary(rp);
+	return rp->exit_code;
+}
+
+int td_report_main(int argc, char **argv)
+{
+	static char name[] = "trace-defer report";
+	struct report rp = { 0 };
+	int code;
+
+	argv[0] = name;	/* for getopt's messages */
+	/* A closed reader of stdout shows up as EPIPE: stop quietly, like `| head`. */
+	signal(SIGPIPE, SIG_IGN);
+	td_config_init(&rp.cfg);
+	code = parse_options(&rp, argc, argv);
+	if (code) {
+		td_config_free(&rp.cfg);
+		return code > 0 ? TD_EXIT_OK : TD_EXIT_USAGE;
+	}
+	code = run(&rp);
+
+	if (rp.parser)
+		td_parser_free(rp.parser);
+	if (rp.stitcher)
+		td_stitch_free(rp.stitcher);
+	if (rp.text && !rp.text_broken && fflush(stdout) && errno != EPIPE) {
+		td_err("error writing stdout: %s", strerror(errno));
+		if (code == TD_EXIT_OK)
+			code = TD_EXIT_RUNTIME;
+	}
+	if (rp.outputs_open && td_outputs_close(&rp.outputs) && code == TD_EXIT_OK)
+		code = TD_EXIT_RUNTIME;
+	if (rp.counters.write_errors && code == TD_EXIT_OK)
+		code = TD_EXIT_RUNTIME;
+	td_resolver_free(rp.resolver);
+	if (rp.seq_init)
+		trace_seq_destroy(&rp.seq);
+	free(rp.tasks);
+	if (rp.input && rp.input != rp.file)
+		tracecmd_close(rp.input);
+	if (rp.file)
+		tracecmd_close(rp.file);
+	td_counters_free(&rp.counters);
+	td_config_free(&rp.cfg);
+	return code;
+}

@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# `trace-defer report FILE.dat` on this (fallback, in-place) kernel: one run
+# of the daemon writes live JSON and a trace.dat of the same sub-buffers;
+# the report of the file must give the same records (status, fields, user
+# and kernel addresses, user names), and fp_chain's c, b, a (nm-checked).
+# Then the text output, --no-symbolize, folded stacks, a trace.dat "from
+# another system" (kernel names from the file, user frames left raw), stock
+# trace-cmd report on the same file, and the error exits.
+. "$(dirname "$0")/lib.sh"
+
+command -v trace-cmd >/dev/null || { fail "trace-cmd not installed"; finish; }
+command -v python3 >/dev/null || { fail "python3 not installed"; finish; }
+
+# compare LIVE.jsonl REPORT.jsonl [foreign]: the same events, keyed by
+# (ts, tid, event). Same everything, except that a kernel address may be
+# named by another alias (same symbol start); "foreign": user frames must
+# be raw and kernel names are the file's ("zz_" + name, 16 bytes later).
+compare() {
+	python3 - "$@" <<'EOF'
+import json, sys
+
+def load(path):
+    recs = {}
+    for line in open(path):
+        r = json.loads(line)
+        recs[(r["ts"], r["tid"], r["event"])] = r
+    return recs
+
+live, rep = load(sys.argv[1]), load(sys.argv[2])
+foreign = len(sys.argv) > 3
+bad = aliases = kframes = 0
+starts = {}     # kernel symbol name -> its addresses, to tell an alias
+for line in open("/proc/kallsyms"):
+    f = line.split()
+    starts.setdefault(f[2], set()).add(int(f[0], 16))
+
+def complain(key, what):
+    global bad
+    bad += 1
+    if bad <= 5:
+        print(f"{key}: {what}")
+
+if set(live) != set(rep):
+    complain("keys", f"{len(set(live) - set(rep))} live records missing in the report, "
+             f"{len(set(rep) - set(live))} extra")
+for key in sorted(set(live) & set(rep)):
+    a, b = live[key], rep[key]
+    for k in a:
+        if k in ("kernel_stack", "user_stack"):
+            continue
+        if a[k] != b.get(k):
+            complain(key, f"{k}: live {a[k]!r}, report {b.get(k)!r}")
+    if [f["addr"] for f in a["user_stack"]] != [f["addr"] for f in b["user_stack"]]:
+        complain(key, "user addresses differ")
+    elif foreign and any(f["sym"] or f["obj"] for f in b["user_stack"]):
+        complain(key, "user frames named for a trace of another system")
+    elif not foreign and a["user_stack"] != b["user_stack"]:
+        complain(key, "user frames named differently")
+    if [f["addr"] for f in a["kernel_stack"]] != [f["addr"] for f in b["kernel_stack"]]:
+        complain(key, "kernel addresses differ")
+        continue
+    for f, g in zip(a["kernel_stack"], b["kernel_stack"]):
+        kframes += 1
+        if f["sym"] is None:
+            continue
+        if foreign:
+            if f["off"] >= 16 and (g["sym"] is None or not g["sym"].startswith("zz_")
+                                   or g["off"] != f["off"] - 16):
+                complain(key, f"kernel frame {f['sym']}+{f['off']}: file names it "
+                         f"{g['sym']}+{g['off']}")
+        elif g["sym"] != f["sym"]:
+            if g["off"] != f["off"] or \
+               int(g["addr"], 16) - g["off"] not in starts.get(g["sym"], ()):
+                complain(key, f"kernel frame {f['sym']}+{f['off']} vs {g['sym']}+{g['off']}")
+            aliases += 1
+        elif g != f:
+            complain(key, f"kernel frame {f} vs {g}")
+print(f"{len(live)} live records, {len(rep)} reported, {kframes} kernel frames "
+      f"({aliases} named by another alias), {bad} differences")
+sys.exit(1 if bad or not live else 0)
+EOF
+}
+
+start_fp_chain 20
+sleep 0.2
+td -p "$FP_PID" -d 1.5 -o "$SCRATCH/live.jsonl" --record "$SCRATCH/x.dat" 2>"$SCRATCH/live.err"
+check "daemon with --record exits 0" [ $? = 0 ]
+
+# --- JSON: the same records as the live daemon --------------------------
+"$TD" report "$SCRATCH/x.dat" --json -v >"$SCRATCH/rep.jsonl" 2>"$SCRATCH/rep.err"
+rc=$?
+check "report --json exits 0 (got $rc)" [ "$rc" = 0 ]
+check "report says what it read" grep -q 'report: .*records=[1-9]' "$SCRATCH/rep.err"
+check "report no warnings on a sound file" \
+	[ -z "$(grep -v -e 'records=' -e 'emitted:' "$SCRATCH/rep.err")" ]
+check "report = live: same records, statuses, fields and frames" \
+	compare "$SCRATCH/live.jsonl" "$SCRATCH/rep.jsonl"
+check "report: fp_chain inplace with c, b, a (nm-checked)" \
+	python3 "$TOP/tests/host/check_records.py" "$SCRATCH/rep.jsonl" "$FP_CHAIN" "$FP_PID" \
+	inplace 20
+"$TD" report "$SCRATCH/x.dat" -o "$SCRATCH/rep-o.jsonl"
+check "-o FILE writes the same JSON as --json" cmp -s "$SCRATCH/rep.jsonl" "$SCRATCH/rep-o.jsonl"
+
+# --- text (the default) ----------------------------------------------------
+"$TD" report "$SCRATCH/x.dat" >"$SCRATCH/rep.txt" 2>"$SCRATCH/txt.err"
+check "text report exits 0" [ $? = 0 ]
+njson=$(grep -c "\"tid\":$FP_PID," "$SCRATCH/rep.jsonl")
+ntext=$(grep -c "^fp_chain-$FP_PID \[[0-9]*\] [0-9]*\.[0-9]\{9\}: sched:sched_switch: " \
+	"$SCRATCH/rep.txt")
+check "text: one header line per fp_chain event ($ntext = $njson JSON records)" \
+	[ "$ntext" = "$njson" -a "$ntext" -gt 10 ]
+check "text: status lines" grep -q "^  status=inplace pid=$FP_PID\$" "$SCRATCH/rep.txt"
+# The first user frame of fp_chain is c, the first kernel frame a function.
+first_frames() { grep -A1 "^  $1 stack:" "$SCRATCH/rep.txt" | grep -v -e ' stack:$' -e '^--$'; }
+check "text: user frames named with their object" \
+	grep -q " c+0x[0-9a-f]* ($FP_CHAIN)\$" <(first_frames user)
+check "text: kernel frames named" grep -Eq '^ +0xffff[0-9a-f]+ [a-z_]+\+0x' <(first_frames kernel)
+# A reader that goes away stops the report quietly (and libtracecmd has no complaint).
+"$TD" report "$SCRATCH/x.dat" 2>"$SCRATCH/head.err" | head -n 1 >/dev/null
+check "report | head: exit 0, nothing on stderr" \
+	[ "${PIPESTATUS[0]}" = 0 -a ! -s "$SCRATCH/head.err" ]
+
+# --- --no-symbolize, folded stacks --------------------------------------
+"$TD" report "$SCRATCH/x.dat" --json --no-symbolize >"$SCRATCH/raw.jsonl"
+check "--no-symbolize: no names, same addresses" python3 - "$SCRATCH/rep.jsonl" \
+	"$SCRATCH/raw.jsonl" <<'EOF'
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+addrs = lambda r: [f["addr"] for f in r["kernel_stack"] + r["user_stack"]]
+assert len(a) == len(b) > 0
+assert all(addrs(x) == addrs(y) for x, y in zip(a, b))
+assert not any(f["sym"] for r in b for f in r["kernel_stack"] + r["user_stack"])
+EOF
+"$TD" report "$SCRATCH/x.dat" -f "$SCRATCH/rep.folded" -F "$SCRATCH/rep.svg"
+check "folded: fp_chain;...;a;b;c;..." \
+	grep -Eq '^fp_chain;.*;a;b;c;.* [0-9]+$' "$SCRATCH/rep.folded"
+check "flame graph written" grep -q '<svg' "$SCRATCH/rep.svg"
+
+# --- a trace.dat from "another system" ------------------------------------
+# The same sub-buffers, with kernel symbols that are not the running
+# kernel's (every one renamed zz_* and moved 16 bytes): kernel frames must
+# be named from the file, user frames left raw (the pids are not ours).
+mkdir "$SCRATCH/bin"
+PATH="$SCRATCH/bin" "$TD" record -i "$NAME" --run-dir "$RUN_DIR" -p "$FP_PID" -d 1 \
+	-o "$SCRATCH/f.dat" 2>/dev/null
+raw=$(ls -d "$SCRATCH"/f.dat.raw.* 2>/dev/null | head -n 1)
+python3 -c '
+import sys
+for line in open("/proc/kallsyms"):
+    f = line.rstrip("\n").split(None, 3)
+    a = int(f[0], 16)
+    print("%016x %s zz_%s%s" % (a + 16 if a else 0, f[1], f[2],
+                                "\t" + f[3] if len(f) > 3 else ""))
+' >"$SCRATCH/fake.kallsyms"
+ncpu=$(ls "$raw"/cpu*.raw | wc -l)
+cpus=$(for ((i = 0; i < ncpu; i++)); do echo "$raw/cpu$i.raw"; done)
+# shellcheck disable=SC2086
+trace-cmd restore -c -k "$SCRATCH/fake.kallsyms" -o "$raw/head.dat" >/dev/null 2>&1 &&
+	trace-cmd restore -i "$raw/head.dat" -o "$SCRATCH/foreign.dat" $cpus >/dev/null 2>&1
+check "foreign trace.dat built" [ -s "$SCRATCH/foreign.dat" ]
+"$TD" report "$SCRATCH/foreign.dat" --json >"$SCRATCH/foreign.jsonl" 2>"$SCRATCH/foreign.err"
+check "foreign: exit 0" [ $? = 0 ]
+check "foreign: says it is not this system's" grep -q 'not recorded on the running system' \
+	"$SCRATCH/foreign.err"
+# The reference: the same raw files with the real kernel symbols.
+trace-cmd restore -c -o "$raw/head2.dat" >/dev/null 2>&1 &&
+	trace-cmd restore -i "$raw/head2.dat" -o "$SCRATCH/native.dat" $cpus >/dev/null 2>&1
+"$TD" report "$SCRATCH/native.dat" --json >"$SCRATCH/native.jsonl" 2>/dev/null
+check "foreign: kernel names from the file, user frames raw, the rest the same" \
+	compare "$SCRATCH/native.jsonl" "$SCRATCH/foreign.jsonl" foreign
+
+# --- stock trace-cmd report on the same file -------------------------------
+trace-cmd report "$SCRATCH/x.dat" >"$SCRATCH/tc.txt" 2>"$SCRATCH/tc.err"
+check "trace-cmd report parses it (exit 0, no error)" \
+	[ $? = 0 -a -z "$(grep -iE 'error|fail|unknown|corrupt' "$SCRATCH/tc.err")" ]
+TRACEEVENT_PLUGIN_DIR="$BUILD/plugins" trace-cmd report "$SCRATCH/x.dat" \
+	>"$SCRATCH/tcp.txt" 2>"$SCRATCH/tcp.err"
+check "trace-cmd report with our plugin parses it too" \
+	[ $? = 0 -a -z "$(grep -iE 'error|fail|unknown|corrupt' "$SCRATCH/tcp.err")" ]
+nsw=$(grep -c ' sched_switch: ' "$SCRATCH/tc.txt")
+nlive=$(wc -l <"$SCRATCH/live.jsonl")
+check "trace-cmd report: as many sched_switch as reported ($nsw, $nlive)" \
+	[ "$nsw" = "$nlive" -a "$(grep -c ' sched_switch: ' "$SCRATCH/tcp.txt")" = "$nsw" ]
+
+# --- errors ---------------------------------------------------------------
+"$TD" report "$SCRATCH/nonexistent.dat" 2>"$SCRATCH/e1"
+check "missing file: status 2" [ $? = 2 ]
+check "missing file: says so" grep -q 'cannot open .*nonexistent.dat: No such file' "$SCRATCH/e1"
+echo "not a trace" >"$SCRATCH/text.dat"
+"$TD" report "$SCRATCH/text.dat" 2>"$SCRATCH/e2"
+check "not a trace.dat: status 2" [ $? = 2 ]
+check "not a trace.dat: says so" grep -q 'is not a trace.dat file' "$SCRATCH/e2"
+size=$(stat -c %s "$SCRATCH/x.dat")
+for cut in 4096 $((size / 2)) $((size - 100)); do
+	head -c "$cut" "$SCRATCH/x.dat" >"$SCRATCH/cut.dat"
+	"$TD" report "$SCRATCH/cut.dat" --json >/dev/null 2>"$SCRATCH/e3"
+	rc=$?
+	check "truncated to $cut bytes: status 1 (got $rc)" [ "$rc" = 1 ]
+	check "truncated to $cut bytes: says so" grep -q 'truncated or damaged' "$SCRATCH/e3"
+done
+"$TD" report 2>"$SCRATCH/e4"
+check "no file: status 2" [ $? = 2 ]
+"$TD" report "$SCRATCH/x.dat" --json -o "$SCRATCH/y.jsonl" 2>/dev/null
+check "--json with -o: status 2" [ $? = 2 ]
+"$TD" report "$SCRATCH/x.dat" --text -f - 2>/dev/null
+check "text and folded both on stdout: status 2" [ $? = 2 ]
+"$TD" report "$SCRATCH/x.dat" --buffer nosuch 2>"$SCRATCH/e5"
+check "unknown --buffer: status 2" [ $? = 2 ]
+check "unknown --buffer: named" grep -q "no buffer 'nosuch'" "$SCRATCH/e5"
+"$TD" report "$SCRATCH/x.dat" --bogus 2>/dev/null
+check "unknown option: status 2" [ $? = 2 ]
+
+# --- help and man page ----------------------------------------------------
+"$TD" report --help >"$SCRATCH/help"
+check "report --help exits 0" [ $? = 0 ]
+missing=""
+awk '/^\.SH / { p = ($2 == "REPORT") } p' "$TOP/doc/trace-defer.8" >"$SCRATCH/man.report"
+for o in $(grep -o -- '--[a-z][a-z-]*' "$SCRATCH/help" | sort -u); do
+	pat=$(echo "$o" | sed 's/-/\\\\-/g')
+	grep -q -- "$pat" "$SCRATCH/man.report" || missing="$missing $o"
+done
+check "every report option is in the man page's REPORT section${missing:+ (missing:$missing)}" \
+	[ -z "$missing" ]
+finish

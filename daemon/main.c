@@ -13,6 +13,7 @@
 #include "daemon.h"
 #include "instance.h"
 #include "log.h"
+#include "report.h"
 
 #ifndef TD_VERSION
 #define TD_VERSION "0.1"
@@ -75,6 +76,7 @@ static void usage(FILE *f)
 	fputs(
 "Usage: trace-defer [OPTION]...\n"
 "       trace-defer record -o FILE.dat [OPTION]...\n"
+"       trace-defer report FILE.dat [--text|--json|-o FILE.jsonl] [OPTION]...\n"
 "Trace kernel events with their kernel and user-space stacks: ftrace deferred\n"
 "user stacks stitched to their events, symbolized, written as JSON lines,\n"
 "folded stacks and a flame graph. Runs until SIGINT/SIGTERM or --duration.\n"
@@ -121,7 +123,8 @@ static void usage(FILE *f)
 "  -V, --version          version\n"
 "\n"
 "'trace-defer record' writes only a trace.dat: -o names it (same as --record\n"
-"FILE.dat with no JSON output).\n"
+"FILE.dat with no JSON output). 'trace-defer report' reads one back and prints\n"
+"its events with their stitched stacks (see 'trace-defer report --help').\n"
 "\n"
 "Signals: SIGINT/SIGTERM drain and stop, SIGHUP reopens outputs, SIGUSR1\n"
 "prints counters. Without the kernel's deferred stack events, mode auto falls\n"
@@ -296,6 +299,10 @@ int main(int argc, char **argv)
 	struct cli cli = { 0 };
 	sigset_t set;
 	int code;
+
+	/* Reading a trace.dat: no tracefs, no signals to wait for, options of its own. */
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return td_report_main(argc - 1, argv + 1);
 
 	/*
 	 * Block the signals we handle before anything else, so one that

@@ -30,6 +30,7 @@ struct td_resolver {
 		char name[128];
 	} names[16];
 	unsigned int nr_names;
+	struct td_resolver_hooks hooks;	/* see resolve.h; zeroed: live behaviour */
 };
 
 static const char *event_name(struct td_resolver *r, const struct tep_event *event)
@@ -132,13 +133,16 @@ void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 	uint64_t now = r->now_ns;
 	struct td_resolved res = { 0 };
 	struct td_event copy;
+	bool live = true;
 	int maps_pid, ret;
 
+	if (r->hooks.task_live && ev->tid > 0)
+		live = r->hooks.task_live(ev->tid, ev->comm, r->hooks.arg);
 	/* The records may not say which process the thread belongs to. */
 	copy = *ev;
 	if (copy.pid > 0)
 		td_tgid_note(r->tgid, copy.tid, copy.pid, now);
-	else if (copy.tid > 0)
+	else if (copy.tid > 0 && live)
 		copy.pid = td_tgid_lookup(r->tgid, copy.tid, now);
 	if (copy.tid > 0 && copy.pid <= 0)
 		r->counters->no_pid++;
@@ -159,7 +163,9 @@ void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 
 		memset(f, 0, sizeof(*f));
 		f->addr = ev->kstack.ips[i];
-		if (r->sym)
+		if (r->sym && r->hooks.kernel_sym)
+			r->hooks.kernel_sym(f->addr, f, r->hooks.arg);
+		else if (r->sym)
 			td_sym_kernel(r->sym, f->addr, f);
 	}
 	for (unsigned int i = 0; i < nu; i++) {
@@ -168,7 +174,7 @@ void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 		memset(f, 0, sizeof(*f));
 		f->addr = uips->ips[i];
 		/* Frame 0 is where the task was; the others are return addresses. */
-		if (r->sym && maps_pid > 0)
+		if (r->sym && maps_pid > 0 && live)
 			td_sym_user(r->sym, maps_pid, f->addr, i > 0, f);
 	}
 	res.kframes = r->kframes;
@@ -177,6 +183,12 @@ void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 	res.nr_uframes = nu;
 
 	ret = td_outputs_write(r->out, &res);
+	if (r->hooks.write) {
+		int hret = r->hooks.write(&res, r->hooks.arg);
+
+		if (!ret)
+			ret = hret;
+	}
 	if (ret && ret != -EPIPE) {
 		r->counters->write_errors++;
 		if (!r->warned_write)
@@ -225,4 +237,12 @@ void td_resolver_tick(struct td_resolver *r)
 bool td_resolver_output_broken(const struct td_resolver *r)
 {
 	return r->out->json_broken;
+}
+
+void td_resolver_set_hooks(struct td_resolver *r, const struct td_resolver_hooks *hooks)
+{
+	if (hooks)
+		r->hooks = *hooks;
+	else
+		memset(&r->hooks, 0, sizeof(r->hooks));
 }

@@ -8,6 +8,10 @@
 #ifndef TD_DAEMON_RESOLVE_H
 #define TD_DAEMON_RESOLVE_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <trace-defer/output.h>
 #include <trace-defer/stitch.h>
 
 #include "config.h"
@@ -40,5 +44,35 @@ void td_resolver_tick(struct td_resolver *r);
 
 /* The stdout reader went away: the loop should stop. */
 bool td_resolver_output_broken(const struct td_resolver *r);
+
+/*
+ * Hooks for reading a trace recorded earlier, maybe on another machine
+ * (`trace-defer report`), where this machine's /proc/kallsyms and /proc
+ * may not describe the traced system. Added after the first version of
+ * this interface; a NULL member keeps the live behaviour of its part.
+ */
+struct td_resolver_hooks {
+	/*
+	 * Name a kernel address (e.g. with the kallsyms saved in a trace.dat)
+	 * instead of this machine's /proc/kallsyms. Called only when
+	 * symbolizing. Returns 0, or -ENOENT (@out then holds only the address).
+	 */
+	int (*kernel_sym)(uint64_t addr, struct td_frame *out, void *arg);
+	/*
+	 * May /proc/@tid be asked about this task (its process id and maps)?
+	 * false when the thread id may now name another task: the pid then
+	 * stays what the records said (0 if nothing) and user frames stay raw.
+	 */
+	bool (*task_live)(int tid, const char *comm, void *arg);
+	/*
+	 * Called with every resolved event after the outputs (e.g. a text
+	 * writer). Returns 0 or a negative errno, counted like the outputs'.
+	 */
+	int (*write)(const struct td_resolved *res, void *arg);
+	void *arg;
+};
+
+/* Install @hooks (copied); NULL removes them. */
+void td_resolver_set_hooks(struct td_resolver *r, const struct td_resolver_hooks *hooks);
 
 #endif /* TD_DAEMON_RESOLVE_H */

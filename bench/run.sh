@@ -237,6 +237,13 @@ vm_section() {
 		skip vm "qemu-system-x86_64 is not installed"
 		return
 	fi
+	# The guest mounts its own /tmp and /run: a build there is out of its sight.
+	case "$BUILD/" in
+	/tmp/* | /run/* | /proc/* | /sys/* | /dev/*)
+		skip vm "$BUILD is hidden in the guest (it mounts its own /tmp, /run, /proc, /sys, /dev)"
+		return
+		;;
+	esac
 	if [ -z "$kimage" ]; then
 		kimage=$("$top/kernel/build.sh" patched 2> "$work/kernel-build.log" | tail -n 1)
 	fi

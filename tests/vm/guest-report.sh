@@ -1,0 +1,145 @@
+#!/bin/bash
+# Guest side of the report tests (issue 4) on the patched kernel: a trace.dat
+# recorded with deferred user stacks, read back by `trace-defer report`, gives
+# the records the live daemon wrote for the same run (fp_chain's switch
+# stitched to c b a main), and stock `trace-cmd report` reads the file, with
+# our plugin printing the new events its own way. A trace.dat recorded by
+# stock `trace-cmd record -O userstacktrace_delay` is reported the same way.
+# Usage: guest-report.sh BUILD_DIR
+build=$1
+. "$(dirname "$0")/lib.sh"
+td=$build/trace-defer
+fp=$build/progs/fp_chain
+
+# The fp_chain switch sleeping in nanosleep (prev_state 1: S) of JSON file $2
+switch_of() {
+	jq -c --argjson p "$1" 'select(.tid == $p and .event == "sched:sched_switch"
+		and .fields.prev_state == 1)' "$2" | head -n 1
+}
+# Everything a record says but the pid (a process gone by report time
+# cannot be named from a trace.dat) and the frames' names.
+canon() {
+	jq -c '[.ts, .tid, .event, .comm, .cookie, .status, .fields,
+		[.user_stack[].addr], [.kernel_stack[].addr]]' "$1" | sort
+}
+
+# --- live daemon and its --record file, one run ---------------------------
+"$td" -e sched:sched_switch -o /tmp/r1.jsonl --record /tmp/r1.dat \
+	> /tmp/r1.stdout 2> /tmp/r1.stderr &
+dpid=$!
+for _ in $(seq 50); do
+	[ -d $T/instances/trace-defer ] && break
+	sleep 0.1
+done
+sleep 0.3
+# Still running while the file is reported (user names, pid); killed after
+"$fp" sleep 300 100000 > /tmp/fp.out &
+fpid=$!
+sleep 2
+kill -TERM "$dpid"
+wait "$dpid"
+drc=$?
+pid=$(sed -n 's/^fp_chain pid=//p' /tmp/fp.out)
+cat /tmp/r1.stderr
+check record_daemon_exit_ok test "$drc" -eq 0
+check record_deferred_mode grep -q 'mode option' /tmp/r1.stderr
+check record_dat_written test -s /tmp/r1.dat
+
+# --- trace-defer report on that file --------------------------------------
+"$td" report /tmp/r1.dat --json -v > /tmp/r1.rep.jsonl 2> /tmp/r1.rep.stderr
+rrc=$?
+cat /tmp/r1.rep.stderr
+check report_exit_ok test "$rrc" -eq 0
+check report_stitched_some grep -q 'emitted: stitched=[1-9]' /tmp/r1.rep.stderr
+check report_same_system_no_notice test -z "$(grep 'not recorded' /tmp/r1.rep.stderr)"
+canon /tmp/r1.jsonl > /tmp/r1.live.canon
+canon /tmp/r1.rep.jsonl > /tmp/r1.rep.canon
+nlive=$(wc -l < /tmp/r1.live.canon)
+nrep=$(wc -l < /tmp/r1.rep.canon)
+ndiff=$(diff /tmp/r1.live.canon /tmp/r1.rep.canon | grep -c '^[<>]')
+echo "live records $nlive, reported $nrep, differing lines $ndiff"
+diff /tmp/r1.live.canon /tmp/r1.rep.canon | head -n 6 | cut -c1-300
+check report_equals_live_all_records test "$nlive" -gt 0 -a "$ndiff" -eq 0
+# fp_chain's records with every key, names and pid included (not those of
+# the shell it was forked from: before the exec, another address space)
+sel='select(.tid == $p and .comm == "fp_chain")'
+jq -c --argjson p "$pid" "$sel" /tmp/r1.jsonl | sort > /tmp/r1.live.fp
+jq -c --argjson p "$pid" "$sel" /tmp/r1.rep.jsonl | sort > /tmp/r1.rep.fp
+echo "fp_chain records: $(wc -l < /tmp/r1.live.fp) live, $(wc -l < /tmp/r1.rep.fp) reported"
+diff /tmp/r1.live.fp /tmp/r1.rep.fp | head -n 4 | cut -c1-400
+check report_equals_live_fp_chain_whole test -s /tmp/r1.live.fp -a \
+	"$(cmp -s /tmp/r1.live.fp /tmp/r1.rep.fp && echo same)" = same
+live=$(switch_of "$pid" /tmp/r1.jsonl)
+rep=$(switch_of "$pid" /tmp/r1.rep.jsonl)
+echo "report record: $(echo "$rep" | cut -c1-600)"
+check report_record_found test -n "$rep"
+check report_status_stitched test "$(echo "$rep" | jq -r .status)" = stitched
+addrs=$(echo "$rep" | jq -r '[.user_stack[0:4][].addr] | join(" ")')
+check report_user_addrs_c_b_a_main test "$(funcs "$fp" $addrs | tr '\n' ' ')" = "c b a main "
+check report_user_names_c_b_a_main \
+	test "$(echo "$rep" | jq -r '[.user_stack[0:4][].sym] | join(" ")')" = "c b a main"
+check report_same_user_addrs_as_live \
+	test "$(echo "$live" | jq -c '[.user_stack[].addr]')" = \
+	"$(echo "$rep" | jq -c '[.user_stack[].addr]')"
+check report_same_kernel_addrs_as_live \
+	test "$(echo "$live" | jq -c '[.kernel_stack[].addr]')" = \
+	"$(echo "$rep" | jq -c '[.kernel_stack[].addr]')"
+kl=$(echo "$rep" | jq -r '.kernel_stack[-1].sym')
+echo "outermost kernel frame: $kl"
+check report_kernel_frames_from_file grep -qE '^(entry_SYSCALL_64|do_syscall_64)' <<< "$kl"
+
+# Text: the same switch, its status and c named
+"$td" report /tmp/r1.dat > /tmp/r1.rep.txt 2>/dev/null
+check report_text_exit_ok test $? -eq 0
+ts=$(echo "$rep" | jq -r .ts)
+tstext=$((ts / 1000000000)).$(printf %09d $((ts % 1000000000)))
+grep -A 40 "^fp_chain-$pid \[[0-9]*\] $tstext: sched:sched_switch: " /tmp/r1.rep.txt |
+	sed '/^$/q' > /tmp/r1.rep.one
+cat /tmp/r1.rep.one
+check report_text_status grep -q "^  status=stitched pid=$pid cookie=0x" /tmp/r1.rep.one
+check report_text_user_c grep -q ' c+0x' <<< "$(grep -A1 '^  user stack:' /tmp/r1.rep.one)"
+cp /tmp/r1.dat /tmp/r1.jsonl /tmp/r1.rep.jsonl "$TD_OUT/" 2>/dev/null
+
+# --- stock trace-cmd report on the same file ------------------------------
+trace-cmd report /tmp/r1.dat > /tmp/tc.txt 2> /tmp/tc.err
+check tc_report_exit_ok test $? -eq 0
+check tc_report_no_errors test -z "$(grep -iE 'error|fail|corrupt' /tmp/tc.err)"
+check tc_report_has_stacks grep -q ' user_unwind_stack: ' /tmp/tc.txt
+TRACEEVENT_PLUGIN_DIR=$build/plugins trace-cmd report /tmp/r1.dat > /tmp/tcp.txt 2> /tmp/tcp.err
+check tc_plugin_report_exit_ok test $? -eq 0
+check tc_plugin_report_no_errors test -z "$(grep -iE 'error|fail|corrupt' /tmp/tcp.err)"
+grep " user_unwind_stack: " /tmp/tcp.txt | grep "fp_chain-$pid " > /tmp/tcp.fp
+tail -n 2 /tmp/tcp.fp
+nstack=$(grep -c ' user_unwind_stack: ' /tmp/tcp.txt)
+nfmt=$(grep -cE ' user_unwind_stack: +cookie=0x[0-9a-f]+ cpu=[0-9]+ seq=[0-9]+ frames=[0-9]+' \
+	/tmp/tcp.txt)
+echo "user_unwind_stack lines: $nstack, in the plugin's format: $nfmt"
+check tc_plugin_stack_format test "$nstack" -gt 0 -a "$nstack" -eq "$nfmt"
+check tc_plugin_cookie_format grep -qE ' user_unwind_cookie: +cookie=0x[0-9a-f]+ cpu=[0-9]+ seq=' \
+	/tmp/tcp.txt
+check tc_plugin_fp_chain_names grep -q ' c+0x[0-9a-f]* <- .*b+0x' /tmp/tcp.fp
+check tc_same_lines_with_and_without_plugin \
+	test "$(wc -l < /tmp/tc.txt)" -eq "$(wc -l < /tmp/tcp.txt)"
+cp /tmp/tc.txt /tmp/tcp.txt /tmp/r1.rep.txt "$TD_OUT/" 2>/dev/null
+kill "$fpid" 2>/dev/null
+wait "$fpid" 2>/dev/null
+
+# --- a trace.dat from stock trace-cmd record ------------------------------
+trace-cmd record -q -e sched:sched_switch -O userstacktrace_delay -O stacktrace \
+	-o /tmp/tc.dat "$fp" sleep 300 3 > /tmp/tcrec.out 2> /tmp/tcrec.err
+check tc_record_exit_ok test $? -eq 0
+tail -n 5 /tmp/tcrec.err
+pid=$(sed -n 's/^fp_chain pid=//p' /tmp/tcrec.out)
+"$td" report /tmp/tc.dat --json -v > /tmp/tc.rep.jsonl 2> /tmp/tc.rep.stderr
+check tc_dat_report_exit_ok test $? -eq 0
+cat /tmp/tc.rep.stderr
+rep=$(switch_of "$pid" /tmp/tc.rep.jsonl)
+echo "report record: $(echo "$rep" | cut -c1-400)"
+check tc_dat_status_stitched test "$(echo "$rep" | jq -r .status)" = stitched
+addrs=$(echo "$rep" | jq -r '[.user_stack[0:4][].addr] | join(" ")')
+check tc_dat_user_addrs_c_b_a_main test "$(funcs "$fp" $addrs | tr '\n' ' ')" = "c b a main "
+check tc_dat_kernel_stack test "$(echo "$rep" | jq '.kernel_stack | length')" -gt 0
+trace-cmd reset > /dev/null 2>&1
+
+grep -q FAIL "$RESULTS" && exit 1
+exit 0

@@ -141,5 +141,25 @@ check tc_dat_user_addrs_c_b_a_main test "$(funcs "$fp" $addrs | tr '\n' ' ')" = 
 check tc_dat_kernel_stack test "$(echo "$rep" | jq '.kernel_stack | length')" -gt 0
 trace-cmd reset > /dev/null 2>&1
 
+# --- the same in an instance buffer (trace-cmd record -B) -----------------
+trace-cmd record -q -B tdr -e sched:sched_switch -O userstacktrace_delay \
+	-o /tmp/tcb.dat "$fp" sleep 300 3 > /tmp/tcbrec.out 2> /tmp/tcbrec.err
+check tc_buffer_record_exit_ok test $? -eq 0
+tail -n 5 /tmp/tcbrec.err
+pid=$(sed -n 's/^fp_chain pid=//p' /tmp/tcbrec.out)
+"$td" report /tmp/tcb.dat > /dev/null 2> /tmp/tcb.top.err
+cat /tmp/tcb.top.err
+check tc_buffer_top_names_buffers grep -q "top-level buffer .* is empty.*'tdr'" /tmp/tcb.top.err
+"$td" report /tmp/tcb.dat --buffer tdr --json > /tmp/tcb.rep.jsonl
+check tc_buffer_report_exit_ok test $? -eq 0
+rep=$(switch_of "$pid" /tmp/tcb.rep.jsonl)
+echo "report record: $(echo "$rep" | cut -c1-400)"
+check tc_buffer_status_stitched test "$(echo "$rep" | jq -r .status)" = stitched
+addrs=$(echo "$rep" | jq -r '[.user_stack[0:4][].addr] | join(" ")')
+check tc_buffer_user_addrs_c_b_a_main \
+	test "$(funcs "$fp" $addrs | tr '\n' ' ')" = "c b a main "
+trace-cmd reset -B tdr -d > /dev/null 2>&1
+rmdir $T/instances/tdr 2> /dev/null
+
 grep -q FAIL "$RESULTS" && exit 1
 exit 0

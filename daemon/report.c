@@ -49,6 +49,7 @@ struct task_slot {
 struct report {
 	struct td_config cfg;
 	const char *path;
+	struct stat path_st;		/* the trace.dat: outputs must not overwrite it */
 	const char *buffer;		/* instance buffer to read, NULL: the top level */
 	bool text;			/* text on stdout */
 	bool json_stdout;		/* --json */
@@ -310,6 +311,7 @@ static int open_input(struct report *rp)
 		close(fd);
 		return TD_EXIT_USAGE;
 	}
+	rp->path_st = st;
 	n = read(fd, head, sizeof(head));
 	close(fd);
 	if (n != (ssize_t)sizeof(head) || memcmp(head, magic, sizeof(magic))) {
@@ -519,6 +521,15 @@ static int text_write(const struct td_resolved *res, void *arg)
 
 /* ---- the pipeline ---- */
 
+/* An output opened for writing would truncate the file being read. */
+static bool overwrites_input(const struct report *rp, const char *out)
+{
+	struct stat st;
+
+	return out && strcmp(out, "-") && !stat(out, &st) &&
+	       st.st_dev == rp->path_st.st_dev && st.st_ino == rp->path_st.st_ino;
+}
+
 static int setup_pipeline(struct report *rp)
 {
 	struct td_resolver_hooks hooks = {
@@ -532,6 +543,11 @@ static int setup_pipeline(struct report *rp)
 	if (td_counters_init(&rp->counters, rp->nr_cpus)) {
 		td_err("out of memory");
 		return TD_EXIT_RUNTIME;
+	}
+	if (overwrites_input(rp, rp->cfg.output) || overwrites_input(rp, rp->cfg.folded) ||
+	    overwrites_input(rp, rp->cfg.flamegraph)) {
+		td_err("report: an output names the trace.dat being read, %s", rp->path);
+		return TD_EXIT_USAGE;
 	}
 	if (td_outputs_open(&rp->outputs, &rp->cfg))
 		return TD_EXIT_RUNTIME;

@@ -209,6 +209,10 @@ check "text and folded both on stdout: status 2" [ $? = 2 ]
 "$TD" report "$SCRATCH/x.dat" --buffer nosuch 2>"$SCRATCH/e5"
 check "unknown --buffer: status 2" [ $? = 2 ]
 check "unknown --buffer: named" grep -q "no buffer 'nosuch'" "$SCRATCH/e5"
+cp "$SCRATCH/x.dat" "$SCRATCH/keep.dat"
+"$TD" report "$SCRATCH/keep.dat" -o "$SCRATCH/../$(basename "$SCRATCH")/keep.dat" 2>/dev/null
+check "output naming the input: status 2" [ $? = 2 ]
+check "output naming the input: input kept" cmp -s "$SCRATCH/x.dat" "$SCRATCH/keep.dat"
 "$TD" report "$SCRATCH/x.dat" --bogus 2>/dev/null
 check "unknown option: status 2" [ $? = 2 ]
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * trace-defer report: a trace.dat through the daemon's own pipeline (see
- * report.h). libtracecmd hands the records of every CPU merged in
- * timestamp order; each goes to the parser as a sub-buffer record would,
- * and since nothing older can come after it, its timestamp is also the
- * trace time every CPU has been read up to (what the live loop gets from
- * per_cpu/cpuN/stats).
+ * report.h). libtracecmd reads each CPU's records from the file; they are
+ * merged here in timestamp order and each goes to the parser as a record
+ * of a live sub-buffer would. Since nothing older can come after it, its
+ * timestamp is also the trace time every CPU has been read up to (what the
+ * live loop gets from per_cpu/cpuN/stats).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -363,9 +363,11 @@ static int open_input(struct report *rp)
 /*
  * Was the trace recorded on the system running now, since it booted? Its
  * saved kernel symbols must then start where /proc/kallsyms has them (KASLR
- * moves them at every boot). Sampled over the file. Without addresses on
- * either side (kptr_restrict, no kallsyms in the trace) nothing can be told,
- * and the answer is no: raw addresses are better than another process's names.
+ * moves them at every boot). Sampled over the core kernel's symbols (a
+ * module or BPF program loaded since has none in the trace). Without
+ * addresses on either side (kptr_restrict, no kallsyms in the trace) nothing
+ * can be told, and the answer is no: raw addresses are better than another
+ * process's names.
  */
 static bool same_system(struct tep_handle *tep)
 {
@@ -384,7 +386,7 @@ static bool same_system(struct tep_handle *tep)
 		char type;
 
 		if (sscanf(line, "%llx %c", &addr, &type) != 2 || !addr ||
-		    (type != 't' && type != 'T'))
+		    (type != 't' && type != 'T') || strchr(line, '['))
 			continue;
 		if (line_nr++ % KSYM_STRIDE)
 			continue;

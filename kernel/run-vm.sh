@@ -33,7 +33,7 @@ append+=" loglevel=6 ${VM_APPEND:-}"
 
 set +e
 timeout --foreground "${VM_TIMEOUT:-900}" qemu-system-x86_64 \
-	-m "${VM_MEM:-1024}" -smp "${VM_CPUS:-2}" -cpu max -no-reboot \
+	-m "${VM_MEM:-1024}" -smp "${VM_CPUS:-2}" -cpu "${VM_CPU:-max}" -no-reboot \
 	-display none -monitor none -serial "file:$out/console.log" \
 	-kernel "$kernel" -append "$append" \
 	-fsdev local,id=r0,path=/,security_model=none,readonly=on \

@@ -71,6 +71,8 @@ if [ -d "$d/events/syscalls/sys_enter_nanosleep" ]; then
 	echo 0 > "$d/events/enable"
 	echo 0 > "$d/options/userstacktrace_delay"
 	records "$d" > /tmp/shared.rec
+	cp /tmp/shared.rec "$TD_OUT/"
+	cat "$d"/per_cpu/cpu*/trace > "$TD_OUT/shared.trace"
 	gawk -v p="$pid" '$1 == "E" && $3 == p' /tmp/shared.rec | sort -k4 > /tmp/shared.ev
 	enter=$(gawk '$5 == "sys_enter:sys_nanosleep" { print $6; exit }' /tmp/shared.ev)
 	exitc=$(gawk '$5 == "sys_exit:sys_nanosleep" { print $6; exit }' /tmp/shared.ev)

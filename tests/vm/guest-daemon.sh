@@ -53,7 +53,7 @@ addrs=$(echo "$rec" | jq -r '[.user_stack[0:4][].addr] | join(" ")')
 check daemon_user_addrs_c_b_a_main test "$(funcs "$fp" $addrs | tr '\n' ' ')" = "c b a main "
 kl=$(echo "$rec" | jq -r '.kernel_stack[-1].sym')
 echo "user frames: $names; outermost kernel frame: $kl"
-check daemon_kernel_frames_syscall_entry echo "$kl" | grep -qE '^(entry_SYSCALL_64|do_syscall_64)'
+check daemon_kernel_frames_syscall_entry grep -qE '^(entry_SYSCALL_64|do_syscall_64)' <<< "$kl"
 check daemon_folded grep -q '^fp_chain;.*main;a;b;c;' /tmp/d1.folded
 check daemon_flamegraph grep -q 'fp_chain' /tmp/d1.svg
 check daemon_instance_removed test ! -d $T/instances/trace-defer

@@ -3,19 +3,20 @@
 # QEMU and run the guest scripts of tests/vm/. Every stage's files land in
 # vm-out/STAGE/ (results, guest.log, console.log, dmesg.log).
 #
-#   VM_TESTS="kernel ftrace daemon stress" tests/vm/run.sh   (default: all)
+#   VM_TESTS="kernel ftrace daemon report stress" tests/vm/run.sh   (default: all)
 #
 # kernel  deferred stacks through option and trigger (patched kernel)
 # ftrace  ftracetest: the new cases, and trigger/ + event/ compared with
 #         the same cases on the unpatched kernel
 # daemon  trace-defer end to end on the patched kernel
+# report  trace-defer record, then report of the trace.dat (and trace-cmd report)
 # stress  churn under KASAN, lockdep and PROVE_RCU (debug kernel)
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$top/${BUILD:-build}" && pwd)
 outtop=${VM_OUT:-$top/vm-out}
-stages=${VM_TESTS:-kernel ftrace daemon stress}
+stages=${VM_TESTS:-kernel ftrace daemon report stress}
 failed=()
 
 say() { printf '\n== %s\n' "$*"; }
@@ -95,6 +96,10 @@ for stage in $stages; do
 		else
 			failed+=("daemon: tests/vm/guest-daemon.sh missing")
 		fi
+		;;
+	report)
+		say "report: trace-defer report of a trace.dat on the patched kernel"
+		boot patched report guest-report.sh "$build"
 		;;
 	stress)
 		say "stress: debug kernel (KASAN, lockdep, PROVE_RCU)"

@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,21 +131,41 @@ static void jw_i64(struct jw *w, int64_t v)
 	}
 }
 
-/* "0x..." lower case, no leading zeros. */
+/* Two lower-case hex digits per byte value. */
+static const char hex_pairs[256][2] = {
+#define HEX_PAIR(b)	{ "0123456789abcdef"[(b) >> 4], "0123456789abcdef"[(b) & 15] }
+#define HEX_ROW(r)	HEX_PAIR(r), HEX_PAIR(r + 1), HEX_PAIR(r + 2), HEX_PAIR(r + 3), \
+			HEX_PAIR(r + 4), HEX_PAIR(r + 5), HEX_PAIR(r + 6), HEX_PAIR(r + 7), \
+			HEX_PAIR(r + 8), HEX_PAIR(r + 9), HEX_PAIR(r + 10), HEX_PAIR(r + 11), \
+			HEX_PAIR(r + 12), HEX_PAIR(r + 13), HEX_PAIR(r + 14), HEX_PAIR(r + 15)
+	HEX_ROW(0x00), HEX_ROW(0x10), HEX_ROW(0x20), HEX_ROW(0x30),
+	HEX_ROW(0x40), HEX_ROW(0x50), HEX_ROW(0x60), HEX_ROW(0x70),
+	HEX_ROW(0x80), HEX_ROW(0x90), HEX_ROW(0xa0), HEX_ROW(0xb0),
+	HEX_ROW(0xc0), HEX_ROW(0xd0), HEX_ROW(0xe0), HEX_ROW(0xf0),
+#undef HEX_ROW
+#undef HEX_PAIR
+};
+
+/* "0x..." lower case, no leading zeros: two digits per step. */
 static void jw_hex(struct jw *w, uint64_t v)
 {
-	static const char digits[] = "0123456789abcdef";
-	char tmp[24], *p = tmp + sizeof(tmp);
+	char tmp[24], *end = tmp + sizeof(tmp), *p = end - 1;
 
-	*--p = '"';
-	do {
-		*--p = digits[v & 0xf];
-		v >>= 4;
-	} while (v);
-	*--p = 'x';
-	*--p = '0';
-	*--p = '"';
-	jw_put(w, p, tmp + sizeof(tmp) - p);
+	*p = '"';
+	while (v > 0xff) {
+		p -= 2;
+		memcpy(p, hex_pairs[v & 0xff], 2);
+		v >>= 8;
+	}
+	if (v < 0x10) {
+		*--p = hex_pairs[v][1];
+	} else {
+		p -= 2;
+		memcpy(p, hex_pairs[v], 2);
+	}
+	p -= 3;
+	memcpy(p, "\"0x", 3);
+	jw_put(w, p, end - p);
 }
 
 /* Slow path: invalid UTF-8 replaced, then json-c escapes the result. */
@@ -406,15 +427,120 @@ static void jw_frame(struct jw *w, const struct td_frame *fr, bool user)
 	jw_lit(w, "}");
 }
 
+/*
+ * Frame cache: the text of recently written frames, so that a frame seen
+ * again (the common case: the same functions are on most stacks) is one
+ * copy instead of a dozen escapes and conversions. Only frames whose
+ * strings a symbolizer promises never to change (td_frame.strings_id) are
+ * cached, keyed by everything the text is made of. Direct-mapped, one per
+ * thread (the writer functions may be called from several), allocated on
+ * first use and freed when the thread exits.
+ */
+#define FCACHE_BITS	12
+#define FCACHE_TEXT	246	/* longer frames are written every time */
+#define LINE_BUF_KEEP	(1 << 20)
+
+struct fentry {
+	uint64_t addr, sym_offset, file_offset, strings_id;	/* 0: empty */
+	const char *symbol, *object, *build_id;
+	uint8_t user;
+	uint8_t len;
+	char text[FCACHE_TEXT];
+};
+
+/* Per-thread state: the frame cache, and td_json_write()'s line buffer. */
+struct jw_tls {
+	struct fentry *cache;
+	bool cache_failed;
+	char *buf;
+	size_t cap;
+};
+
+static pthread_key_t tls_key;
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+static bool tls_key_ok;
+static __thread struct jw_tls *tls;
+
+static void tls_free(void *arg)
+{
+	struct jw_tls *t = arg;
+
+	free(t->cache);
+	free(t->buf);
+	free(t);
+	tls = NULL;
+}
+
+static void tls_key_init(void)
+{
+	tls_key_ok = !pthread_key_create(&tls_key, tls_free);
+}
+
+/* This thread's state; NULL when out of memory (then nothing is cached). */
+static struct jw_tls *tls_get(void)
+{
+	if (tls)
+		return tls;
+	pthread_once(&tls_once, tls_key_init);
+	if (!tls_key_ok)
+		return NULL;
+	tls = calloc(1, sizeof(*tls));
+	if (tls && pthread_setspecific(tls_key, tls)) {
+		free(tls);
+		tls = NULL;
+	}
+	return tls;
+}
+
+static inline bool fentry_match(const struct fentry *e, const struct td_frame *fr, bool user)
+{
+	return e->addr == fr->addr && e->strings_id == fr->strings_id &&
+	       e->symbol == fr->symbol && e->object == fr->object && e->user == user &&
+	       e->sym_offset == fr->sym_offset && e->file_offset == fr->file_offset &&
+	       e->build_id == fr->build_id;
+}
+
 static void jw_frames(struct jw *w, const struct td_frame *frames, unsigned int nr, bool user)
 {
+	struct jw_tls *t = nr ? tls_get() : NULL;
 	unsigned int i;
 
+	if (t && !t->cache && !t->cache_failed) {
+		t->cache = calloc(1U << FCACHE_BITS, sizeof(*t->cache));
+		t->cache_failed = !t->cache;
+	}
 	jw_lit(w, "[");
 	for (i = 0; i < nr; i++) {
+		const struct td_frame *fr = &frames[i];
+		struct fentry *e;
+		size_t start;
+
 		if (i)
 			jw_lit(w, ",");
-		jw_frame(w, &frames[i], user);
+		if (!fr->strings_id || !t || !t->cache) {
+			jw_frame(w, fr, user);
+			continue;
+		}
+		e = &t->cache[((fr->addr ^ (fr->strings_id << 1 | user)) *
+			       0x9e3779b97f4a7c15ULL) >> (64 - FCACHE_BITS)];
+		if (fentry_match(e, fr, user)) {
+			jw_put(w, e->text, e->len);
+			continue;
+		}
+		start = w->len;
+		jw_frame(w, fr, user);
+		if (w->err || w->len - start > FCACHE_TEXT)
+			continue;
+		e->addr = fr->addr;
+		e->sym_offset = fr->sym_offset;
+		e->file_offset = fr->file_offset;
+		e->strings_id = fr->strings_id;
+		e->symbol = fr->symbol;
+		e->object = fr->object;
+		e->build_id = fr->build_id;
+		e->user = user;
+		e->len = (uint8_t)(w->len - start);
+		memcpy(e->text, w->buf + start, e->len);
 	}
 	jw_lit(w, "]");
 }
@@ -477,15 +603,32 @@ static int jw_record(struct jw *w, const struct td_resolved *r)
 
 int td_json_write(FILE *f, const struct td_resolved *r)
 {
+	struct jw_tls *t = tls_get();
 	struct jw w = { 0 };
-	int ret = jw_record(&w, r);
+	int ret;
 
+	/* The line buffer is kept for the next line of this thread. */
+	if (t) {
+		w.buf = t->buf;
+		w.cap = t->cap;
+	}
+	ret = jw_record(&w, r);
 	if (!ret) {
 		errno = 0;
 		if (fwrite(w.buf, 1, w.len, f) != w.len)
 			ret = errno ? -errno : -EIO;
 	}
-	free(w.buf);
+	/* ... unless one huge record made it grow: that memory goes back. */
+	if (t && w.cap <= LINE_BUF_KEEP) {
+		t->buf = w.buf;
+		t->cap = w.cap;
+	} else {
+		free(w.buf);
+		if (t) {
+			t->buf = NULL;
+			t->cap = 0;
+		}
+	}
 	return ret;
 }
 

@@ -186,8 +186,12 @@ struct td_symbolizer {
 	struct object no_object;	/* a mapping whose file cannot be opened */
 	struct td_kallsyms *ksyms;
 	bool ksyms_tried;
+	uint64_t strings_id;		/* td_frame.strings_id of our frames */
 	struct td_sym_stats stats;
 };
+
+/* Symbolizer serial numbers: never 0, never reused in the process. */
+static uint64_t last_strings_id;
 
 static const char *intern(void *ctx, const char *s, size_t len)
 {
@@ -415,6 +419,7 @@ struct td_symbolizer *td_sym_new(const struct td_sym_config *cfg)
 	sym = calloc(1, sizeof(*sym));
 	if (!sym)
 		return NULL;
+	sym->strings_id = __atomic_add_fetch(&last_strings_id, 1, __ATOMIC_RELAXED);
 	if (htab_init(&sym->strings) || htab_init(&sym->objects) || htab_init(&sym->symtabs))
 		goto fail;
 	/* CRC checks on (the default); the object's dir, its .debug/, then DEBUG_DIR. */
@@ -485,7 +490,7 @@ int td_sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_a
 	struct td_proc *proc;
 	struct object *o;
 
-	*out = (struct td_frame){ .addr = addr };
+	*out = (struct td_frame){ .addr = addr, .strings_id = sym->strings_id };
 	sym->stats.user_lookups++;
 	m = td_procs_find(sym->procs, pid, look, &proc);
 	if (!m) {
@@ -514,7 +519,7 @@ int td_sym_kernel(struct td_symbolizer *sym, uint64_t addr, struct td_frame *out
 	const char *name, *object;
 	uint64_t off;
 
-	*out = (struct td_frame){ .addr = addr };
+	*out = (struct td_frame){ .addr = addr, .strings_id = sym->strings_id };
 	sym->stats.kernel_lookups++;
 	if (!sym->ksyms_tried) {
 		sym->ksyms_tried = true;
@@ -536,7 +541,8 @@ int td_sym_file(struct td_symbolizer *sym, const char *path, uint64_t file_offse
 	struct object *o;
 	int fd;
 
-	*out = (struct td_frame){ .addr = file_offset, .file_offset = file_offset };
+	*out = (struct td_frame){ .addr = file_offset, .file_offset = file_offset,
+				 .strings_id = sym->strings_id };
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -ENOENT;

@@ -43,6 +43,16 @@ struct td_frame {
 	const char *object;	/* mapped file, "[vdso]", "[kernel]", or NULL */
 	uint64_t file_offset;	/* offset of addr in object (user frames) */
 	const char *build_id;	/* lower-case hex, NULL when unknown */
+	/*
+	 * Added after the first version of this contract. Non-zero when
+	 * symbol, object and build_id are strings owned by one symbolizer,
+	 * which never changes them and never reuses their memory for other
+	 * text while it lives: two frames with the same strings_id and the
+	 * same pointers hold the same strings, so a writer may cache what it
+	 * renders from them. Every symbolizer has its own value, never reused
+	 * in the process. 0 (hand-made frames): no such promise.
+	 */
+	uint64_t strings_id;
 };
 
 struct td_sym_config {

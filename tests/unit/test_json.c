@@ -7,6 +7,7 @@
  * kernel format files (sched_switch and sched_process_exec as found on a
  * 6.18 host, user_unwind_stack as the kernel series defines it).
  */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -761,6 +762,140 @@ static void test_utf8(void **state)
 				 cases[i].want);
 }
 
+/* The line for @r with every frame's strings_id set to @id. */
+static char *write_with_id(const struct td_resolved *r, uint64_t id)
+{
+	struct td_frame kf[8], uf[8];
+	struct td_resolved c = *r;
+	unsigned int i;
+
+	assert_true(r->nr_kframes <= 8 && r->nr_uframes <= 8);
+	for (i = 0; i < r->nr_kframes; i++) {
+		kf[i] = r->kframes[i];
+		kf[i].strings_id = id;
+	}
+	for (i = 0; i < r->nr_uframes; i++) {
+		uf[i] = r->uframes[i];
+		uf[i].strings_id = id;
+	}
+	c.kframes = kf;
+	c.uframes = uf;
+	return write_one(&c);
+}
+
+/*
+ * Frames a symbolizer vouches for (strings_id) are cached by the writer: a
+ * cached frame must be written exactly as an uncached one, and anything
+ * that differs (address, offsets, strings, kernel or user) must not hit.
+ */
+static void test_frame_cache(void **state)
+{
+	static const uint64_t addrs[] = {
+		0, 0x1, 0xf, 0x10, 0xff, 0x100, 0xfff, 0x1000, 0xabcde, 0x123456789ULL,
+		0x7fffffffffffULL, 0xffffffff81a0b0c0ULL, UINT64_MAX,
+	};
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c);
+	struct td_resolved r = {
+		.ev = ev, .status = TD_STITCHED, .cookie = ev->cookie,
+		.event_name = "sched:sched_switch",
+		.kframes = kframes, .nr_kframes = 4, .uframes = uframes, .nr_uframes = 4,
+	};
+	char *plain = write_one(&r), *cold, *hot, *text;
+	struct td_frame kf, uf, lf;
+	char name[8] = "alpha", want[64], longsym[400];
+	unsigned int i;
+
+	/* Cold cache, warm cache, another symbolizer's id: all the same text. */
+	cold = write_with_id(&r, 77);
+	hot = write_with_id(&r, 77);
+	assert_string_equal(cold, plain);
+	assert_string_equal(hot, plain);
+	free(hot);
+	hot = write_with_id(&r, 78);
+	assert_string_equal(hot, plain);
+	free(hot);
+	free(cold);
+	free(plain);
+
+	/* Addresses of every hex length, cached twice and uncached. */
+	r.kframes = &kf;
+	r.nr_kframes = 1;
+	r.nr_uframes = 0;
+	for (i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+		for (int pass = 0; pass < 3; pass++) {
+			kf = (struct td_frame){ .addr = addrs[i], .strings_id = pass ? 5 : 0 };
+			text = write_one(&r);
+			snprintf(want, sizeof(want), "\"kernel_stack\":[{\"addr\":\"0x%" PRIx64 "\",",
+				 addrs[i]);
+			assert_non_null(strstr(text, want));
+			free(text);
+		}
+	}
+
+	/* Same address and id, another offset or string: the new values. */
+	kf = (struct td_frame){ .addr = 0x1000, .symbol = "one", .sym_offset = 1,
+				.object = "[kernel]", .strings_id = 5 };
+	text = write_one(&r);
+	assert_non_null(strstr(text, "{\"addr\":\"0x1000\",\"sym\":\"one\",\"off\":1,"));
+	free(text);
+	kf.sym_offset = 2;
+	text = write_one(&r);
+	assert_non_null(strstr(text, "\"sym\":\"one\",\"off\":2,"));
+	free(text);
+	kf.symbol = "two";
+	text = write_one(&r);
+	assert_non_null(strstr(text, "\"sym\":\"two\",\"off\":2,"));
+	free(text);
+	kf.object = NULL;
+	text = write_one(&r);
+	assert_non_null(strstr(text, "\"off\":2,\"obj\":null}"));
+	free(text);
+
+	/* The same frame as a user frame has two more keys. */
+	uf = kf;
+	uf.file_offset = 0x40;
+	uf.object = "/bin/x";
+	kf.object = "/bin/x";
+	r.uframes = &uf;
+	r.nr_uframes = 1;
+	text = write_one(&r);
+	assert_non_null(strstr(text, "\"kernel_stack\":[{\"addr\":\"0x1000\",\"sym\":\"two\","
+				     "\"off\":2,\"obj\":\"/bin/x\"}]"));
+	assert_non_null(strstr(text, "\"user_stack\":[{\"addr\":\"0x1000\",\"sym\":\"two\","
+				     "\"off\":2,\"obj\":\"/bin/x\",\"file_off\":\"0x40\","
+				     "\"build_id\":null}]"));
+	free(text);
+	uf.file_offset = 0x41;
+	uf.build_id = "ab";
+	text = write_one(&r);
+	assert_non_null(strstr(text, "\"file_off\":\"0x41\",\"build_id\":\"ab\"}]"));
+	free(text);
+
+	/* No strings_id: strings may change in place, never cached. */
+	r.nr_uframes = 0;
+	kf = (struct td_frame){ .addr = 0x2000, .symbol = name };
+	text = write_one(&r);
+	assert_non_null(strstr(text, "\"sym\":\"alpha\""));
+	free(text);
+	memcpy(name, "gamma", 5);
+	text = write_one(&r);
+	assert_non_null(strstr(text, "\"sym\":\"gamma\""));
+	free(text);
+
+	/* A frame too long for the cache is written whole, every time. */
+	memset(longsym, 'x', sizeof(longsym) - 1);
+	longsym[sizeof(longsym) - 1] = '\0';
+	lf = (struct td_frame){ .addr = 0x3000, .symbol = longsym, .strings_id = 5 };
+	r.kframes = &lf;
+	for (i = 0; i < 2; i++) {
+		text = write_one(&r);
+		assert_non_null(strstr(text, longsym));
+		free(text);
+	}
+	td_event_free(ev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -772,6 +907,7 @@ int main(void)
 		cmocka_unit_test(test_no_format),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_frame_cache),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

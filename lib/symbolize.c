@@ -175,6 +175,22 @@ struct symtab {
 	struct td_elfsyms *syms;
 };
 
+/*
+ * Kernel lookups, by address: a direct-mapped cache in front of the binary
+ * search over kallsyms (some 200k symbols: a search misses the CPU caches
+ * about as often as it compares). kallsyms is read once, so an entry never
+ * goes stale.
+ */
+#define KCACHE_BITS	12
+
+struct kcache_entry {
+	uint64_t addr;
+	const char *name;	/* NULL: empty entry, or the address is unknown */
+	const char *object;
+	uint64_t offset;
+	bool valid;
+};
+
 struct td_symbolizer {
 	char *debuginfo_path;		/* libdwfl's ":.debug:DEBUG_DIR" */
 	char *kallsyms_path;
@@ -187,6 +203,7 @@ struct td_symbolizer {
 	struct td_kallsyms *ksyms;
 	bool ksyms_tried;
 	uint64_t strings_id;		/* td_frame.strings_id of our frames */
+	struct kcache_entry *kcache;	/* NULL until the first kernel lookup */
 	struct td_sym_stats stats;
 };
 
@@ -476,6 +493,7 @@ void td_sym_free(struct td_symbolizer *sym)
 	}
 	htab_destroy(&sym->strings, free_string);
 	td_kallsyms_free(sym->ksyms);
+	free(sym->kcache);
 	free(sym->debuginfo_path);
 	free(sym->kallsyms_path);
 	free(sym);
@@ -516,6 +534,7 @@ int td_sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_a
 
 int td_sym_kernel(struct td_symbolizer *sym, uint64_t addr, struct td_frame *out)
 {
+	struct kcache_entry *e = NULL;
 	const char *name, *object;
 	uint64_t off;
 
@@ -524,15 +543,36 @@ int td_sym_kernel(struct td_symbolizer *sym, uint64_t addr, struct td_frame *out
 	if (!sym->ksyms_tried) {
 		sym->ksyms_tried = true;
 		sym->ksyms = td_kallsyms_load(sym->kallsyms_path);
+		/* Without a table every lookup fails at once: no cache needed. */
+		if (sym->ksyms)
+			sym->kcache = calloc(1U << KCACHE_BITS, sizeof(*sym->kcache));
+	}
+	if (sym->kcache) {
+		e = &sym->kcache[(addr * 0x9e3779b97f4a7c15ULL) >> (64 - KCACHE_BITS)];
+		if (e->valid && e->addr == addr) {
+			if (!e->name)
+				goto unknown;
+			out->symbol = e->name;
+			out->sym_offset = e->offset;
+			out->object = e->object;
+			return 0;
+		}
 	}
 	if (td_kallsyms_find(sym->ksyms, addr, &name, &off, &object)) {
-		sym->stats.kernel_unknown++;
-		return -ENOENT;
+		if (e)
+			*e = (struct kcache_entry){ .addr = addr, .valid = true };
+		goto unknown;
 	}
+	if (e)
+		*e = (struct kcache_entry){ .addr = addr, .name = name, .object = object,
+					    .offset = off, .valid = true };
 	out->symbol = name;
 	out->sym_offset = off;
 	out->object = object;
 	return 0;
+unknown:
+	sym->stats.kernel_unknown++;
+	return -ENOENT;
 }
 
 int td_sym_file(struct td_symbolizer *sym, const char *path, uint64_t file_offset,

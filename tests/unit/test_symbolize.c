@@ -33,6 +33,7 @@
 
 #include <trace-defer/symbolize.h>
 
+#include "../../lib/kallsyms.h"
 #include "../../lib/procmaps.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -1031,6 +1032,67 @@ static void test_kallsyms(void **state)
 	unlink(path);
 }
 
+/*
+ * Kernel lookups are cached by address: the answers are those of the
+ * table itself, whatever the order, over more addresses than the cache
+ * holds (so entries are replaced), known and unknown alike.
+ */
+static void test_kallsyms_cache(void **state)
+{
+	char path[64], text[64 * 1024], *p = text;
+	struct td_symbolizer *sym;
+	struct td_kallsyms *ks;
+	struct td_sym_stats st;
+	uint64_t base = 0xffffffff81000000ull, lookups = 0, unknown = 0;
+	unsigned int i, round;
+
+	/* 1000 functions 0x100 apart, then a gap, then a module. */
+	for (i = 0; i < 1000; i++)
+		p += sprintf(p, "%016" PRIx64 " t fn_%u\n", base + 0x100 * i, i);
+	p += sprintf(p, "ffffffffc0000000 t mod_fn\t[mod]\n");
+	write_file(path, text);
+	ks = td_kallsyms_load(path);
+	assert_non_null(ks);
+	sym = kallsyms_sym(path);
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < 12000; i++) {
+			/* Below, inside, in the gap, in the module; a different walk each round. */
+			uint64_t addr = i % 7 == 0 ? base - 1 - i :
+					i % 7 == 1 ? 0xffffffffb0000000ull + i :
+					i % 7 == 2 ? 0xffffffffc0000000ull + i :
+					base + (uint64_t)((i * (round + 1) * 2654435761u) % 0x20000);
+			const char *name, *object;
+			struct td_frame fr;
+			uint64_t off;
+			int want = td_kallsyms_find(ks, addr, &name, &off, &object);
+
+			lookups++;
+			assert_int_equal(td_sym_kernel(sym, addr, &fr), want);
+			assert_int_equal(fr.addr, addr);
+			assert_null(fr.build_id);
+			assert_int_equal(fr.file_offset, 0);
+			if (want) {
+				unknown++;
+				assert_null(fr.symbol);
+				assert_null(fr.object);
+				assert_int_equal(fr.sym_offset, 0);
+				continue;
+			}
+			assert_non_null(fr.symbol);
+			assert_string_equal(fr.symbol, name);
+			assert_string_equal(fr.object, object);
+			assert_int_equal(fr.sym_offset, off);
+		}
+	}
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.kernel_lookups, lookups);
+	assert_int_equal(st.kernel_unknown, unknown);
+	assert_true(unknown > 0 && unknown < lookups);
+	td_sym_free(sym);
+	td_kallsyms_free(ks);
+	unlink(path);
+}
+
 static void test_kallsyms_unusable(void **state)
 {
 	/* kptr_restrict: every address reads as zero. */
@@ -1248,6 +1310,7 @@ int main(void)
 		cmocka_unit_test(test_exited_keeps_maps),
 		cmocka_unit_test(test_kallsyms),
 		cmocka_unit_test(test_kallsyms_unusable),
+		cmocka_unit_test(test_kallsyms_cache),
 		cmocka_unit_test(test_maps_parse),
 		cmocka_unit_test(test_cached_lookup_cost),
 	};

@@ -74,11 +74,22 @@ tc=$src/tracecmd/trace-cmd
 [ -x "$tc" ] || die "no $tc after the build"
 grep -E 'not found|not installed|NO_PYTHON' "$out/build.log" | sed 's/^/   build note: /' || true
 
+# Libraries from PKG_CONFIG_PATH are not where ld.so looks: find them there
+libpath=
+for name in libtraceevent libtracefs; do
+	dir=$(pkg-config --variable=libdir "$name")
+	case "$dir" in
+	/lib | /lib64 | /usr/lib | /usr/lib64 | /lib/* | /usr/lib/*) ;;
+	*) libpath=${libpath:+$libpath:}$dir ;;
+	esac
+done
+withlibs() { LD_LIBRARY_PATH=$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$@"; }
+
 failed=0
 # The usage text, on the host (prints and exits: touches no tracefs)
 for cmd in record set; do
 	# "-h" exits non-zero: keep its text, not its status
-	usage=$("$tc" "$cmd" -h 2>&1 || true)
+	usage=$(withlibs "$tc" "$cmd" -h 2>&1 || true)
 	if grep -q -- '-T deferred' <<< "$usage"; then
 		echo "PASS usage_$cmd"
 	else
@@ -113,7 +124,7 @@ stage=$(mktemp -d /var/tmp/td-trace-cmd.XXXXXX)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/lib"
 cp "$tc" "$stage/trace-cmd"
-ldd "$tc" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | while read -r so; do
+withlibs ldd "$tc" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | while read -r so; do
 	case "$so" in
 	/lib/* | /lib64/* | /usr/lib/* | /usr/lib64/*) ;;
 	*) cp -L "$so" "$stage/lib/" ;;

@@ -21,6 +21,7 @@ struct td_proc {
 	size_t nr;
 	size_t last;		/* index of the last mapping hit */
 	uint64_t read_ns;	/* when the maps were last (re)read, or tried */
+	uint64_t gen;		/* td_procs_gen(): changes with every new maps */
 	char *dir;		/* proc_root/PID */
 	char *root_prefix;	/* proc_root/PID/root, or NULL if it is our "/" */
 };
@@ -34,6 +35,7 @@ struct td_procs {
 	size_t mask;
 	size_t nr;
 	struct td_proc *last;	/* the last process looked up */
+	uint64_t last_gen;	/* the last td_proc.gen handed out */
 	char self_mnt_ns[64];	/* our mount namespace, "mnt:[4026531841]" */
 	char *buf;		/* maps text, reused across reads */
 	size_t buf_alloc;
@@ -388,6 +390,7 @@ static int proc_read(struct td_procs *procs, struct td_proc *p)
 	p->nr = n;
 	p->last = 0;
 	p->read_ok = true;
+	p->gen = ++procs->last_gen;
 	update_root(procs, p);
 	return 0;
 fail:
@@ -506,6 +509,19 @@ struct td_mapping *td_procs_find(struct td_procs *procs, int pid, uint64_t addr,
 	if (p->read_ok)
 		*proc = p;
 	return m;
+}
+
+uint64_t td_procs_gen(struct td_procs *procs, int pid)
+{
+	struct td_proc *p = procs->last;
+
+	if (!p || p->pid != pid) {
+		p = proc_lookup(procs, pid);
+		if (!p)
+			return 0;
+		procs->last = p;
+	}
+	return p->gen;
 }
 
 void td_procs_forget(struct td_procs *procs, int pid)

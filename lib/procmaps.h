@@ -57,6 +57,15 @@ void td_procs_free(struct td_procs *procs);
 struct td_mapping *td_procs_find(struct td_procs *procs, int pid, uint64_t addr,
 				 struct td_proc **proc);
 
+/*
+ * The version of @pid's cached maps: 0 when none are cached, else a value
+ * that changes whenever they are read anew (or dropped and read again) and
+ * is never given to other maps of this td_procs. While it stays the same,
+ * td_procs_find() gives the same mapping for an address it found before.
+ * No system call: a cached lookup.
+ */
+uint64_t td_procs_gen(struct td_procs *procs, int pid);
+
 /* Drop @pid's cached maps. */
 void td_procs_forget(struct td_procs *procs, int pid);
 

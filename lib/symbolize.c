@@ -191,6 +191,25 @@ struct kcache_entry {
 	bool valid;
 };
 
+/*
+ * User lookups, by (pid, address, return_addr): a direct-mapped cache in
+ * front of the maps search, the segment walk and the symbol search. An
+ * entry holds the version of the process's maps it was found in
+ * (td_procs_gen): a maps re-read or td_sym_forget() gives the process a new
+ * version, so its old entries no longer match. Only found addresses are
+ * cached: a miss must still re-read the maps when they may have changed.
+ */
+#define UCACHE_BITS	12
+
+struct ucache_entry {
+	uint64_t addr;
+	uint64_t gen;		/* 0: empty */
+	const char *symbol, *object, *build_id;
+	uint64_t sym_offset, file_offset;
+	int pid;
+	bool return_addr;
+};
+
 struct td_symbolizer {
 	char *debuginfo_path;		/* libdwfl's ":.debug:DEBUG_DIR" */
 	char *kallsyms_path;
@@ -204,6 +223,8 @@ struct td_symbolizer {
 	bool ksyms_tried;
 	uint64_t strings_id;		/* td_frame.strings_id of our frames */
 	struct kcache_entry *kcache;	/* NULL until the first kernel lookup */
+	struct ucache_entry *ucache;	/* NULL until the first user lookup */
+	bool ucache_failed;
 	struct td_sym_stats stats;
 };
 
@@ -494,13 +515,24 @@ void td_sym_free(struct td_symbolizer *sym)
 	htab_destroy(&sym->strings, free_string);
 	td_kallsyms_free(sym->ksyms);
 	free(sym->kcache);
+	free(sym->ucache);
 	free(sym->debuginfo_path);
 	free(sym->kallsyms_path);
 	free(sym);
 }
 
-int td_sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_addr,
-		struct td_frame *out)
+static inline struct ucache_entry *ucache_slot(struct td_symbolizer *sym, int pid,
+					       uint64_t addr, bool return_addr)
+{
+	uint64_t h = (addr ^ ((uint64_t)(uint32_t)pid << 33) ^ return_addr) *
+		     0x9e3779b97f4a7c15ULL;
+
+	return &sym->ucache[h >> (64 - UCACHE_BITS)];
+}
+
+/* The lookup itself; @out is set up by the caller. */
+static int sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_addr,
+		    struct td_frame *out)
 {
 	/* A return address may be one past its caller's last byte. */
 	uint64_t look = return_addr && addr ? addr - 1 : addr;
@@ -508,8 +540,6 @@ int td_sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_a
 	struct td_proc *proc;
 	struct object *o;
 
-	*out = (struct td_frame){ .addr = addr, .strings_id = sym->strings_id };
-	sym->stats.user_lookups++;
 	m = td_procs_find(sym->procs, pid, look, &proc);
 	if (!m) {
 		sym->stats.user_unmapped++;
@@ -530,6 +560,48 @@ int td_sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_a
 	}
 	name_offset(sym, o, look - m->start + m->pgoff, addr - look, out);
 	return 0;
+}
+
+int td_sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_addr,
+		struct td_frame *out)
+{
+	struct ucache_entry *e = NULL;
+	uint64_t gen;
+	int ret;
+
+	*out = (struct td_frame){ .addr = addr, .strings_id = sym->strings_id };
+	sym->stats.user_lookups++;
+	if (!sym->ucache && !sym->ucache_failed) {
+		sym->ucache = calloc(1U << UCACHE_BITS, sizeof(*sym->ucache));
+		sym->ucache_failed = !sym->ucache;
+	}
+	if (sym->ucache) {
+		e = ucache_slot(sym, pid, addr, return_addr);
+		gen = td_procs_gen(sym->procs, pid);
+		if (gen && e->gen == gen && e->addr == addr && e->pid == pid &&
+		    e->return_addr == return_addr) {
+			out->symbol = e->symbol;
+			out->sym_offset = e->sym_offset;
+			out->object = e->object;
+			out->file_offset = e->file_offset;
+			out->build_id = e->build_id;
+			/* Counted as the lookup that filled the entry counted it. */
+			if (!e->symbol)
+				sym->stats.user_no_symbol++;
+			return 0;
+		}
+	}
+	ret = sym_user(sym, pid, addr, return_addr, out);
+	/* The maps the address was found in (maybe read just now). */
+	if (!ret && e) {
+		*e = (struct ucache_entry){
+			.addr = addr, .gen = td_procs_gen(sym->procs, pid),
+			.symbol = out->symbol, .object = out->object, .build_id = out->build_id,
+			.sym_offset = out->sym_offset, .file_offset = out->file_offset,
+			.pid = pid, .return_addr = return_addr,
+		};
+	}
+	return ret;
 }
 
 int td_sym_kernel(struct td_symbolizer *sym, uint64_t addr, struct td_frame *out)

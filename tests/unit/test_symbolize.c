@@ -941,6 +941,158 @@ static void test_exited_keeps_maps(void **state)
 	remove_fake_proc(fake, f.pid);
 }
 
+/* ---- the user lookup cache -------------------------------------------- */
+
+static void same_str(const char *a, const char *b)
+{
+	if (!a || !b)
+		assert_ptr_equal(a, b);
+	else
+		assert_string_equal(a, b);
+}
+
+/*
+ * Every address of @f (and one past it), as a first frame and as a return
+ * address, named twice by @sym (the second answer from its cache) and once
+ * by a new symbolizer reading the same maps: the same answers, the same
+ * counts.
+ */
+static void check_user_cached(struct td_symbolizer *sym, const char *proc_root,
+			      const struct fx *f)
+{
+	struct td_sym_config cfg = { .proc_root = proc_root, .maps_refresh_us = 1 };
+	struct td_symbolizer *ref = td_sym_new(&cfg);
+	struct td_sym_stats s0, s1, r0, r1;
+	int i, k, round, found = 0;
+
+	assert_non_null(ref);
+	td_sym_get_stats(sym, &s0);
+	td_sym_get_stats(ref, &r0);
+	for (i = 0; i < f->nr; i++) {
+		for (k = 0; k < 4; k++) {
+			uint64_t addr = f->v[i].addr + (k & 1);
+			bool ret_addr = k & 2;
+			struct td_frame want, got;
+			int wret = td_sym_user(ref, f->pid, addr, ret_addr, &want);
+
+			found += !wret;
+			for (round = 0; round < 2; round++) {
+				assert_int_equal(td_sym_user(sym, f->pid, addr, ret_addr, &got), wret);
+				assert_int_equal(got.addr, want.addr);
+				same_str(got.symbol, want.symbol);
+				assert_int_equal(got.sym_offset, want.sym_offset);
+				same_str(got.object, want.object);
+				assert_int_equal(got.file_offset, want.file_offset);
+				same_str(got.build_id, want.build_id);
+			}
+		}
+	}
+	assert_true(found > 0);
+	td_sym_get_stats(sym, &s1);
+	td_sym_get_stats(ref, &r1);
+	assert_int_equal(s1.user_lookups - s0.user_lookups, 2 * (r1.user_lookups - r0.user_lookups));
+	assert_int_equal(s1.user_no_symbol - s0.user_no_symbol,
+			 2 * (r1.user_no_symbol - r0.user_no_symbol));
+	assert_int_equal(s1.user_unmapped - s0.user_unmapped,
+			 2 * (r1.user_unmapped - r0.user_unmapped));
+	td_sym_free(ref);
+}
+
+/* Move the file offset of @f's executable text mapping by @delta in @maps. */
+static void shift_text_pgoff(const char *maps, const struct fx *f, int64_t delta)
+{
+	char *text = malloc(1 << 20), *out = malloc(1 << 20), *line, *save = NULL;
+	size_t len, o = 0;
+	bool done = false;
+	FILE *in;
+	int fd;
+
+	assert_non_null(text);
+	assert_non_null(out);
+	in = fopen(maps, "r");
+	assert_non_null(in);
+	len = fread(text, 1, (1 << 20) - 1, in);
+	fclose(in);
+	text[len] = '\0';
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *perms = strchr(line, ' '), *pg, *end;
+
+		if (!done && perms && !strncmp(perms, " r-xp ", 6) && strstr(line, f->path)) {
+			uint64_t pgoff;
+
+			pg = perms + 6;
+			pgoff = strtoull(pg, &end, 16);
+			*pg = '\0';
+			o += sprintf(out + o, "%s%08" PRIx64 "%s\n", line, pgoff + delta, end);
+			done = true;
+			continue;
+		}
+		o += sprintf(out + o, "%s\n", line);
+	}
+	assert_true(done);
+	fd = open(maps, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, out, o), (ssize_t)o);
+	close(fd);
+	free(text);
+	free(out);
+}
+
+/*
+ * Cached user lookups answer as uncached ones: at first, after the maps
+ * changed and were re-read (same addresses, other file offsets), and after
+ * td_sym_forget() with maps changed back (read anew without a miss).
+ */
+static void test_user_cache(void **state)
+{
+	char fake[] = "/tmp/td-test-proc-XXXXXX", maps[PATH_MAX];
+	struct td_sym_config cfg = { .maps_refresh_us = 1 };
+	struct td_symbolizer *sym;
+	struct td_sym_stats st, st0;
+	struct td_frame fr, before;
+	uint64_t alpha;
+	struct fx f;
+
+	assert_non_null(mkdtemp(fake));
+	assert_int_equal(fx_spawn(&f, NULL, "fx_nopie", NULL), 0);
+	make_fake_proc(fake, f.pid);
+	snprintf(maps, sizeof(maps), "%s/%d/maps", fake, f.pid);
+	cfg.proc_root = fake;
+	sym = td_sym_new(&cfg);
+	assert_non_null(sym);
+	alpha = fx_get(&f, "fx_alpha");
+
+	check_user_cached(sym, fake, &f);
+	assert_int_equal(td_sym_user(sym, f.pid, alpha, false, &before), 0);
+	assert_string_equal(before.symbol, "fx_alpha");
+
+	/* The text now maps another part of the file; a miss re-reads. */
+	shift_text_pgoff(maps, &f, 0x1000);
+	usleep(2000);
+	td_sym_get_stats(sym, &st0);
+	assert_int_equal(td_sym_user(sym, f.pid, 0x10, false, &fr), -ENOENT);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.maps_reads, st0.maps_reads + 1);
+	assert_int_equal(td_sym_user(sym, f.pid, alpha, false, &fr), 0);
+	assert_int_equal(fr.file_offset, before.file_offset + 0x1000);
+	check_user_cached(sym, fake, &f);
+
+	/* Back as it was, then forget: read anew on the next lookup, no miss needed. */
+	shift_text_pgoff(maps, &f, -0x1000);
+	td_sym_forget(sym, f.pid);
+	td_sym_get_stats(sym, &st0);
+	assert_int_equal(td_sym_user(sym, f.pid, alpha, false, &fr), 0);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.maps_reads, st0.maps_reads + 1);
+	assert_string_equal(fr.symbol, "fx_alpha");
+	assert_int_equal(fr.file_offset, before.file_offset);
+	check_user_cached(sym, fake, &f);
+
+	td_sym_free(sym);
+	fx_stop(&f);
+	remove_fake_proc(fake, f.pid);
+}
+
 /* ---- kallsyms --------------------------------------------------------- */
 
 static void write_file(char *path, const char *text)
@@ -1308,6 +1460,7 @@ int main(void)
 		cmocka_unit_test(test_deleted_file),
 		cmocka_unit_test(test_mount_namespace),
 		cmocka_unit_test(test_exited_keeps_maps),
+		cmocka_unit_test(test_user_cache),
 		cmocka_unit_test(test_kallsyms),
 		cmocka_unit_test(test_kallsyms_unusable),
 		cmocka_unit_test(test_kallsyms_cache),

@@ -437,16 +437,36 @@ static void jw_frame(struct jw *w, const struct td_frame *fr, bool user)
  * first use and freed when the thread exits.
  */
 #define FCACHE_BITS	12
-#define FCACHE_TEXT	246	/* longer frames are written every time */
+#define FCACHE_TEXT	256	/* longer frames are written every time */
+#define FCACHE_CHUNK	32	/* copied by so many bytes: FCACHE_TEXT is a multiple */
 #define LINE_BUF_KEEP	(1 << 20)
 
 struct fentry {
 	uint64_t addr, sym_offset, file_offset, strings_id;	/* 0: empty */
 	const char *symbol, *object, *build_id;
+	uint16_t len;
 	uint8_t user;
-	uint8_t len;
 	char text[FCACHE_TEXT];
 };
+
+/*
+ * Append a cached frame's text. Whole chunks are copied, maybe past its end
+ * (within text[], and within the buffer, which has room for FCACHE_TEXT
+ * more): a few vector moves, where an exact copy of a length known only
+ * at run time becomes a slow string instruction or a call.
+ */
+static inline void jw_put_cached(struct jw *w, const struct fentry *e)
+{
+	size_t i;
+	char *d;
+
+	if (FCACHE_TEXT > w->cap - w->len && jw_grow(w, FCACHE_TEXT))
+		return;
+	d = w->buf + w->len;
+	for (i = 0; i < e->len; i += FCACHE_CHUNK)
+		memcpy(d + i, e->text + i, FCACHE_CHUNK);
+	w->len += e->len;
+}
 
 /* Per-thread state: the frame cache, and td_json_write()'s line buffer. */
 struct jw_tls {
@@ -524,7 +544,7 @@ static void jw_frames(struct jw *w, const struct td_frame *frames, unsigned int 
 		e = &t->cache[((fr->addr ^ (fr->strings_id << 1 | user)) *
 			       0x9e3779b97f4a7c15ULL) >> (64 - FCACHE_BITS)];
 		if (fentry_match(e, fr, user)) {
-			jw_put(w, e->text, e->len);
+			jw_put_cached(w, e);
 			continue;
 		}
 		start = w->len;
@@ -539,7 +559,7 @@ static void jw_frames(struct jw *w, const struct td_frame *frames, unsigned int 
 		e->object = fr->object;
 		e->build_id = fr->build_id;
 		e->user = user;
-		e->len = (uint8_t)(w->len - start);
+		e->len = (uint16_t)(w->len - start);
 		memcpy(e->text, w->buf + start, e->len);
 	}
 	jw_lit(w, "]");

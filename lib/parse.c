@@ -461,16 +461,11 @@ static int new_event(struct td_parser *p, struct held *h, const struct evinfo *i
 {
 	struct td_event *ev;
 
-	ev = td_event_new();
+	/* The record's copy comes in the same allocation (size >= common_size > 0). */
+	ev = td_event_new_raw(size);
 	if (!ev)
 		return -ENOMEM;
-	ev->raw = malloc(size);
-	if (!ev->raw) {
-		td_event_free(ev);
-		return -ENOMEM;
-	}
 	memcpy(ev->raw, data, size);
-	ev->raw_size = size;
 	ev->ts = ts;
 	ev->cpu = cpu;
 	ev->tid = tid;
@@ -569,23 +564,20 @@ static int on_unwind(struct td_parser *p, int cpu, int tid, uint64_t ts, const u
 		     int size)
 {
 	struct td_ustack *us;
-	unsigned int off, len;
+	unsigned int off, len, i;
 	uint64_t cookie;
-	int ret;
 
 	if (read_field(p->uw_cookie, data, &cookie) ||
 	    !dyn_span(p->uw_stack, data, size, &off, &len) || len % 8) {
 		p->stats.bad_records++;
 		return 0;
 	}
-	us = td_ustack_new();
+	/* The stack's entries come in the same allocation as the stack. */
+	us = td_ustack_new_ips(len / 8);
 	if (!us)
 		return -ENOMEM;
-	ret = copy_ips(&us->ips, data + off, len / 8);
-	if (ret) {
-		td_ustack_free(us);
-		return ret;
-	}
+	for (i = 0; i < us->ips.nr; i++)
+		us->ips.ips[i] = get64(data + off + 8 * i);
 	us->ts = ts;
 	us->cpu = cpu;
 	us->tid = tid;

@@ -4,6 +4,8 @@
  * include/trace-defer/types.h. Every *_free() accepts NULL.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,16 +51,47 @@ int td_ips_copy(struct td_ips *dst, const uint64_t *ips, unsigned int nr)
 	return 0;
 }
 
+/*
+ * Storage allocated with the record, right after it: used only while the
+ * pointer still points there (the owner may have replaced it).
+ */
+#define TD_ALLOC_INLINE	0x1
+
+static inline void *inline_area(void *rec, size_t rec_size)
+{
+	return (char *)rec + ((rec_size + 15) & ~(size_t)15);
+}
+
 struct td_event *td_event_new(void)
 {
 	return calloc(1, sizeof(struct td_event));
+}
+
+struct td_event *td_event_new_raw(size_t raw_size)
+{
+	struct td_event *ev;
+	size_t head = (sizeof(*ev) + 15) & ~(size_t)15;
+
+	if (raw_size > INT_MAX)
+		return NULL;
+	ev = malloc(head + raw_size);
+	if (!ev)
+		return NULL;
+	memset(ev, 0, sizeof(*ev));
+	if (raw_size) {
+		ev->raw = inline_area(ev, sizeof(*ev));
+		ev->raw_size = (int)raw_size;
+		ev->alloc_flags = TD_ALLOC_INLINE;
+	}
+	return ev;
 }
 
 void td_event_free(struct td_event *ev)
 {
 	if (!ev)
 		return;
-	free(ev->raw);
+	if (!(ev->alloc_flags & TD_ALLOC_INLINE) || ev->raw != inline_area(ev, sizeof(*ev)))
+		free(ev->raw);
 	td_ips_free(&ev->kstack);
 	td_ips_free(&ev->inplace_stack);
 	free(ev);
@@ -69,10 +102,30 @@ struct td_ustack *td_ustack_new(void)
 	return calloc(1, sizeof(struct td_ustack));
 }
 
+struct td_ustack *td_ustack_new_ips(unsigned int nr)
+{
+	struct td_ustack *us;
+	size_t head = (sizeof(*us) + 15) & ~(size_t)15;
+
+	if (nr > (SIZE_MAX - head) / sizeof(uint64_t))
+		return NULL;
+	us = malloc(head + (size_t)nr * sizeof(uint64_t));
+	if (!us)
+		return NULL;
+	memset(us, 0, sizeof(*us));
+	if (nr) {
+		us->ips.ips = inline_area(us, sizeof(*us));
+		us->ips.nr = nr;
+		us->alloc_flags = TD_ALLOC_INLINE;
+	}
+	return us;
+}
+
 void td_ustack_free(struct td_ustack *us)
 {
 	if (!us)
 		return;
-	td_ips_free(&us->ips);
+	if (!(us->alloc_flags & TD_ALLOC_INLINE) || us->ips.ips != inline_area(us, sizeof(*us)))
+		td_ips_free(&us->ips);
 	free(us);
 }

@@ -5,6 +5,9 @@
  *
  * Ownership: a td_event and a td_ustack are owned by whoever holds them; the
  * stitcher takes ownership of what is fed to it and frees it after emitting.
+ * Free them with td_event_free() and td_ustack_free() only: the parser
+ * allocates a record's data with the record (td_event_new_raw(),
+ * td_ustack_new_ips()).
  * Everything handed to an emit callback is valid only during the call.
  */
 #ifndef TRACE_DEFER_TYPES_H
@@ -57,6 +60,8 @@ struct td_event {
 	bool inplace;			/* fallback: ustack holds the in-place stack */
 	struct td_ips inplace_stack;
 	uint64_t seq;			/* arrival order, set by the stitcher */
+	/* Added after the first version: private to lib/types.c, leave it 0. */
+	uint32_t alloc_flags;
 };
 
 /* One ftrace:user_unwind_stack record. */
@@ -66,6 +71,8 @@ struct td_ustack {
 	int tid;
 	uint64_t cookie;
 	struct td_ips ips;		/* empty: the unwind found nothing */
+	/* Added after the first version: private to lib/types.c, leave it 0. */
+	uint32_t alloc_flags;
 };
 
 /* Cookie layout (kernel/unwind/deferred.c): low 32 bits cpu + 1, high 32 an odd counter. */
@@ -87,5 +94,21 @@ struct td_event *td_event_new(void);
 void td_event_free(struct td_event *ev);
 struct td_ustack *td_ustack_new(void);
 void td_ustack_free(struct td_ustack *us);
+
+/*
+ * Added after the first version. The same as td_event_new(), with ev->raw
+ * pointing to @raw_size bytes (uninitialized; raw_size set) allocated with
+ * the event: one allocation instead of two for the parser's hot path.
+ * ev->raw may be replaced (the block is then just not used), never freed
+ * on its own; td_event_free() frees what it must. NULL when out of memory.
+ */
+struct td_event *td_event_new_raw(size_t raw_size);
+/*
+ * The same as td_ustack_new(), with us->ips holding @nr entries
+ * (uninitialized) allocated with the stack; td_ustack_free() frees it all.
+ * us->ips.ips may be replaced, never freed on its own (no td_ips_free()).
+ * NULL when out of memory.
+ */
+struct td_ustack *td_ustack_new_ips(unsigned int nr);
 
 #endif /* TRACE_DEFER_TYPES_H */

@@ -765,6 +765,66 @@ static void test_randomized(void **state)
  * Tens of thousands of live keys: the table grows; a small stack bound makes
  * entries leave in hash-random order while lookups go on.
  */
+/*
+ * Records allocated with their data (as the parser makes them), with that
+ * data kept or replaced by the owner, go through the stitcher and are
+ * emitted with that data and freed by it (ASan and valgrind check that
+ * nothing leaks and nothing is freed twice).
+ */
+static void test_inline_records(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+	unsigned int i;
+
+	for (i = 0; i < 8; i++) {
+		uint64_t ck = cookie(0, 2 * i + 1);
+		struct td_event *ev = td_event_new_raw(24);
+		struct td_ustack *us = td_ustack_new_ips(i);
+		const struct rec *r;
+		unsigned int k;
+
+		assert_non_null(ev);
+		assert_non_null(us);
+		assert_int_equal(ev->raw_size, 24);
+		assert_non_null(ev->raw);
+		memset(ev->raw, 0xa5, 24);
+		assert_false(ev->has_cookie || ev->inplace || ev->kstack.nr || ev->seq);
+		ev->pid = (int)i + 1;
+		ev->tid = 100;
+		ev->ts = 1000 * (i + 1);
+		ev->has_cookie = true;
+		ev->cookie = ck;
+		/* Some owners replace the data: the new one is theirs to give away. */
+		if (i & 1) {
+			ev->raw = calloc(1, 8);
+			assert_non_null(ev->raw);
+			ev->raw_size = 8;
+		}
+		assert_int_equal(us->ips.nr, i);
+		if (i)
+			assert_non_null(us->ips.ips);
+		for (k = 0; k < i; k++)
+			us->ips.ips[k] = 0x401000 + 0x10 * k;
+		if (i == 5)
+			assert_int_equal(td_ips_copy(&us->ips, (uint64_t[]){ 0x401000, 0x401010 },
+						     2), 0);
+		us->tid = 100;
+		us->cookie = ck;
+		us->ts = 1000 * (i + 1) + 10;
+		td_stitch_event(fx->st, ev);
+		td_stitch_stack(fx->st, us);
+		r = find(fx, (int)i + 1);
+		assert_int_equal(r->status, i ? TD_STITCHED : TD_UNWIND_FAILED);
+		assert_int_equal(r->nr, i == 5 ? 2 : i);
+		if (i)
+			assert_int_equal(r->ip0, 0x401000);
+	}
+	td_event_free(td_event_new_raw(0));
+	td_ustack_free(td_ustack_new_ips(0));
+	td_stitch_flush(fx->st);
+	fixture_free(fx);
+}
+
 static void test_many_keys(void **state)
 {
 	enum { N = 50000, KEEP = N / 10, NSTACKS = N * 2 / 3 };
@@ -853,6 +913,7 @@ int main(void)
 		cmocka_unit_test(test_free_pending),
 		cmocka_unit_test(test_randomized),
 		cmocka_unit_test(test_many_keys),
+		cmocka_unit_test(test_inline_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -110,14 +110,27 @@ static inline void jw_put(struct jw *w, const char *s, size_t n)
 /* For string literals: the length is known at compile time. */
 #define jw_lit(w, s)	jw_put(w, s, sizeof(s) - 1)
 
+static const char dec_pairs[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* Decimal, two digits per step. */
 static void jw_u64(struct jw *w, uint64_t v)
 {
 	char tmp[24], *p = tmp + sizeof(tmp);
 
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, dec_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, dec_pairs + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
 	jw_put(w, p, tmp + sizeof(tmp) - p);
 }
 
@@ -244,6 +257,14 @@ static void jw_str(struct jw *w, const char *s, size_t len)
 			break;
 		i += 8;
 	}
+	/* The last bytes as one word too: the tail padded with plain spaces. */
+	if (i < len && len - i < 8) {
+		uint64_t v = ONES * ' ';
+
+		memcpy(&v, s + i, len - i);
+		if (!special_bytes(v))
+			i = len;
+	}
 	while (i < len) {
 		switch (byte_class[u[i]]) {
 		case 0:
@@ -286,6 +307,35 @@ static void jw_number(struct jw *w, uint64_t v, int size, bool is_signed)
 	}
 }
 
+/*
+ * tep_read_number(), minus a call per field: @swap says the file's byte
+ * order is not ours. @size is 1, 2, 4 or 8.
+ */
+static inline uint64_t read_number(struct tep_handle *tep, bool swap, const void *p, int size)
+{
+	uint8_t v8;
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
+
+	if (swap)
+		return tep_read_number(tep, p, size);
+	switch (size) {
+	case 1:
+		memcpy(&v8, p, 1);
+		return v8;
+	case 2:
+		memcpy(&v16, p, 2);
+		return v16;
+	case 4:
+		memcpy(&v32, p, 4);
+		return v32;
+	default:
+		memcpy(&v64, p, 8);
+		return v64;
+	}
+}
+
 static bool number_size(int size)
 {
 	return size == 1 || size == 2 || size == 4 || size == 8;
@@ -313,8 +363,8 @@ static int element_size(const struct tep_format_field *field)
 	return 4;
 }
 
-static void jw_array(struct jw *w, struct tep_handle *tep, const struct tep_format_field *field,
-		     const unsigned char *p, int len)
+static void jw_array(struct jw *w, struct tep_handle *tep, bool swap,
+		     const struct tep_format_field *field, const unsigned char *p, int len)
 {
 	bool is_signed = field->flags & TEP_FIELD_IS_SIGNED;
 	int esize = element_size(field);
@@ -324,7 +374,7 @@ static void jw_array(struct jw *w, struct tep_handle *tep, const struct tep_form
 	for (i = 0; i + esize <= len; i += esize) {
 		if (i)
 			jw_lit(w, ",");
-		jw_number(w, tep_read_number(tep, p + i, esize), esize, is_signed);
+		jw_number(w, read_number(tep, swap, p + i, esize), esize, is_signed);
 	}
 	jw_lit(w, "]");
 }
@@ -334,8 +384,8 @@ static void jw_array(struct jw *w, struct tep_handle *tep, const struct tep_form
  * char[]), an array of numbers, or null when the record is too short for
  * the field (a truncated or malformed record).
  */
-static void jw_field(struct jw *w, struct tep_handle *tep, const struct tep_format_field *field,
-		     const unsigned char *data, int size)
+static void jw_field(struct jw *w, struct tep_handle *tep, bool swap,
+		     const struct tep_format_field *field, const unsigned char *data, int size)
 {
 	int off = field->offset, len = field->size;
 	const unsigned char *p;
@@ -348,7 +398,7 @@ static void jw_field(struct jw *w, struct tep_handle *tep, const struct tep_form
 		if (!number_size(len))
 			goto null;
 		/* __data_loc: offset in the low 16 bits, length in the high 16. */
-		loc = tep_read_number(tep, data + off, len);
+		loc = read_number(tep, swap, data + off, len);
 		if (field->flags & TEP_FIELD_IS_RELATIVE)
 			off = off + len + (int)(loc & 0xffff);
 		else
@@ -359,7 +409,7 @@ static void jw_field(struct jw *w, struct tep_handle *tep, const struct tep_form
 	} else if (!(field->flags & TEP_FIELD_IS_ARRAY)) {
 		if (!number_size(len))
 			goto null;
-		jw_number(w, tep_read_number(tep, data + off, len), len,
+		jw_number(w, read_number(tep, swap, data + off, len), len,
 			  field->flags & TEP_FIELD_IS_SIGNED);
 		return;
 	}
@@ -367,7 +417,7 @@ static void jw_field(struct jw *w, struct tep_handle *tep, const struct tep_form
 	if (field->flags & TEP_FIELD_IS_STRING)
 		jw_str(w, (const char *)p, strnlen((const char *)p, len));
 	else
-		jw_array(w, tep, field, p, len);
+		jw_array(w, tep, swap, field, p, len);
 	return;
 null:
 	jw_lit(w, "null");
@@ -376,19 +426,22 @@ null:
 static void jw_fields(struct jw *w, const struct td_event *ev)
 {
 	struct tep_event *event = ev->tep_event;
+	struct tep_handle *tep = event ? event->tep : NULL;
 	struct tep_format_field *field;
-	bool first = true;
+	bool first = true, swap;
 
+	swap = tep && tep_is_file_bigendian(tep) != tep_is_local_bigendian(tep);
 	jw_lit(w, "{");
 	for (field = event && ev->raw ? event->format.fields : NULL; field; field = field->next) {
-		if (!strncmp(field->name, "common_", 7))
+		/* libtraceevent keeps them apart; a format could still list one. */
+		if (field->name[0] == 'c' && !strncmp(field->name, "common_", 7))
 			continue;
 		if (!first)
 			jw_lit(w, ",");
 		first = false;
 		jw_cstr(w, field->name);
 		jw_lit(w, ":");
-		jw_field(w, event->tep, field, ev->raw, ev->raw_size);
+		jw_field(w, tep, swap, field, ev->raw, ev->raw_size);
 	}
 	jw_lit(w, "}");
 }

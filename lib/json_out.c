@@ -521,9 +521,27 @@ static inline void jw_put_cached(struct jw *w, const struct fentry *e)
 	w->len += e->len;
 }
 
-/* Per-thread state: the frame cache, and td_json_write()'s line buffer. */
+#define SCACHE_BITS	8
+#define SCACHE_FRAMES	128	/* deeper stacks are not cached whole */
+#define SCACHE_TEXT	16384
+
+_Static_assert(sizeof(struct td_frame) == 7 * sizeof(uint64_t),
+	       "td_frame must have no padding: stacks are compared with memcmp");
+
+struct sentry {
+	void *block;		/* frames, then text; NULL: empty */
+	size_t cap;
+	struct td_frame *frames;
+	char *text;		/* "[...]" */
+	size_t len;
+	unsigned int nr;
+	bool user;
+};
+
+/* Per-thread state: the caches, and td_json_write()'s line buffer. */
 struct jw_tls {
 	struct fentry *cache;
+	struct sentry *stacks;
 	bool cache_failed;
 	char *buf;
 	size_t cap;
@@ -537,7 +555,12 @@ static __thread struct jw_tls *tls;
 static void tls_free(void *arg)
 {
 	struct jw_tls *t = arg;
+	unsigned int i;
 
+	if (t->stacks)
+		for (i = 0; i < 1U << SCACHE_BITS; i++)
+			free(t->stacks[i].block);
+	free(t->stacks);
 	free(t->cache);
 	free(t->buf);
 	free(t);
@@ -573,16 +596,11 @@ static inline bool fentry_match(const struct fentry *e, const struct td_frame *f
 	       e->build_id == fr->build_id;
 }
 
-static void jw_frames(struct jw *w, const struct td_frame *frames, unsigned int nr, bool user)
+static void jw_frames_each(struct jw *w, struct jw_tls *t, const struct td_frame *frames,
+			   unsigned int nr, bool user)
 {
-	struct jw_tls *t = nr ? tls_get() : NULL;
 	unsigned int i;
 
-	if (t && !t->cache && !t->cache_failed) {
-		t->cache = calloc(1U << FCACHE_BITS, sizeof(*t->cache));
-		t->cache_failed = !t->cache;
-	}
-	jw_lit(w, "[");
 	for (i = 0; i < nr; i++) {
 		const struct td_frame *fr = &frames[i];
 		struct fentry *e;
@@ -615,7 +633,86 @@ static void jw_frames(struct jw *w, const struct td_frame *frames, unsigned int 
 		e->len = (uint16_t)(w->len - start);
 		memcpy(e->text, w->buf + start, e->len);
 	}
+}
+
+/*
+ * Whole stacks: the same stacks come again and again, and comparing a
+ * stack's frames with one memcmp, then copying its text at once, beats
+ * doing both frame by frame. Keyed by the frames themselves (td_frame has
+ * no padding: equal bytes are equal frames) when a symbolizer vouches for
+ * all of their strings.
+ */
+static bool stack_cacheable(const struct td_frame *frames, unsigned int nr)
+{
+	unsigned int i;
+
+	if (nr < 2 || nr > SCACHE_FRAMES)
+		return false;
+	for (i = 0; i < nr; i++)
+		if (!frames[i].strings_id)
+			return false;
+	return true;
+}
+
+static struct sentry *stack_slot(struct jw_tls *t, const struct td_frame *frames,
+				 unsigned int nr, bool user)
+{
+	uint64_t h = (frames[0].addr ^ frames[0].strings_id << 1 ^ user) * 0x9e3779b97f4a7c15ULL;
+
+	h = (h ^ frames[1].addr ^ (uint64_t)nr << 40) * 0x9e3779b97f4a7c15ULL;
+	h = (h ^ frames[nr - 1].addr) * 0x9e3779b97f4a7c15ULL;
+	return &t->stacks[h >> (64 - SCACHE_BITS)];
+}
+
+static void jw_frames(struct jw *w, const struct td_frame *frames, unsigned int nr, bool user)
+{
+	struct jw_tls *t = nr ? tls_get() : NULL;
+	struct sentry *e = NULL;
+	size_t start, len;
+
+	if (t && !t->cache && !t->cache_failed) {
+		t->cache = calloc(1U << FCACHE_BITS, sizeof(*t->cache));
+		t->stacks = calloc(1U << SCACHE_BITS, sizeof(*t->stacks));
+		t->cache_failed = !t->cache || !t->stacks;
+		if (t->cache_failed) {
+			free(t->cache);
+			free(t->stacks);
+			t->cache = NULL;
+			t->stacks = NULL;
+		}
+	}
+	if (t && t->stacks && stack_cacheable(frames, nr)) {
+		e = stack_slot(t, frames, nr, user);
+		if (e->nr == nr && e->user == user &&
+		    !memcmp(e->frames, frames, nr * sizeof(*frames))) {
+			jw_put(w, e->text, e->len);
+			return;
+		}
+	}
+	start = w->len;
+	jw_lit(w, "[");
+	jw_frames_each(w, t, frames, nr, user);
 	jw_lit(w, "]");
+	len = w->len - start;
+	if (!e || w->err || len > SCACHE_TEXT)
+		return;
+	/* One block per slot, reused by the stacks that replace each other there. */
+	if (!e->block || e->cap < nr * sizeof(*frames) + len) {
+		size_t cap = nr * sizeof(*frames) + len + 256;
+		void *b = realloc(e->block, cap);
+
+		if (!b)
+			return;
+		e->block = b;
+		e->cap = cap;
+	}
+	e->frames = e->block;
+	e->text = (char *)e->block + nr * sizeof(*frames);
+	memcpy(e->frames, frames, nr * sizeof(*frames));
+	memcpy(e->text, w->buf + start, len);
+	e->len = len;
+	e->nr = nr;
+	e->user = user;
 }
 
 /* ---- the record ---- */

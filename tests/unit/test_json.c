@@ -802,7 +802,7 @@ static void test_frame_cache(void **state)
 		.kframes = kframes, .nr_kframes = 4, .uframes = uframes, .nr_uframes = 4,
 	};
 	char *plain = write_one(&r), *cold, *hot, *text;
-	struct td_frame kf, uf, lf;
+	struct td_frame kf, uf, lf, mod[4];
 	char name[8] = "alpha", want[64], longsym[400];
 	unsigned int i;
 
@@ -815,6 +815,22 @@ static void test_frame_cache(void **state)
 	hot = write_with_id(&r, 78);
 	assert_string_equal(hot, plain);
 	free(hot);
+	free(cold);
+	free(plain);
+
+	/* A cached stack with one frame changed deep inside: written anew. */
+	memcpy(mod, uframes, sizeof(mod));
+	mod[2].file_offset += 0x10;
+	r.uframes = mod;
+	plain = write_one(&r);
+	assert_non_null(strstr(plain, "\"file_off\":\"0x27244\""));
+	cold = write_with_id(&r, 77);
+	assert_string_equal(cold, plain);
+	free(cold);
+	mod[2].file_offset -= 0x10;
+	cold = write_with_id(&r, 77);
+	assert_null(strstr(cold, "\"file_off\":\"0x27244\""));
+	assert_non_null(strstr(cold, "\"file_off\":\"0x27234\""));
 	free(cold);
 	free(plain);
 

@@ -242,6 +242,37 @@ static inline uint64_t special_bytes(uint64_t v)
 	return (v | ((v - ONES * 0x20) & ~v) | ((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS;
 }
 
+/*
+ * The bytes of @s from @i to @len (fewer than eight) in one word, read
+ * without going past @len: the last eight bytes when the string has
+ * them, else two overlapping loads, the rest plain spaces. (Not a memcpy
+ * of len - i bytes into a word: reading that word back stalls.)
+ */
+static inline uint64_t tail_word(const char *s, size_t i, size_t len)
+{
+	const char *t = s + i;
+	size_t n = len - i;
+	uint64_t v;
+	uint32_t a4, b4;
+	uint16_t a2, b2;
+
+	if (len >= 8) {
+		memcpy(&v, s + len - 8, 8);
+		return v;
+	}
+	if (n >= 4) {
+		memcpy(&a4, t, 4);
+		memcpy(&b4, t + n - 4, 4);
+		return a4 | (uint64_t)b4 << 32;
+	}
+	if (n >= 2) {
+		memcpy(&a2, t, 2);
+		memcpy(&b2, t + n - 2, 2);
+		return (ONES * ' ' & ~0xffffffffULL) | a2 | (uint64_t)b2 << 16;
+	}
+	return (ONES * ' ' & ~0xffULL) | (unsigned char)t[0];
+}
+
 /* A JSON string from @len bytes at @s (kernel strings are arbitrary bytes). */
 static void jw_str(struct jw *w, const char *s, size_t len)
 {
@@ -257,14 +288,9 @@ static void jw_str(struct jw *w, const char *s, size_t len)
 			break;
 		i += 8;
 	}
-	/* The last bytes as one word too: the tail padded with plain spaces. */
-	if (i < len && len - i < 8) {
-		uint64_t v = ONES * ' ';
-
-		memcpy(&v, s + i, len - i);
-		if (!special_bytes(v))
-			i = len;
-	}
+	/* The last bytes as one word too (a byte loop costs more than it all). */
+	if (i < len && len - i < 8 && !special_bytes(tail_word(s, i, len)))
+		i = len;
 	while (i < len) {
 		switch (byte_class[u[i]]) {
 		case 0:

@@ -899,6 +899,28 @@ static void test_frame_cache(void **state)
 	assert_non_null(strstr(text, "\"sym\":\"gamma\""));
 	free(text);
 
+	/* Escapes wherever they are, whatever the length (words, tails). */
+	{
+		static const char *const names[] = {
+			"a\"bcdefghijklmnopq", "abcdefgh\\ijklmnop", "abcdefghijklmno\"",
+			"ab\"", "a\"", "\"", "abcdefg\\", "abcdefghi\x01", "abcdefghijklmnopq",
+		};
+		static const char *const want_sym[] = {
+			"\"sym\":\"a\\\"bcdefghijklmnopq\"", "\"sym\":\"abcdefgh\\\\ijklmnop\"",
+			"\"sym\":\"abcdefghijklmno\\\"\"", "\"sym\":\"ab\\\"\"",
+			"\"sym\":\"a\\\"\"", "\"sym\":\"\\\"\"", "\"sym\":\"abcdefg\\\\\"",
+			"\"sym\":\"abcdefghi\\u0001\"", "\"sym\":\"abcdefghijklmnopq\"",
+		};
+
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			kf = (struct td_frame){ .addr = 0x2000, .symbol = names[i] };
+			text = write_one(&r);
+			if (!strstr(text, want_sym[i]))
+				fail_msg("%s not in %s", want_sym[i], text);
+			free(text);
+		}
+	}
+
 	/* A frame too long for the cache is written whole, every time. */
 	memset(longsym, 'x', sizeof(longsym) - 1);
 	longsym[sizeof(longsym) - 1] = '\0';

@@ -40,23 +40,25 @@ clear_opts() {
 	echo 0 > "$T/options/stacktrace"
 	echo 0 > "$T/options/userstacktrace_delay" 2> /dev/null
 }
-# names BINARY ADDR...: the function of each address of a non-PIE binary;
-# every address but the first is a return address, looked up at addr - 1.
+# names BINARY: for each line of addresses on stdin, the functions of a
+# non-PIE binary they are in; every address but the first is a return
+# address, looked up at addr - 1. One nm for any number of stacks.
 names() {
-	local bin=$1
-	shift
-	nm -n "$bin" | gawk -v addrs="$*" '
-		$2 ~ /^[Tt]$/ { n++; start[n] = strtonum("0x" $1); name[n] = $3 }
-		END {
-			k = split(addrs, a, " ")
-			for (i = 1; i <= k; i++) {
-				x = strtonum(a[i]) - (i > 1 ? 1 : 0)
+	gawk '
+		NR == FNR {
+			if ($2 ~ /^[Tt]$/) { n++; start[n] = strtonum("0x" $1); name[n] = $3 }
+			next
+		}
+		{
+			for (i = 1; i <= NF; i++) {
+				x = strtonum($i) - (i > 1 ? 1 : 0)
 				r = "?"
 				for (j = n; j >= 1; j--)
 					if (start[j] <= x) { r = name[j]; break }
 				printf "%s%s", (i > 1 ? " " : ""), r
 			}
-		}'
+			print ""
+		}' <(nm -n "$1") -
 }
 
 # norm FILE: trace-cmd report lines as "TASK-PID EVENT: FIELDS...", whatever
@@ -151,7 +153,7 @@ stack=$(gawk -v p="fp_chain-$pid" -v c="$cookie" "$ADDRS"'
 		k = $3; sub(/^cookie=(0x)?/, "", k)
 		if (k != c) next
 		print addrs() " " NR; exit }' /tmp/d.norm)
-fn=$(names "$FP" ${stack% *})
+fn=$(echo "${stack% *}" | names "$FP")
 echo "sleeping switch: cookie $cookie stack: ${stack% *} = $fn"
 check sleep_switch_has_cookie test -n "$cookie"
 check sleep_stack_c_b_a_main test "$(echo "$fn" | cut -d' ' -f1-4)" = "c b a main"
@@ -234,15 +236,11 @@ rc=$?
 spid=$(sed -n 's/^fp_chain pid=//p' /tmp/st.txt)
 check stream_ok test "$rc" -eq 0 -a -n "$spid"
 # stream names the task from the comm it had before exec (trace-cmd): go by pid
-found=
-while read -r st; do
-	if [ "$(names "$FP" $st | cut -d' ' -f1-4)" = "c b a main" ]; then
-		found=$st
-		break
-	fi
-done < <(norm /tmp/st.txt | gawk -v p="-$spid" "$ADDRS"'
+norm /tmp/st.txt | gawk -v p="-$spid" "$ADDRS"'
 	$2 == "user_unwind_stack:" && substr($1, length($1) - length(p) + 1) == p {
-		print addrs() }')
+		print addrs() }' > /tmp/st.stacks
+n=$(names "$FP" < /tmp/st.stacks | grep -n -m 1 '^c b a main' | cut -d: -f1)
+found=${n:+$(sed -n "${n}p" /tmp/st.stacks)}
 echo "stream: a stack of pid $spid: $found"
 check stream_shows_c_b_a_main test -n "$found"
 check stream_restores_options test "$(opts $T)" = "0 0"

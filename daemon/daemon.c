@@ -108,6 +108,13 @@ static int setup_pipeline(struct td_daemon *d)
 		return -1;
 	}
 	td_parser_set_tgid_fn(d->parser, td_resolver_tgid, d->resolver);
+	/*
+	 * An event waits for the cookie record its task writes right after it;
+	 * in a VM whose vCPU is preempted in between that can take more than the
+	 * parser's default 10 ms of trace time. A quarter second keeps output
+	 * well within the second a user expects.
+	 */
+	td_parser_set_hold_ns(d->parser, 250 * 1000 * 1000ULL);
 	return 0;
 }
 

@@ -610,6 +610,13 @@ static int setup_pipeline(struct report *rp)
 			td_err("report: cannot set up the record parser: %s", strerror(errno));
 		return TD_EXIT_RUNTIME;
 	}
+	/*
+	 * In a file, what follows an event on its CPU is known: the next record
+	 * of that CPU, whatever its time stamp (a stalled vCPU can write the
+	 * cookie long after its event). So an event is held until that record
+	 * or the end, never for a time: at most one held event per CPU.
+	 */
+	td_parser_set_hold_ns(rp->parser, UINT64_MAX);
 	return TD_EXIT_OK;
 }
 

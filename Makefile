@@ -150,6 +150,8 @@ install: all
 	for p in $(PLUGINS); do install -m 0644 $$p $(DESTDIR)$(PLUGINDIR)/; done
 	for m in $(wildcard doc/*.8); do install -m 0644 $$m $(DESTDIR)$(MANDIR)/man8/; done
 	for m in $(wildcard doc/*.7); do install -m 0644 $$m $(DESTDIR)$(MANDIR)/man7/; done
+	install -d $(DESTDIR)$(PREFIX)/share/doc/trace-defer
+	install -m 0644 README.md $(wildcard doc/*.md) $(DESTDIR)$(PREFIX)/share/doc/trace-defer/
 	test -e $(DESTDIR)$(SYSCONFDIR)/trace-defer/trace-defer.conf || \
 		install -m 0644 contrib/trace-defer.conf $(DESTDIR)$(SYSCONFDIR)/trace-defer/
 	sed 's|@BINDIR@|$(BINDIR)|g' trace-defer.service > $(DESTDIR)$(UNITDIR)/trace-defer.service
@@ -159,6 +161,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PLUGINDIR)/,$(notdir $(PLUGINS)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(wildcard doc/*.8)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(wildcard doc/*.7)))
+	rm -rf $(DESTDIR)$(PREFIX)/share/doc/trace-defer
 
 format:
 	clang-format -i $(LIB_SRCS) $(DAEMON_SRCS) $(UNIT_SRCS) $(PLUGIN_SRCS) include/trace-defer/*.h

@@ -3,7 +3,8 @@
 # QEMU and run the guest scripts of tests/vm/. Every stage's files land in
 # vm-out/STAGE/ (results, guest.log, console.log, dmesg.log).
 #
-#   VM_TESTS="kernel ftrace daemon report stress" tests/vm/run.sh   (default: all)
+#   VM_TESTS="kernel ftrace daemon report stress" tests/vm/run.sh
+#   (default: all but stress, see below)
 #
 # kernel  deferred stacks through option and trigger (patched kernel)
 # ftrace  ftracetest: the new cases, and trigger/ + event/ compared with
@@ -16,7 +17,9 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$top/${BUILD:-build}" && pwd)
 outtop=${VM_OUT:-$top/vm-out}
-stages=${VM_TESTS:-kernel ftrace daemon report stress}
+# stress is not in the default set: the KASAN/lockdep kernel under TCG hits
+# ACPI AML timeouts at boot and loses virtio IRQ routing (not solved yet).
+stages=${VM_TESTS:-kernel ftrace daemon report}
 failed=()
 
 say() { printf '\n== %s\n' "$*"; }

@@ -17,8 +17,9 @@
  *   parse    pages -> td_events/td_ustacks, freed on arrival (the
  *            stitcher's entry points are wrapped at link time)
  *   stitch   + the stitcher, emitting to a counting callback
- *   symbol   + kernel and user frames named as daemon/resolve.c does
- *   json     + td_json_write() to --json (default /dev/null)
+ *   symbol   + daemon/resolve.c, the daemon's emit callback: process ids,
+ *            kernel and user frames named, outputs off
+ *   json     + its JSON output to --json (default /dev/null)
  * Prints one JSON object on stdout. --raw-dir writes cpuN.raw (the pages
  * as trace_pipe_raw would give them) for trace-cmd restore.
  */
@@ -41,7 +42,7 @@
 #include <trace-defer/stitch.h>
 #include <trace-defer/symbolize.h>
 
-#include "../daemon/tgid.h"
+#include "../daemon/resolve.h"
 #include "addrs.h"
 #include "capgen.h"
 #include "tasks.h"
@@ -76,15 +77,12 @@ struct run {
 	enum stage stage;
 	struct td_stitcher *st;
 	struct td_parser *p;
-	struct td_symbolizer *sym;
-	struct td_tgid_cache *tgid;
-	FILE *json;
-	char *jbuf;
-	struct td_frame *kf, *uf;
-	unsigned int kcap, ucap;
-	const struct tep_event *switch_ev;
+	/* The daemon's own resolver (daemon/resolve.c): tgid, symbols, outputs. */
+	struct td_resolver *res;
+	struct td_outputs out;
+	struct td_counters counters;
 	uint64_t emitted[TD_NR_STATUS];
-	uint64_t kframes, knamed, uframes, named_u, json_err;
+	uint64_t kframes, knamed, uframes, named_u;
 	/* memory mode */
 	size_t max_pending;
 	long rss_at_max_kb;
@@ -151,89 +149,30 @@ static long vm_kb(const char *key)
 	return v;
 }
 
-static int frames(struct td_frame **buf, unsigned int *cap, unsigned int nr)
-{
-	struct td_frame *n;
-
-	if (nr <= *cap)
-		return 0;
-	n = realloc(*buf, nr * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	*buf = n;
-	*cap = nr;
-	return 0;
-}
-
-/* ---- the emit callback and the tgid callback, as the daemon's ---- */
-
-static const struct td_ips *user_ips(const struct td_event *ev, const struct td_ustack *us,
-				     enum td_status status)
-{
-	if (status == TD_INPLACE)
-		return &ev->inplace_stack;
-	if (status == TD_STITCHED || status == TD_UNWIND_FAILED)
-		return us ? &us->ips : NULL;
-	return NULL;
-}
+/* ---- the stitcher's emit callback: the daemon's, from the symbol stage on ---- */
 
 static void emit(const struct td_event *ev, const struct td_ustack *us, enum td_status status,
 		 void *arg)
 {
 	struct run *r = arg;
-	const struct td_ips *uips = user_ips(ev, us, status);
-	unsigned int nk = ev->kstack.nr, nu = uips ? uips->nr : 0, i;
-	struct td_resolved res = { 0 };
-	int pid = ev->pid > 0 ? ev->pid : ev->tid;
 
 	r->emitted[status]++;
-	if (r->stage < ST_SYMBOL)
-		return;
-	if (frames(&r->kf, &r->kcap, nk) || frames(&r->uf, &r->ucap, nu)) {
-		nk = nu = 0;
-		r->json_err++;
-	}
-	for (i = 0; i < nk; i++) {
-		memset(&r->kf[i], 0, sizeof(r->kf[i]));
-		r->kf[i].addr = ev->kstack.ips[i];
-		td_sym_kernel(r->sym, r->kf[i].addr, &r->kf[i]);
-		r->knamed += r->kf[i].symbol != NULL;
-	}
-	for (i = 0; i < nu; i++) {
-		memset(&r->uf[i], 0, sizeof(r->uf[i]));
-		r->uf[i].addr = uips->ips[i];
-		if (pid > 0)
-			td_sym_user(r->sym, pid, r->uf[i].addr, i > 0, &r->uf[i]);
-		r->named_u += r->uf[i].symbol != NULL;
-	}
-	r->kframes += nk;
-	r->uframes += nu;
-	if (r->stage < ST_JSON)
-		return;
-	res.ev = ev;
-	res.status = status;
-	res.cookie = ev->has_cookie ? ev->cookie : 0;
-	res.event_name = ev->tep_event == r->switch_ev ? "sched:sched_switch" : "unknown";
-	res.kframes = r->kf;
-	res.nr_kframes = nk;
-	res.uframes = r->uf;
-	res.nr_uframes = nu;
-	if (td_json_write(r->json, &res))
-		r->json_err++;
+	if (r->stage >= ST_SYMBOL)
+		td_resolver_emit(ev, us, status, r->res);
 }
 
-static int tgid_of(int tid, void *arg)
+/* Resolver hook, after the outputs: how many frames got a name. */
+static int count_frames(const struct td_resolved *res, void *arg)
 {
 	struct run *r = arg;
-	struct td_frame f;
-	bool fresh;
-	int tgid;
 
-	tgid = td_tgid_lookup_fresh(r->tgid, tid, 0, &fresh);
-	/* As the daemon: a process seen first has its maps read right away. */
-	if (fresh && r->sym && tgid > 0)
-		td_sym_user(r->sym, tgid, 0, false, &f);
-	return tgid;
+	for (unsigned int i = 0; i < res->nr_kframes; i++)
+		r->knamed += res->kframes[i].symbol != NULL;
+	for (unsigned int i = 0; i < res->nr_uframes; i++)
+		r->named_u += res->uframes[i].symbol != NULL;
+	r->kframes += res->nr_kframes;
+	r->uframes += res->nr_uframes;
+	return 0;
 }
 
 /* ---- pipeline set-up ---- */
@@ -244,47 +183,46 @@ static void run_free(struct run *r)
 		return;
 	td_parser_free(r->p);
 	td_stitch_free(r->st);
-	td_sym_free(r->sym);
-	td_tgid_free(r->tgid);
-	if (r->json)
-		fclose(r->json);
-	free(r->jbuf);
-	free(r->kf);
-	free(r->uf);
+	td_resolver_free(r->res);
+	if (r->out.json)
+		fclose(r->out.json);
+	free(r->out.json_buf);
+	td_counters_free(&r->counters);
 	free(r);
 }
 
 static struct run *run_new(struct tep_handle *tep, enum stage stage, const char *json)
 {
 	struct run *r = calloc(1, sizeof(*r));
-	struct td_frame f;
+	/* As the daemon: kallsyms is loaded before tracing starts (kernel_stack). */
+	struct td_config cfg = { .symbolize = stage >= ST_SYMBOL, .kernel_stack = true };
+	struct td_resolver_hooks hooks = { .write = count_frames };
 
 	if (!r)
 		return NULL;
 	r->stage = stage;
-	r->switch_ev = tep_find_event_by_name(tep, "sched", "sched_switch");
+	if (td_counters_init(&r->counters, REPLAY_CPUS))
+		goto fail;
+	if (stage >= ST_JSON) {
+		r->out.json = fopen(json, "we");
+		r->out.json_buf = malloc(JSON_BUF);
+		if (!r->out.json || !r->out.json_buf)
+			goto fail;
+		setvbuf(r->out.json, r->out.json_buf, _IOFBF, JSON_BUF);
+	}
+	/* Every stage names processes as the daemon's parser does (td_resolver_tgid). */
+	r->res = td_resolver_new(&cfg, &r->out, &r->counters);
+	if (!r->res)
+		goto fail;
+	hooks.arg = r;
+	td_resolver_set_hooks(r->res, &hooks);
 	r->st = td_stitch_new(NULL, emit, r);
-	r->tgid = td_tgid_new(NULL);
-	if (!r->st || !r->tgid)
+	if (!r->st)
 		goto fail;
 	r->p = td_parser_new(tep, r->st, REPLAY_CPUS);
 	if (!r->p)
 		goto fail;
-	td_parser_set_tgid_fn(r->p, tgid_of, r);
-	if (stage >= ST_SYMBOL) {
-		r->sym = td_sym_new(NULL);
-		if (!r->sym)
-			goto fail;
-		/* As the daemon: kallsyms is loaded before tracing starts. */
-		td_sym_kernel(r->sym, 0, &f);
-	}
-	if (stage >= ST_JSON) {
-		r->json = fopen(json, "we");
-		r->jbuf = malloc(JSON_BUF);
-		if (!r->json || !r->jbuf)
-			goto fail;
-		setvbuf(r->json, r->jbuf, _IOFBF, JSON_BUF);
-	}
+	td_parser_set_tgid_fn(r->p, td_resolver_tgid, r->res);
 	return r;
 fail:
 	run_free(r);
@@ -348,8 +286,7 @@ static void feed(struct run *r, const struct capture *c)
 	}
 	td_parser_flush(r->p);
 	td_stitch_flush(r->st);
-	if (r->json)
-		fflush(r->json);
+	td_outputs_flush(&r->out);
 }
 
 /* ---- the capture ---- */
@@ -604,7 +541,7 @@ static json_object *run_json(const struct run *r, uint64_t events, uint64_t wall
 		add_dbl(o, "user_frames_named", r->uframes ? (double)r->named_u / r->uframes : 0);
 	}
 	if (r->stage >= ST_JSON)
-		add_u64(o, "json_errors", r->json_err);
+		add_u64(o, "json_errors", r->counters.write_errors);
 	return o;
 }
 
@@ -640,6 +577,7 @@ static int speed(const struct opts *o, struct tep_handle *tep, struct capgen_cfg
 		for (int rep = 0; rep < o->repeat; rep++) {
 			struct run *r = run_new(tep, s, o->json ? o->json : "/dev/null");
 			struct td_parser_stats ps;
+			struct td_sym_stats ys;
 			uint64_t w0, c0, wall, cpu;
 
 			if (!r) {
@@ -666,10 +604,7 @@ static int speed(const struct opts *o, struct tep_handle *tep, struct capgen_cfg
 				add_u64(best, "unknown_records", ps.unknown);
 				add_u64(best, "cookies", ps.cookies);
 				add_u64(best, "stacks", ps.stacks);
-				if (r->sym) {
-					struct td_sym_stats ys;
-
-					td_sym_get_stats(r->sym, &ys);
+				if (td_resolver_sym_stats(r->res, &ys)) {
 					add_u64(best, "sym_user_lookups", ys.user_lookups);
 					add_u64(best, "sym_user_unmapped", ys.user_unmapped);
 					add_u64(best, "sym_user_no_symbol", ys.user_no_symbol);
@@ -711,7 +646,7 @@ static int memory(const struct opts *o, struct tep_handle *tep, struct capgen_cf
 	ret = capgen_run(cfg, feed_page, r, &cs);
 	td_parser_flush(r->p);
 	td_stitch_flush(r->st);
-	fflush(r->json);
+	td_outputs_flush(&r->out);
 	cur = NULL;
 	if (ret) {
 		fprintf(stderr, "replay: memory run: %s\n", strerror(-ret));

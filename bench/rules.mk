@@ -18,7 +18,9 @@ BENCH_COMMON	:= $(BUILD)/obj/bench/capgen.o $(BUILD)/obj/bench/addrs.o \
 bench-progs: $(BENCH_BINS)
 bench: bench-progs
 
-$(BENCH_DIR)/replay: $(BUILD)/obj/bench/replay.o $(BENCH_COMMON) $(BUILD)/obj/daemon/tgid.o $(LIB)
+BENCH_RESOLVE	:= $(addprefix $(BUILD)/obj/daemon/,resolve.o outputs.o counters.o tgid.o log.o)
+
+$(BENCH_DIR)/replay: $(BUILD)/obj/bench/replay.o $(BENCH_COMMON) $(BENCH_RESOLVE) $(LIB)
 	@mkdir -p $(dir $@)
 	$(QUIET_LD)$(CC) $(LDFLAGS) -Wl,--wrap=td_stitch_event,--wrap=td_stitch_stack \
 		-o $@ $^ $(LDLIBS)

@@ -234,6 +234,14 @@ void td_resolver_tick(struct td_resolver *r)
 	td_tgid_sweep(r->tgid, forget, r);
 }
 
+bool td_resolver_sym_stats(const struct td_resolver *r, struct td_sym_stats *st)
+{
+	if (!r->sym)
+		return false;
+	td_sym_get_stats(r->sym, st);
+	return true;
+}
+
 bool td_resolver_output_broken(const struct td_resolver *r)
 {
 	return r->out->json_broken;

@@ -13,6 +13,7 @@
 
 #include <trace-defer/output.h>
 #include <trace-defer/stitch.h>
+#include <trace-defer/symbolize.h>
 
 #include "config.h"
 #include "counters.h"
@@ -41,6 +42,9 @@ void td_resolver_set_now(struct td_resolver *r, uint64_t now_ns);
 
 /* Housekeeping, every few seconds: forget processes that exited. */
 void td_resolver_tick(struct td_resolver *r);
+
+/* The symbolizer's counters. Returns false (and @st untouched) when symbolize = no. */
+bool td_resolver_sym_stats(const struct td_resolver *r, struct td_sym_stats *st);
 
 /* The stdout reader went away: the loop should stop. */
 bool td_resolver_output_broken(const struct td_resolver *r);

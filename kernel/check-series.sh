@@ -5,9 +5,11 @@
 #
 #   kernel/check-series.sh [--no-build]
 #
-# The builds walk the cached patched tree (kernel/build.sh patched) back to
-# each patch in turn and rebuild incrementally; the full series is checked
-# out again at the end, so the next build only redoes what moved.
+# The builds walk a tree of their own ($KCACHE/tree-series, build-series)
+# through the series, one patch at a time, rebuilding incrementally with the
+# patched flavour's configuration. The trees the VM tests boot are never
+# touched: moving them back and forth would make their next build start
+# over (every file a patch touched gets a new time stamp).
 #
 # checkpatch's "added, moved or deleted file(s), does MAINTAINERS need
 # updating?" reminder is reported but not counted: the new files are in
@@ -20,10 +22,16 @@ build=1
 [ "${1:-}" = --no-build ] && build=0
 
 "$top/kernel/build.sh" patched > /dev/null
-tree=$KCACHE/tree-patched out=$KCACHE/build-patched
-full=$(git -C "$tree" rev-parse HEAD)
+full=$(git -C "$KCACHE/tree-patched" rev-parse HEAD)
+tree=$KCACHE/tree-series out=$KCACHE/build-series
+if [ ! -e "$tree/.git" ]; then
+	git -C "$KCACHE/src" worktree prune
+	git -C "$KCACHE/src" worktree add -q --detach "$tree" pristine
+fi
+mkdir -p "$out"
+cmp -s "$KCACHE/build-patched/.config" "$out/.config" ||
+	cp "$KCACHE/build-patched/.config" "$out/.config"
 mapfile -t commits < <(git -C "$tree" rev-list --reverse pristine.."$full")
-trap 'git -C "$tree" checkout -q --detach "$full"' EXIT
 
 bad=0 n=0
 while read -r p; do

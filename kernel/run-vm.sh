@@ -36,7 +36,7 @@ timeout --foreground "${VM_TIMEOUT:-900}" qemu-system-x86_64 \
 	-m "${VM_MEM:-1024}" -smp "${VM_CPUS:-2}" -cpu "${VM_CPU:-max}" -no-reboot \
 	-display none -monitor none -serial "file:$out/console.log" \
 	-kernel "$kernel" -append "$append" \
-	-fsdev local,id=r0,path=/,security_model=none,readonly=on \
+	-fsdev local,id=r0,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=r0,mount_tag=hostroot \
 	-fsdev local,id=r1,path="$out",security_model=none \
 	-device virtio-9p-pci,fsdev=r1,mount_tag=tdout

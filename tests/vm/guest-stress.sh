@@ -6,6 +6,67 @@
 build=$1 secs=${2:-60}
 . "$(dirname "$0")/lib.sh"
 fp=$build/progs/fp_chain
+
+# --- an unwind that finds nothing: a stack record with zero IPs -----------
+# The unwinder's per-task cache is allocated at a task's first unwind; make
+# that allocation (and only it: failslab's stack filter on the function
+# that does it, and only for tasks marked make-it-fail) fail.
+zero_ips() {
+	local F=/sys/kernel/debug/failslab d pid lo hi
+	mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
+	if [ ! -d $F ]; then
+		fail zero_ips_setup "no $F (CONFIG_FAILSLAB, CONFIG_FAULT_INJECTION_DEBUG_FS)"
+		return
+	fi
+	# From unwind_user_faultable() to unwind_deferred_request(): the
+	# allocating function and its callers in kernel/unwind/deferred.c, in
+	# case the compiler inlined it into them.
+	read -r lo hi < <(gawk '
+		$3 == "unwind_user_faultable" { lo = "0x" $1 }
+		$3 == "unwind_deferred_request" { hi = "0x" $1 }
+		END { if (lo != "" && hi != "" && strtonum(lo) < strtonum(hi)) print lo, hi }
+		' /proc/kallsyms)
+	if [ -z "$hi" ]; then
+		fail zero_ips_setup "unwind_user_faultable/unwind_deferred_request not in /proc/kallsyms"
+		return
+	fi
+	echo "$lo" > $F/require-start
+	echo "$hi" > $F/require-end
+	echo N > $F/ignore-gfp-wait
+	echo Y > $F/task-filter
+	echo 0 > $F/verbose
+	echo 1 > $F/interval
+	echo -1 > $F/times
+	echo 100 > $F/probability
+	d=$(new_instance zero)
+	echo 1 > "$d/events/sched/sched_switch/enable"
+	echo 1 > "$d/options/userstacktrace_delay"
+	# A child of the marked shell: the cache lives as long as the task, and
+	# the shell itself may have been unwound before it was marked.
+	pid=$(sh -c 'echo 1 > /proc/self/make-it-fail && "$0" sleep 20 3' "$fp" |
+		sed -n 's/^fp_chain pid=//p')
+	"$fp" sleep 20 3 > /dev/null	# not marked: full stacks
+	echo 0 > $F/probability
+	echo 0 > "$d/options/userstacktrace_delay"
+	echo 0 > "$d/events/sched/sched_switch/enable"
+	records "$d" > /tmp/zero.rec
+	cp /tmp/zero.rec "$TD_OUT/"
+	rmdir "$d"
+	# Every stack record of the marked task has 0 frames, and follows a cookie.
+	local st zero ck full
+	st=$(gawk -v p="$pid" '$1 == "S" && $3 == p' /tmp/zero.rec | wc -l)
+	zero=$(gawk -v p="$pid" '$1 == "S" && $3 == p && $6 == 0' /tmp/zero.rec | wc -l)
+	ck=$(gawk -v p="$pid" '$1 == "E" && $3 == p && $6 != "-" { c[$6] = 1 }
+		END { print length(c) }' /tmp/zero.rec)
+	full=$(gawk -v p="$pid" '$1 == "S" && $3 != p && $3 != 0 && $6 > 0' /tmp/zero.rec | wc -l)
+	echo "zero ips: pid ${pid:-?}: $ck cookies, $st stack records, $zero with 0 IPs;" \
+	     "$full full stack records of other tasks"
+	check zero_ips_stack_record_written test -n "$pid" -a "$st" -ge 1 -a "$st" -eq "$ck"
+	check zero_ips_no_frames test "$st" -ge 1 -a "$zero" -eq "$st"
+	check zero_ips_other_tasks_unaffected test "$full" -ge 1
+}
+zero_ips
+
 end=$(( $(date +%s) + secs ))
 
 echo 1 > $T/events/sched/sched_switch/enable
@@ -13,32 +74,45 @@ echo 1 > $T/events/sched/sched_process_exit/enable
 [ -d $T/events/syscalls ] && echo 1 > $T/events/syscalls/sys_enter_nanosleep/enable
 echo 1 > $T/options/userstacktrace_delay
 
+# w FILE VALUE: write, counting failures in $errs (the first few are shown)
+w() {
+	if ! echo "$2" > "$1" 2> /tmp/w.err; then
+		errs=$((errs + 1))
+		[ "$errs" -le 3 ] && echo "write '$2' > $1: $(cat /tmp/w.err)"
+	fi
+}
+
 churn_instances() {
-	local k=0 d
+	local k=0 d errs=0
 	while [ "$(date +%s)" -lt "$end" ]; do
 		d=$T/instances/stress$((k % 4))
-		mkdir "$d" 2>/dev/null
-		echo 1 > "$d/events/sched/sched_switch/enable" 2>/dev/null
-		echo 1 > "$d/options/userstacktrace_delay" 2>/dev/null
-		echo 'user_stacktrace if prev_state & 1' > "$d/events/sched/sched_process_exit/trigger" 2>/dev/null
-		sleep 0.0$((k % 7))
-		rmdir "$d" 2>/dev/null
+		if mkdir "$d"; then
+			w "$d/events/sched/sched_switch/enable" 1
+			w "$d/options/userstacktrace_delay" 1
+			w "$d/events/sched/sched_switch/trigger" 'user_stacktrace if prev_state & 1'
+			sleep 0.0$((k % 7))
+			rmdir "$d" || errs=$((errs + 1))
+		else
+			errs=$((errs + 1))
+		fi
 		k=$((k + 1))
 	done
-	echo "instances created and removed: $k"
+	echo "instances created and removed: $k, failed steps: $errs"
+	echo "$k $errs" > /tmp/churn_instances
 }
 
 churn_trigger() {
-	local k=0
+	local k=0 errs=0
 	while [ "$(date +%s)" -lt "$end" ]; do
-		echo 'user_stacktrace' > $T/events/sched/sched_process_exit/trigger 2>/dev/null
-		echo 0 > $T/options/userstacktrace_delay
+		w $T/events/sched/sched_process_exit/trigger 'user_stacktrace'
+		w $T/options/userstacktrace_delay 0
 		sleep 0.02
-		echo '!user_stacktrace' > $T/events/sched/sched_process_exit/trigger 2>/dev/null
-		echo 1 > $T/options/userstacktrace_delay
+		w $T/events/sched/sched_process_exit/trigger '!user_stacktrace'
+		w $T/options/userstacktrace_delay 1
 		k=$((k + 1))
 	done
-	echo "option/trigger toggles: $k"
+	echo "option/trigger toggles: $k, failed writes: $errs"
+	echo "$k $errs" > /tmp/churn_trigger
 }
 
 load() {
@@ -64,6 +138,10 @@ reset=$(cat $T/events/sched/sched_process_exit/trigger | grep -v '^#')
 [ -n "$reset" ] && echo "!${reset%%:*}" > $T/events/sched/sched_process_exit/trigger
 for d in $T/instances/stress*; do [ -d "$d" ] && rmdir "$d"; done
 sleep 1
+read -r n e < /tmp/churn_instances
+check stress_instances_churned test "${n:-0}" -ge 4 -a "${e:-1}" -eq 0
+read -r n e < /tmp/churn_trigger
+check stress_option_trigger_toggled test "${n:-0}" -ge 10 -a "${e:-1}" -eq 0
 echo "stack records in the top buffer: $(grep -c 'user stack unwind cookie=.*frames=' $T/trace)"
 check stress_recorded_stacks grep -q 'user stack unwind cookie=.*frames=' $T/trace
 splats=$(dmesg | grep -E 'BUG:|WARNING:|KASAN|circular locking|suspicious RCU|inconsistent lock|lock held when returning|Call Trace' | head -n 20)

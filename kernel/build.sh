@@ -39,8 +39,11 @@ apply_series() {
 			git -C "$src" worktree add -q --detach "$t" pristine
 		fi
 	done
+	# The stamp names the series and the commit it gave: a tree moved
+	# since (an interrupted check-series.sh of old, a hand checkout) is
+	# put back.
 	stamp=$(cat "$tree/.trace-defer-series" 2>/dev/null || true)
-	if [ "$stamp" != "$want" ]; then
+	if [ "$stamp" != "$want $(git -C "$tree" rev-parse HEAD)" ]; then
 		echo "build: applying kernel-patches/series" >&2
 		git -C "$scratch" am --abort >/dev/null 2>&1 || true
 		git -C "$scratch" reset -q --hard pristine
@@ -55,7 +58,7 @@ apply_series() {
 		done < "$top/kernel-patches/series"
 		new=$(git -C "$scratch" rev-parse HEAD)
 		git -C "$tree" checkout -q --detach "$new"
-		echo "$want" > "$tree/.trace-defer-series"
+		echo "$want $new" > "$tree/.trace-defer-series"
 	fi
 	echo "$tree"
 }

@@ -57,7 +57,7 @@ boot() {
 }
 
 mkdir -p "$outtop"
-kc=$top/.cache/kernel
+kc=${KCACHE:-$top/.cache/kernel}	# as kernel/build.sh
 
 for stage in $stages; do
 	case "$stage" in

@@ -14,8 +14,21 @@ ln -sf /proc/self/fd /dev/fd
 ln -sf /proc/self/fd/0 /dev/stdin
 ln -sf /proc/self/fd/1 /dev/stdout
 ln -sf /proc/self/fd/2 /dev/stderr
-mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs tmpfs /run
+# A checkout under the host's /tmp (a clone made there, say) must stay
+# visible under the guest's own, writable /tmp: bind it back in.
+case "$tdtop" in
+/tmp/*)
+	mkdir -p /run/hosttmp
+	mount --bind /tmp /run/hosttmp
+	mount -t tmpfs -o mode=1777 tmpfs /tmp
+	mkdir -p "$tdtop"
+	mount --bind "/run/hosttmp/${tdtop#/tmp/}" "$tdtop"
+	;;
+*)
+	mount -t tmpfs -o mode=1777 tmpfs /tmp
+	;;
+esac
 mount -t tracefs nodev /sys/kernel/tracing
 mkdir -p /tmp/out
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 tdout /tmp/out
@@ -32,6 +45,6 @@ echo "guest: $tdscript exited $rc"
 dmesg > "$TD_OUT/dmesg.log"
 echo "$rc" > "$TD_OUT/rc"
 sync
-# No ACPI in this kernel: reboot, which -no-reboot turns into QEMU exiting
+# Reboot, which QEMU's -no-reboot turns into QEMU exiting
 echo b > /proc/sysrq-trigger
 sleep 10

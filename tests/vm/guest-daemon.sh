@@ -82,47 +82,63 @@ check daemon_shared_entry_same_stack test "$nevents" -eq 3 -a "$ndistinct" -eq 1
 # --- tiny buffer under a flood: overruns reported, nothing mis-stitched ----
 # A tracer under a flood gets the CPU when it needs it (real-time class):
 # the overruns are then the tiny buffer's, not a starved reader's.
-PRIO="chrt -f 10" run_daemon /tmp/d3 -e sched:sched_switch -b 8 -o /tmp/d3.jsonl \
-	--stats-interval 1
-"$fp" threads 6 1 150 > /tmp/d3.threads
-"$fp" spawn 30 > /dev/null
-sleep 1.5
-stop_daemon
-tail -n 25 /tmp/d3.stderr
-over=$(grep -oiE 'overrun[a-z ]*[:=] *[0-9]+' /tmp/d3.stderr | grep -oE '[0-9]+$' | sort -n | tail -n 1)
-echo "overruns reported: ${over:-none}"
-check flood_overruns_reported test "${over:-0}" -gt 0
 # Thread i of fp_chain recurses i deep before it sleeps in c(): every
 # stitched stack of a thread that starts in c() must show that thread's
 # depth (rec frames, counted by fp_chain's symbol table) and end in b, a.
-sed -n 's/^fp_chain thread tid=\([0-9]*\) depth=\([0-9]*\)$/\1 \2/p' /tmp/d3.threads > /tmp/d3.depth
-jq -r 'select(.comm == "fp_chain" and .status == "stitched")
-	| "\(.tid) \([.user_stack[].addr] | join(" "))"' /tmp/d3.jsonl > /tmp/d3.addrs
+# Which records survive the overruns is up to timing: when none of the
+# threads' does, there is nothing to check the stitching against, and the
+# run is made again (at most 3 runs; a wrong stack in any of them fails).
 nm -n "$fp" | gawk '$2 ~ /^[Tt]$/ { print "S", strtonum("0x" $1), $3 }' > /tmp/fp.syms
-res=$(gawk '
-	$1 == "S" { s[++k] = $2; n[k] = $3; next }
-	FILENAME ~ /depth/ { want[$1] = $2; next }
-	function f(x,   j) { for (j = k; j >= 1; j--) if (s[j] <= x) return n[j]; return "?" }
-	!($1 in want) || f(strtonum($2)) != "c" { next }
-	{
-		r = 0; i = 3
-		while (i <= NF && f(strtonum($i) - 1) == "rec") { r++; i++ }
-		# depth d: d frames in rec between c and b
-		ok = r == want[$1] && f(strtonum($i) - 1) == "b" && f(strtonum($(i + 1)) - 1) == "a"
-		g++; if (!ok) { b++; print "wrong:", $0 > "/dev/stderr" }
-	}
-	END { print g + 0, b + 0 }' /tmp/fp.syms /tmp/d3.depth /tmp/d3.addrs)
-good=${res% *} bad=${res#* }
-cp /tmp/d3.jsonl /tmp/d3.threads /tmp/d3.depth "$TD_OUT/" 2>/dev/null
-lost=$(jq -c 'select(.status == "user_lost")' /tmp/d3.jsonl | wc -l)
-echo "flood: $good stitched fp_chain records, $bad with a wrong stack, $lost user_lost"
-check flood_no_wrong_stack test "$bad" -eq 0 -a "$good" -gt 0
-# Cookies are unique per (tid, kernel entry): a stitched stack's cookie
-# must name the CPU the record's stack says it was requested on
-badck=$(jq -r 'select(.status == "stitched") | [.tid, .cookie] | @tsv' /tmp/d3.jsonl |
-	sort -u | gawk '{ print $2 }' | sort | uniq -d | wc -l)
-echo "cookies shared by several tasks: $badck"
-check flood_cookie_unique_per_task test "$badck" -eq 0 -a "$good" -gt 0
+flood_once() {
+	local d=/tmp/d3.$1 res
+	PRIO="chrt -f 10" run_daemon $d -e sched:sched_switch -b 8 -o $d.jsonl \
+		--stats-interval 1
+	# Short-lived processes first: each new one costs the reader /proc
+	# reads and ELF loads, long enough to overrun 8 KiB; then the threads.
+	"$fp" spawn 30 > /dev/null
+	"$fp" threads 6 1 300 > $d.threads
+	sleep 1.5
+	stop_daemon
+	tail -n 25 $d.stderr
+	over=$(grep -oiE 'overrun[a-z ]*[:=] *[0-9]+' $d.stderr | grep -oE '[0-9]+$' |
+		sort -n | tail -n 1)
+	sed -n 's/^fp_chain thread tid=\([0-9]*\) depth=\([0-9]*\)$/\1 \2/p' $d.threads > $d.depth
+	jq -r 'select(.comm == "fp_chain" and .status == "stitched")
+		| "\(.tid) \([.user_stack[].addr] | join(" "))"' $d.jsonl > $d.addrs
+	res=$(gawk '
+		$1 == "S" { s[++k] = $2; n[k] = $3; next }
+		FILENAME ~ /depth/ { want[$1] = $2; next }
+		function f(x,   j) { for (j = k; j >= 1; j--) if (s[j] <= x) return n[j]; return "?" }
+		!($1 in want) || f(strtonum($2)) != "c" { next }
+		{
+			r = 0; i = 3
+			while (i <= NF && f(strtonum($i) - 1) == "rec") { r++; i++ }
+			# depth d: d frames in rec between c and b
+			ok = r == want[$1] && f(strtonum($i) - 1) == "b" && f(strtonum($(i + 1)) - 1) == "a"
+			g++; if (!ok) { b++; print "wrong:", $0 > "/dev/stderr" }
+		}
+		END { print g + 0, b + 0 }' /tmp/fp.syms $d.depth $d.addrs)
+	good=${res% *} bad=${res#* }
+	cp $d.jsonl $d.threads $d.depth "$TD_OUT/" 2>/dev/null
+	lost=$(jq -c 'select(.status == "user_lost")' $d.jsonl | wc -l)
+	# Cookies are unique per (tid, kernel entry): no cookie on two tasks.
+	badck=$(jq -r 'select(.status == "stitched") | [.tid, .cookie] | @tsv' $d.jsonl |
+		sort -u | gawk '{ print $2 }' | sort | uniq -d | wc -l)
+	echo "flood run $1: overruns ${over:-none}; $good stitched fp_chain thread records," \
+	     "$bad with a wrong stack, $lost user_lost; cookies shared by several tasks: $badck"
+}
+runs=0 all_over=0 all_good=0 all_bad=0 all_badck=0
+for k in 1 2 3; do
+	flood_once $k
+	runs=$k
+	[ "${over:-0}" -gt 0 ] && all_over=$((all_over + 1))
+	all_good=$((all_good + good)) all_bad=$((all_bad + bad)) all_badck=$((all_badck + badck))
+	[ "$good" -gt 0 ] && break
+done
+echo "flood: $runs run(s), $all_over with overruns, $all_good thread records checked"
+check flood_overruns_reported test "$all_over" -eq "$runs"
+check flood_no_wrong_stack test "$all_bad" -eq 0 -a "$all_good" -gt 0
+check flood_cookie_unique_per_task test "$all_badck" -eq 0 -a "$all_good" -gt 0
 
 grep -q FAIL "$RESULTS" && exit 1
 exit 0

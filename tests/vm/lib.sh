@@ -3,6 +3,9 @@
 T=/sys/kernel/tracing
 RESULTS=${TD_OUT:-/tmp}/results
 AWKDIR=$(dirname "${BASH_SOURCE[0]}")
+# Lines of a kernel log that no test may cause (grep -E / awk regex); used
+# in the guest on dmesg and on the host on the console log.
+KREPORTS='BUG:|WARNING:|KASAN|circular locking|suspicious RCU|inconsistent lock|lock held when returning|Oops|Call Trace'
 
 pass() { echo "PASS $1" | tee -a "$RESULTS"; }
 fail() { echo "FAIL $1: $2" | tee -a "$RESULTS"; }

@@ -22,10 +22,11 @@ failed=()
 
 say() { printf '\n== %s\n' "$*"; }
 
+. "$top/tests/vm/lib.sh"	# KREPORTS
+
 # Kernel reports in a console log that no test should ever cause.
 splats() {
-	grep -E 'BUG:|WARNING:|KASAN|circular locking|suspicious RCU|inconsistent lock|Oops|Call Trace' \
-		"$1" | head -n 20
+	grep -E "$KREPORTS" "$1" | head -n 20
 }
 
 # boot FLAVOR STAGE SCRIPT ARGS...: run one guest script; record failures.
@@ -58,8 +59,8 @@ boot() {
 
 # Did the first kernel report in console log $1 come before the guest script ran?
 boot_report() {
-	gawk '/^guest: running/ { exit }
-	      /BUG:|WARNING:|KASAN|circular locking|suspicious RCU|inconsistent lock|Oops/ { found = 1; exit }
+	gawk -v re="$KREPORTS" '/^guest: running/ { exit }
+	      $0 ~ re { found = 1; exit }
 	      END { exit !found }' "$1"
 }
 

@@ -36,3 +36,26 @@ jq -r .status "$out/demo.jsonl" | sort | uniq -c
 echo
 echo "=== folded stacks of fp_chain (flame graph input)"
 grep '^fp_chain;' "$out/demo.folded" | sort -t' ' -k2 -nr | head -n 3 | cut -c1-200
+
+# The demo is only a demo if the stacks are named: check it, after both
+# programs have exited, instead of printing whatever came.
+echo
+bad=0
+chain=$(jq -r --argjson p "$pid" 'select(.tid == $p and .status == "stitched")
+	| [.user_stack[0:4][] | .sym // "?"] | join(" <- ")' "$out/demo.jsonl" | sort | uniq -c |
+	sort -nr | head -n 1 | sed 's/^ *[0-9]* //')
+if [ "$chain" = "c <- b <- a <- main" ]; then
+	echo "demo: fp_chain's stack is named: $chain"
+else
+	echo "demo: FAILED: fp_chain's stack reads '$chain', not 'c <- b <- a <- main'" >&2
+	bad=1
+fi
+nrec=$(jq -r --argjson p "$rpid" 'select(.tid == $p and .status == "stitched")
+	| [.user_stack[] | select(.sym == "rec")] | length' "$out/demo.jsonl" | sort -n | tail -n 1)
+if [ "${nrec:-0}" -eq 40 ]; then
+	echo "demo: the recursion is named: 40 frames in rec()"
+else
+	echo "demo: FAILED: the 40-deep recursion shows ${nrec:-no} frames named rec" >&2
+	bad=1
+fi
+exit "$bad"

@@ -3,7 +3,7 @@
 # QEMU and run the guest scripts of tests/vm/. Every stage's files land in
 # vm-out/STAGE/ (results, guest.log, console.log, dmesg.log).
 #
-#   VM_TESTS="kernel ftrace daemon report stress" tests/vm/run.sh
+#   VM_TESTS="kernel ftrace daemon report names stress" tests/vm/run.sh
 #   (default: all of them)
 #
 # kernel  deferred stacks through option and trigger (patched kernel)
@@ -11,13 +11,15 @@
 #         the same cases on the unpatched kernel
 # daemon  trace-defer end to end on the patched kernel
 # report  trace-defer record, then report of the trace.dat (and trace-cmd report)
+# names   user frames named from the recorded file identity: short-lived
+#         processes, traces read later, moved and replaced binaries
 # stress  churn under KASAN, lockdep and PROVE_RCU (debug kernel)
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$top/${BUILD:-build}" && pwd)
 outtop=${VM_OUT:-$top/vm-out}
-stages=${VM_TESTS:-kernel ftrace daemon report stress}
+stages=${VM_TESTS:-kernel ftrace daemon report names stress}
 failed=()
 
 say() { printf '\n== %s\n' "$*"; }
@@ -114,6 +116,10 @@ for stage in $stages; do
 	report)
 		say "report: trace-defer report of a trace.dat on the patched kernel"
 		boot patched report guest-report.sh "$build"
+		;;
+	names)
+		say "names: user frames named from the file identity in the records"
+		boot patched names guest-names.sh "$build"
 		;;
 	stress)
 		say "stress: debug kernel (KASAN, lockdep, PROVE_RCU)"

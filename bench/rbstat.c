@@ -33,16 +33,19 @@
 #define INSTANCE	"td-bench-rb"
 #define MAX_EVENTS	8
 
-enum kind { K_EVENT, K_KSTACK, K_USTACK, K_COOKIE, K_UNWIND, K_OTHER, NR_KINDS };
+enum kind { K_EVENT, K_KSTACK, K_USTACK, K_COOKIE, K_UNWIND, K_UFILE, K_OTHER, NR_KINDS };
 
 static const char *const kind_names[NR_KINDS] = {
-	"event", "kernel_stack", "user_stack", "user_unwind_cookie", "user_unwind_stack", "other",
+	"event", "kernel_stack", "user_stack", "user_unwind_cookie", "user_unwind_stack",
+	"user_unwind_file", "other",
 };
 
 struct stat_ctx {
 	int ev_ids[MAX_EVENTS], nr_ev;
-	int id_kstack, id_ustack, id_cookie, id_unwind;
+	int id_kstack, id_ustack, id_cookie, id_unwind, id_ufile;
 	uint64_t records[NR_KINDS], bytes[NR_KINDS];
+	/* user_unwind_stack bytes had the records no file identity (cookie + stack) */
+	uint64_t unwind_bytes_no_files;
 	uint64_t uframes_inplace, uframes_deferred, empty_unwind;
 };
 
@@ -85,7 +88,11 @@ static void on_record(unsigned int type, const void *data, int size, void *arg)
 			memcpy(&loc, d + 16, sizeof(loc));
 			c->uframes_deferred += (loc >> 16) / 8;
 			c->empty_unwind += !(loc >> 16);
+			/* The layout before file identity: 24 bytes, then the IPs */
+			c->unwind_bytes_no_files += rb_size(24 + (loc >> 16));
 		}
+	} else if ((int)type == c->id_ufile) {
+		k = K_UFILE;
 	} else {
 		for (int i = 0; i < c->nr_ev; i++)
 			if ((int)type == c->ev_ids[i])
@@ -218,7 +225,8 @@ static void results(const struct stat_ctx *c, const struct rbwalk *w, json_objec
 	json_object *recs = json_object_new_object(), *bytes = json_object_new_object();
 	uint64_t ev = c->records[K_EVENT];
 	uint64_t stacks = c->records[K_USTACK] + c->records[K_UNWIND];
-	uint64_t ustack_bytes = c->bytes[K_USTACK] + c->bytes[K_COOKIE] + c->bytes[K_UNWIND];
+	uint64_t ustack_bytes = c->bytes[K_USTACK] + c->bytes[K_COOKIE] + c->bytes[K_UNWIND] +
+				c->bytes[K_UFILE];
 
 	for (int k = 0; k < NR_KINDS; k++) {
 		add_u64(recs, kind_names[k], c->records[k]);
@@ -238,6 +246,20 @@ static void results(const struct stat_ctx *c, const struct rbwalk *w, json_objec
 	else if (c->records[K_UNWIND])
 		add_ratio(out, "user_frames_per_stack", c->uframes_deferred, c->records[K_UNWIND]);
 	add_ratio(out, "events_per_stack", ev, stacks);
+	if (c->records[K_UNWIND]) {
+		/*
+		 * File identity's cost, from the same records: their bytes as
+		 * written, and as they would be without file_bases, file_ids
+		 * and frame_files (plus the file records they needed).
+		 */
+		add_ratio(out, "unwind_stack_bytes_per_record", c->bytes[K_UNWIND],
+			  c->records[K_UNWIND]);
+		add_ratio(out, "unwind_stack_bytes_per_record_no_files", c->unwind_bytes_no_files,
+			  c->records[K_UNWIND]);
+		add_ratio(out, "user_stack_bytes_per_event_no_files",
+			  ustack_bytes - c->bytes[K_UNWIND] - c->bytes[K_UFILE] +
+				  c->unwind_bytes_no_files, ev);
+	}
 }
 
 int main(int argc, char **argv)
@@ -318,6 +340,7 @@ int main(int argc, char **argv)
 		c.id_ustack = ftrace_id("user_stack");
 		c.id_cookie = ftrace_id("user_unwind_cookie");
 		c.id_unwind = ftrace_id("user_unwind_stack");
+		c.id_ufile = ftrace_id("user_unwind_file");
 	}
 	pid = spawn(argv + optind, &out_fd, &go_fd);
 	if (pid < 0)

@@ -214,7 +214,9 @@ def vm(r, work):
             ent = {"elapsed_ms_min": ms, "slowdown": slow, "rounds": len(rs)}
             for k in ("rb_bytes_per_event", "user_stack_bytes_per_event",
                       "user_frames_per_stack", "events_per_stack", "events", "rb_bytes",
-                      "overrun", "records", "record_bytes"):
+                      "overrun", "records", "record_bytes", "unwind_stack_bytes_per_record",
+                      "unwind_stack_bytes_per_record_no_files",
+                      "user_stack_bytes_per_event_no_files"):
                 if k in first:
                     ent[k] = first[k]
             ent["overrun"] = max(x.get("overrun", 0) for x in rs)
@@ -228,6 +230,23 @@ def vm(r, work):
                    "%.2f" % ent["events_per_stack"] if ent.get("events_per_stack") else "-",
                    "%.0f" % ms, "%.2fx" % slow if slow else "-",
                    ent["overrun"] if mode != "untraced" else "-"), w)
+    # File identity (file_bases, file_ids, frame_files and the file records),
+    # against the same records laid out as before it: one run, one workload.
+    for load_name in ("syscall", "pingpong"):
+        d = res["runs"].get("%s/deferred" % load_name)
+        if not d or "unwind_stack_bytes_per_record_no_files" not in d:
+            continue
+        with_f = d["unwind_stack_bytes_per_record"]
+        without = d["unwind_stack_bytes_per_record_no_files"]
+        ev_with = d["user_stack_bytes_per_event"]
+        ev_without = d["user_stack_bytes_per_event_no_files"]
+        print("  %s load, file identity: %.1f vs %.1f bytes per stack record (%.2fx), "
+              "%.1f vs %.1f user-stack bytes per event (%.2fx), %d file records"
+              % (load_name, with_f, without, with_f / without, ev_with, ev_without,
+                 ev_with / ev_without if ev_without else 0,
+                 d.get("records", {}).get("user_unwind_file", 0)))
+        res["runs"]["%s/deferred" % load_name]["file_identity_stack_bytes_ratio"] = \
+            with_f / without
     ip = res["runs"].get("syscall/inplace")
     de = res["runs"].get("syscall/deferred")
     if ip and de:

@@ -38,7 +38,9 @@ while read -r p; do
 	case "$p" in '' | '#'*) continue ;; esac
 	echo "== $p"
 	# checkpatch's Python helper (spdxcheck) wants the system python3.
-	res=$(PATH=/usr/bin:/bin:$PATH "$tree/scripts/checkpatch.pl" --strict -q \
+	# From the kernel tree: run inside this repository, checkpatch would
+	# take a patch file that git tracks for a source file and check that.
+	res=$(cd "$tree" && PATH=/usr/bin:/bin:$PATH ./scripts/checkpatch.pl --strict -q \
 		"$top/kernel-patches/$p" 2>&1 || true)
 	real=$(echo "$res" | grep -E '^(ERROR|WARNING|CHECK):' |
 		grep -v 'does MAINTAINERS need updating' || true)

@@ -64,6 +64,65 @@ void td_rec_common(void *rec, unsigned int type, int pid)
 	put32(p + 4, (uint32_t)pid);
 }
 
+/* A __data_loc word: length in the high 16 bits, offset in the low ones. */
+static inline uint32_t data_loc(unsigned int off, unsigned int len)
+{
+	return (uint32_t)len << 16 | off;
+}
+
+unsigned int td_rec_unwind_stack(void *rec, unsigned int size, unsigned int type, int pid,
+				 uint64_t cookie, const uint64_t *ips, unsigned int nr,
+				 const uint64_t *bases, const uint32_t *ids, unsigned int nr_files,
+				 const uint8_t *frame_files)
+{
+	unsigned int off_ips = 32, off_bases, off_ids, off_ff, end, i;
+	uint8_t *p = rec;
+
+	if (nr > 0xffff / 8 || nr_files > 0xffff / 8)
+		return 0;
+	off_bases = off_ips + 8 * nr;
+	off_ids = off_bases + 8 * nr_files;
+	off_ff = off_ids + 4 * nr_files;
+	end = off_ff + nr;
+	if (end > size || end > 0xffff)
+		return 0;
+	td_rec_common(p, type, pid);
+	put64(p + 8, cookie);
+	put32(p + 16, data_loc(off_ips, 8 * nr));
+	put32(p + 20, data_loc(off_bases, 8 * nr_files));
+	put32(p + 24, data_loc(off_ids, 4 * nr_files));
+	put32(p + 28, data_loc(off_ff, nr));
+	for (i = 0; i < nr; i++)
+		put64(p + off_ips + 8 * i, ips[i]);
+	for (i = 0; i < nr_files; i++) {
+		put64(p + off_bases + 8 * i, bases[i]);
+		put32(p + off_ids + 4 * i, ids[i]);
+	}
+	if (nr)
+		memcpy(p + off_ff, frame_files, nr);
+	return end;
+}
+
+unsigned int td_rec_unwind_file(void *rec, unsigned int size, unsigned int type, int pid,
+				uint32_t id, const uint8_t *build_id, unsigned int build_id_len,
+				const char *path)
+{
+	size_t len = strlen(path) + 1;
+	uint8_t *p = rec;
+
+	if (build_id_len > 20 || len > 0xffff - 40 || 40 + len > size)
+		return 0;
+	memset(p, 0, 40);
+	td_rec_common(p, type, pid);
+	put32(p + 8, id);
+	put32(p + 12, build_id_len);
+	if (build_id_len)
+		memcpy(p + 16, build_id, build_id_len);
+	put32(p + 36, data_loc(40, (unsigned int)len));
+	memcpy(p + 40, path, len);
+	return 40 + (unsigned int)len;
+}
+
 void td_pagegen_start(struct td_pagegen *pg, void *page, unsigned int size, uint64_t ts)
 {
 	pg->page = page;

@@ -22,6 +22,7 @@
 #include <event-parse.h>
 #include <kbuffer.h>
 
+#include <trace-defer/filetab.h>
 #include <trace-defer/pagegen.h>
 #include <trace-defer/parse.h>
 
@@ -36,6 +37,7 @@ enum ev_kind {
 	K_USTACK,		/* ftrace:user_stack (fallback, in place) */
 	K_COOKIE,		/* ftrace:user_unwind_cookie */
 	K_UNWIND,		/* ftrace:user_unwind_stack */
+	K_UFILE,		/* ftrace:user_unwind_file */
 };
 
 struct evinfo {
@@ -62,11 +64,13 @@ struct td_parser {
 	td_tgid_fn tgid_fn;
 	void *tgid_arg;
 
-	struct tep_event *ev_kstack, *ev_ustack, *ev_cookie, *ev_unwind, *ev_switch;
+	struct tep_event *ev_kstack, *ev_ustack, *ev_cookie, *ev_unwind, *ev_ufile, *ev_switch;
 	struct tep_format_field *ks_size, *ks_caller;
 	struct tep_format_field *us_tgid, *us_caller;
 	struct tep_format_field *ck_cookie;
-	struct tep_format_field *uw_cookie, *uw_stack;
+	struct tep_format_field *uw_cookie;
+	struct td_ustack_fields uw;	/* stack and file identity of user_unwind_stack */
+	struct td_filetab *ft;		/* where file records go; NULL: nowhere */
 	struct tep_format_field *sw_prev_comm, *sw_next_comm, *sw_next_pid;
 
 	struct evinfo **info;		/* by event id, filled on first sight */
@@ -147,8 +151,11 @@ static int lookup_events(struct td_parser *p)
 	p->ev_unwind = tep_find_event_by_name(p->tep, "ftrace", "user_unwind_stack");
 	if (p->ev_unwind) {
 		p->uw_cookie = field_of(p->ev_unwind, "cookie", 8, 0, &err);
-		p->uw_stack = field_of(p->ev_unwind, "stack", 4, TEP_FIELD_IS_DYNAMIC, &err);
+		if (td_ustack_fields_init(&p->uw, p->ev_unwind))
+			err = EPROTO;
 	}
+	/* Its fields are checked per record: a bad one only loses that file. */
+	p->ev_ufile = tep_find_event_by_name(p->tep, "ftrace", "user_unwind_file");
 	if (err)
 		return -err;
 
@@ -259,6 +266,11 @@ void td_parser_set_hold_ns(struct td_parser *p, uint64_t hold_ns)
 	p->hold_ns = hold_ns;
 }
 
+void td_parser_set_filetab(struct td_parser *p, struct td_filetab *ft)
+{
+	p->ft = ft;
+}
+
 void td_parser_set_tgid_fn(struct td_parser *p, td_tgid_fn fn, void *arg)
 {
 	p->tgid_fn = fn;
@@ -290,6 +302,8 @@ static struct evinfo *make_info(struct td_parser *p, struct tep_event *event)
 		info->kind = K_COOKIE;
 	else if (event == p->ev_unwind)
 		info->kind = K_UNWIND;
+	else if (event == p->ev_ufile)
+		info->kind = K_UFILE;
 	else if (event == p->ev_switch)
 		info->kind = K_SWITCH;
 
@@ -361,28 +375,13 @@ static int read_field(const struct tep_format_field *f, const void *data, uint64
 	return 0;
 }
 
-/* Offset and length of a dynamic field's data; false if outside the record. */
-static bool dyn_span(const struct tep_format_field *f, const void *data, int size,
-		     unsigned int *off, unsigned int *len)
-{
-	uint64_t loc;
-
-	if (read_field(f, data, &loc))
-		return false;
-	*off = loc & 0xffff;
-	*len = (loc >> 16) & 0xffff;
-	if (f->flags & TEP_FIELD_IS_RELATIVE)
-		*off += f->offset + f->size;
-	return *off + *len <= (unsigned int)size;
-}
-
 static bool dyn_ok(const struct evinfo *info, const void *data, int size)
 {
 	unsigned int off, len;
 	int i;
 
 	for (i = 0; i < info->nr_dyn; i++)
-		if (!dyn_span(info->dyn[i], data, size, &off, &len))
+		if (!td_dyn_field(info->dyn[i], data, size, &off, &len))
 			return false;
 	return true;
 }
@@ -559,6 +558,23 @@ static int on_cookie(struct td_parser *p, struct held *h, int tid, const uint8_t
 	return 0;
 }
 
+/* A file record: into the file table; the held event stays (another CPU's may not). */
+static int on_ufile(struct td_parser *p, const uint8_t *data, int size)
+{
+	p->stats.file_records++;
+	if (!p->ft)
+		return 0;
+	switch (td_filetab_add_record(p->ft, p->ev_ufile, data, size)) {
+	case -EINVAL:
+		p->stats.bad_records++;
+		return 0;
+	case -ENOMEM:
+		return -ENOMEM;
+	default:
+		return 0;
+	}
+}
+
 /* A deferred user stack: straight to the stitcher, the held event stays. */
 static int on_unwind(struct td_parser *p, int cpu, int tid, uint64_t ts, const uint8_t *data,
 		     int size)
@@ -568,16 +584,19 @@ static int on_unwind(struct td_parser *p, int cpu, int tid, uint64_t ts, const u
 	uint64_t cookie;
 
 	if (read_field(p->uw_cookie, data, &cookie) ||
-	    !dyn_span(p->uw_stack, data, size, &off, &len) || len % 8) {
+	    !td_dyn_field(p->uw.stack, data, size, &off, &len) || len % 8) {
 		p->stats.bad_records++;
 		return 0;
 	}
-	/* The stack's entries come in the same allocation as the stack. */
-	us = td_ustack_new_ips(len / 8);
+	/* The stack's entries (and file identity) come in the same allocation. */
+	us = td_ustack_new_files(len / 8, p->uw.has_files);
 	if (!us)
 		return -ENOMEM;
 	for (i = 0; i < us->ips.nr; i++)
 		us->ips.ips[i] = get64(data + off + 8 * i);
+	if (p->uw.has_files && td_ustack_decode_files(&p->uw, data, size, us->ips.ips,
+						      us->ips.nr, us->files))
+		p->stats.bad_file_info++;
 	us->ts = ts;
 	us->cpu = cpu;
 	us->tid = tid;
@@ -629,6 +648,8 @@ static int parse_record(struct td_parser *p, int cpu, uint64_t ts, void *data, i
 		return on_cookie(p, h, tid, data);
 	case K_UNWIND:
 		return on_unwind(p, cpu, tid, ts, data, size);
+	case K_UFILE:
+		return on_ufile(p, data, size);
 	case K_SWITCH:
 	case K_OTHER:
 		break;

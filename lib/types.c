@@ -102,14 +102,15 @@ struct td_ustack *td_ustack_new(void)
 	return calloc(1, sizeof(struct td_ustack));
 }
 
-struct td_ustack *td_ustack_new_ips(unsigned int nr)
+struct td_ustack *td_ustack_new_files(unsigned int nr, bool with_files)
 {
 	struct td_ustack *us;
 	size_t head = (sizeof(*us) + 15) & ~(size_t)15;
+	size_t per = sizeof(uint64_t) + (with_files ? sizeof(struct td_ufile) : 0);
 
-	if (nr > (SIZE_MAX - head) / sizeof(uint64_t))
+	if (nr > (SIZE_MAX - head) / per)
 		return NULL;
-	us = malloc(head + (size_t)nr * sizeof(uint64_t));
+	us = malloc(head + (size_t)nr * per);
 	if (!us)
 		return NULL;
 	memset(us, 0, sizeof(*us));
@@ -117,8 +118,16 @@ struct td_ustack *td_ustack_new_ips(unsigned int nr)
 		us->ips.ips = inline_area(us, sizeof(*us));
 		us->ips.nr = nr;
 		us->alloc_flags = TD_ALLOC_INLINE;
+		/* 8-byte IPs keep the entries after them 8-byte aligned. */
+		if (with_files)
+			us->files = (struct td_ufile *)(us->ips.ips + nr);
 	}
 	return us;
+}
+
+struct td_ustack *td_ustack_new_ips(unsigned int nr)
+{
+	return td_ustack_new_files(nr, false);
 }
 
 void td_ustack_free(struct td_ustack *us)
@@ -127,5 +136,7 @@ void td_ustack_free(struct td_ustack *us)
 		return;
 	if (!(us->alloc_flags & TD_ALLOC_INLINE) || us->ips.ips != inline_area(us, sizeof(*us)))
 		td_ips_free(&us->ips);
+	/* Only ever allocated with the stack. */
+	us->files = NULL;
 	free(us);
 }

@@ -96,4 +96,28 @@ unsigned int td_pagegen_event_size(unsigned int len);
 /* Write the 8-byte common header of a record: common_type, flags, preempt, common_pid. */
 void td_rec_common(void *rec, unsigned int type, int pid);
 
+/*
+ * Records with file identity, in the layouts of the kernel series (the
+ * format texts are in bench/formats/ and tests/unit/parse-fixtures.h):
+ *
+ * ftrace:user_unwind_stack: u64 cookie at 8; __data_loc words at 16
+ * (stack), 20 (file_bases), 24 (file_ids), 28 (frame_files); data from 32
+ * in that order: @nr u64 IPs, @nr_files u64 bases, @nr_files u32 ids, @nr
+ * u8 frame_files (TD_FF_* of trace-defer/filetab.h or an index).
+ *
+ * ftrace:user_unwind_file: u32 id at 8, u32 build_id_size at 12, u8
+ * build_id[20] at 16, __data_loc char[] path at 36, the path (with its NUL)
+ * from 40.
+ *
+ * Both write at most @size bytes to @rec and return the record's length,
+ * or 0 when it does not fit (or a length exceeds a data_loc's 16 bits).
+ */
+unsigned int td_rec_unwind_stack(void *rec, unsigned int size, unsigned int type, int pid,
+				 uint64_t cookie, const uint64_t *ips, unsigned int nr,
+				 const uint64_t *bases, const uint32_t *ids, unsigned int nr_files,
+				 const uint8_t *frame_files);
+unsigned int td_rec_unwind_file(void *rec, unsigned int size, unsigned int type, int pid,
+				uint32_t id, const uint8_t *build_id, unsigned int build_id_len,
+				const char *path);
+
 #endif /* TRACE_DEFER_PAGEGEN_H */

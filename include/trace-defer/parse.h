@@ -19,6 +19,7 @@
 
 struct tep_handle;
 struct tep_record;
+struct td_filetab;
 
 struct td_parser_stats {
 	uint64_t records;		/* all records seen */
@@ -34,6 +35,10 @@ struct td_parser_stats {
 	uint64_t missed_pages;		/* sub-buffers flagged: events lost before them */
 	uint64_t missed_events;		/* count stored on such pages, when stored */
 	uint64_t last_ts;		/* latest record timestamp seen, any CPU */
+	/* Added with file identity: */
+	uint64_t file_records;		/* user_unwind_file records */
+	/* Stack records whose file identity did not hold together: frames unrecorded. */
+	uint64_t bad_file_info;
 };
 
 /* Returns the thread group id of @tid, or 0 if unknown. */
@@ -55,6 +60,12 @@ void td_parser_free(struct td_parser *p);
 
 /* How long (trace time) an event waits for its followers; default 10 ms. */
 void td_parser_set_hold_ns(struct td_parser *p, uint64_t hold_ns);
+/*
+ * Where ftrace:user_unwind_file records go (not owned; NULL: nowhere). A
+ * user_unwind_stack record's per-frame file identity (td_ustack.files) is
+ * decoded either way; an id is named through the table later.
+ */
+void td_parser_set_filetab(struct td_parser *p, struct td_filetab *ft);
 /* Fills td_event.pid; without it pid is 0 unless a user_stack record gives it. */
 void td_parser_set_tgid_fn(struct td_parser *p, td_tgid_fn fn, void *arg);
 

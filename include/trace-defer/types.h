@@ -64,6 +64,24 @@ struct td_event {
 	uint32_t alloc_flags;
 };
 
+/*
+ * Where a user frame lies, as the stack record says (kernels that record
+ * file identity; see trace-defer/filetab.h).
+ */
+enum td_file_kind {
+	TD_FILE_NONE = 0,	/* the record carries no file identity (older kernel) */
+	TD_FILE_IN,		/* in file @id at file offset @offset */
+	TD_FILE_ANON,		/* not in a file: anonymous memory, JIT, unmapped */
+	TD_FILE_VDSO,		/* in the vDSO */
+	TD_FILE_UNRECORDED,	/* in a file the kernel did not record, or a bad record */
+};
+
+struct td_ufile {
+	uint64_t offset;	/* TD_FILE_IN: offset of the IP in the file */
+	uint32_t id;		/* TD_FILE_IN: the instance's file id (never 0) */
+	uint32_t kind;		/* enum td_file_kind */
+};
+
 /* One ftrace:user_unwind_stack record. */
 struct td_ustack {
 	uint64_t ts;
@@ -73,6 +91,12 @@ struct td_ustack {
 	struct td_ips ips;		/* empty: the unwind found nothing */
 	/* Added after the first version: private to lib/types.c, leave it 0. */
 	uint32_t alloc_flags;
+	/*
+	 * Added with file identity: ips.nr entries, one per frame, or NULL
+	 * when the record has none (older kernels). Allocated with the stack
+	 * by td_ustack_new_files(), freed by td_ustack_free().
+	 */
+	struct td_ufile *files;
 };
 
 /* Cookie layout (kernel/unwind/deferred.c): low 32 bits cpu + 1, high 32 an odd counter. */
@@ -110,5 +134,11 @@ struct td_event *td_event_new_raw(size_t raw_size);
  * NULL when out of memory.
  */
 struct td_ustack *td_ustack_new_ips(unsigned int nr);
+/*
+ * The same, with us->files holding @nr entries too (uninitialized) when
+ * @with_files, in the same allocation: do not replace us->files, it is
+ * never freed on its own. NULL when out of memory.
+ */
+struct td_ustack *td_ustack_new_files(unsigned int nr, bool with_files);
 
 #endif /* TRACE_DEFER_TYPES_H */

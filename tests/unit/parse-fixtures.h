@@ -30,6 +30,7 @@
 #define ID_USER_STACK		13
 #define ID_UNWIND_COOKIE	21
 #define ID_UNWIND_STACK		22
+#define ID_UNWIND_FILE		23
 #define ID_SCHED_EXEC		365
 #define ID_SCHED_SWITCH		372
 #define ID_SYS_ENTER		443
@@ -73,6 +74,33 @@ static const char fmt_unwind_stack[] =
 	"\n"
 	"print fmt: \"cookie=%llx stack=%s\", REC->cookie, "
 	"__print_array(__get_dynamic_array(stack), __get_dynamic_array_len(stack) / 8, 8)\n";
+
+/* user_unwind_stack of a kernel that records file identity (same ID). */
+static const char fmt_unwind_stack_files[] =
+	"name: user_unwind_stack\n"
+	"ID: 22\n"
+	"format:\n"
+	COMMON_FIELDS
+	"\tfield:u64 cookie;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:__data_loc unsigned long[] stack;\toffset:16;\tsize:4;\tsigned:0;\n"
+	"\tfield:__data_loc unsigned long[] file_bases;\toffset:20;\tsize:4;\tsigned:0;\n"
+	"\tfield:__data_loc u32[] file_ids;\toffset:24;\tsize:4;\tsigned:0;\n"
+	"\tfield:__data_loc u8[] frame_files;\toffset:28;\tsize:4;\tsigned:0;\n"
+	"\n"
+	"print fmt: \"cookie=%llx stack=%s\", REC->cookie, "
+	"__print_array(__get_dynamic_array(stack), __get_dynamic_array_len(stack) / 8, 8)\n";
+
+static const char fmt_unwind_file[] =
+	"name: user_unwind_file\n"
+	"ID: 23\n"
+	"format:\n"
+	COMMON_FIELDS
+	"\tfield:u32 id;\toffset:8;\tsize:4;\tsigned:0;\n"
+	"\tfield:u32 build_id_size;\toffset:12;\tsize:4;\tsigned:0;\n"
+	"\tfield:u8 build_id[20];\toffset:16;\tsize:20;\tsigned:0;\n"
+	"\tfield:__data_loc char[] path;\toffset:36;\tsize:4;\tsigned:0;\n"
+	"\n"
+	"print fmt: \"id=%u path=%s\", REC->id, __get_str(path)\n";
 
 /* The same event with a 4-byte cookie: not the interface, must be refused. */
 static const char fmt_unwind_cookie_bad[] =

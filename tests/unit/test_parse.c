@@ -18,6 +18,7 @@
 #include <cmocka.h>
 #include <event-parse.h>
 
+#include <trace-defer/filetab.h>
 #include <trace-defer/pagegen.h>
 #include <trace-defer/parse.h>
 
@@ -37,12 +38,15 @@ struct out {
 	uint64_t cookie;
 	unsigned int nk, nu;
 	uint64_t k[MAX_IPS], u[MAX_IPS];
+	bool has_files;
+	struct td_ufile f[MAX_IPS];
 };
 
 struct ctx {
 	struct tep_handle *tep;
 	struct td_stitcher *st;
 	struct td_parser *p;
+	struct td_filetab *ft;		/* NULL unless set up with file identity */
 	uint8_t *page;			/* TD_PAGE_SIZE bytes, then a guard page */
 	struct td_pagegen pg;
 	int nr_out;			/* emitted; the first MAX_OUT are kept */
@@ -105,6 +109,10 @@ static void capture(const struct td_event *ev, const struct td_ustack *us, enum 
 		if (o->nu)
 			memcpy(o->u, u->ips, o->nu * sizeof(uint64_t));
 	}
+	if (us && status != TD_INPLACE && us->files) {
+		o->has_files = true;
+		memcpy(o->f, us->files, o->nu * sizeof(*us->files));
+	}
 }
 
 static void parse_format(struct tep_handle *tep, const char *fmt, const char *sys)
@@ -112,7 +120,7 @@ static void parse_format(struct tep_handle *tep, const char *fmt, const char *sy
 	assert_int_equal(tep_parse_event(tep, fmt, strlen(fmt), sys), TEP_ERRNO__SUCCESS);
 }
 
-static struct tep_handle *make_tep(bool unwind_events)
+static struct tep_handle *make_tep_layout(bool unwind_events, bool files)
 {
 	struct tep_handle *tep = tep_alloc();
 
@@ -125,7 +133,9 @@ static struct tep_handle *make_tep(bool unwind_events)
 	parse_format(tep, fmt_user_stack, "ftrace");
 	if (unwind_events) {
 		parse_format(tep, fmt_unwind_cookie, "ftrace");
-		parse_format(tep, fmt_unwind_stack, "ftrace");
+		parse_format(tep, files ? fmt_unwind_stack_files : fmt_unwind_stack, "ftrace");
+		if (files)
+			parse_format(tep, fmt_unwind_file, "ftrace");
 	}
 	parse_format(tep, fmt_sched_switch, "sched");
 	parse_format(tep, fmt_sched_exec, "sched");
@@ -133,13 +143,18 @@ static struct tep_handle *make_tep(bool unwind_events)
 	return tep;
 }
 
-static int setup(void **state)
+static struct tep_handle *make_tep(bool unwind_events)
+{
+	return make_tep_layout(unwind_events, false);
+}
+
+static int setup_layout(void **state, bool files)
 {
 	struct td_stitch_config cfg;
 	struct ctx *c = calloc(1, sizeof(*c));
 
 	assert_non_null(c);
-	c->tep = make_tep(true);
+	c->tep = make_tep_layout(true, files);
 	td_stitch_config_default(&cfg);
 	c->st = td_stitch_new(&cfg, capture, c);
 	assert_non_null(c->st);
@@ -149,8 +164,24 @@ static int setup(void **state)
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(c->page != MAP_FAILED);
 	assert_int_equal(mprotect(c->page + TD_PAGE_SIZE, TD_PAGE_SIZE, PROT_NONE), 0);
+	if (files) {
+		c->ft = td_filetab_new(0);
+		assert_non_null(c->ft);
+		td_parser_set_filetab(c->p, c->ft);
+	}
 	*state = c;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_layout(state, false);
+}
+
+/* The records of a kernel with file identity, and a file table. */
+static int setup_files(void **state)
+{
+	return setup_layout(state, true);
 }
 
 static int teardown(void **state)
@@ -159,6 +190,7 @@ static int teardown(void **state)
 
 	td_parser_free(c->p);
 	td_stitch_free(c->st);
+	td_filetab_free(c->ft);
 	tep_free(c->tep);
 	munmap(c->page, 2 * TD_PAGE_SIZE);
 	free(c);
@@ -978,6 +1010,213 @@ static void test_real_page(void **state)
 	assert_int_equal(c->out[4].nk, 20);
 }
 
+/* ---- file identity ---- */
+
+static const uint8_t bid_a[20] = { 0xab, 0xcd, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+				   0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12 };
+
+static const uint64_t fbases[] = { 0x400000, 0x401200 };
+static const uint32_t fids[] = { 7, 9 };
+
+/* event + cookie, then the stack record with @ff (one per uips entry). */
+static void event_and_stack(struct ctx *c, uint64_t ts, int tid, uint64_t ck, const uint8_t *ff,
+			    unsigned int nr, unsigned int nfiles)
+{
+	uint8_t r[512];
+
+	page_add(c, ts, r, rec_sys_enter(r, tid, 1));
+	page_add(c, ts + 1, r, rec_cookie(r, tid, ck));
+	page_add(c, ts + 2, r,
+		 td_rec_unwind_stack(r, sizeof(r), ID_UNWIND_STACK, tid, ck, uips, nr, fbases,
+				     fids, nfiles, ff));
+}
+
+static void test_files_parsed(void **state)
+{
+	static const uint8_t ff[] = { 0, 0, 1, TD_FF_ANON, TD_FF_VDSO, TD_FF_UNRECORDED };
+	struct ctx *c = *state;
+	uint64_t ck = cookie_of(0, 1);
+	struct td_parser_stats s;
+	struct td_file *f;
+	uint8_t r[256];
+
+	page_start(c, 1000);
+	page_add(c, 1000, r, td_rec_unwind_file(r, sizeof(r), ID_UNWIND_FILE, 100, 7, bid_a, 20,
+						 "/usr/bin/prog"));
+	page_add(c, 1001, r, td_rec_unwind_file(r, sizeof(r), ID_UNWIND_FILE, 100, 9, NULL, 0,
+						 "/lib/libx.so (deleted)"));
+	event_and_stack(c, 1002, 100, ck, ff, 6, 2);
+	assert_int_equal(page_parse(c, 0), 5);
+	flush_all(c);
+
+	assert_int_equal(c->nr_out, 1);
+	assert_int_equal(c->out[0].status, TD_STITCHED);
+	assert_int_equal(c->out[0].nu, 6);
+	assert_ips(c->out[0].u, uips, 6);
+	assert_true(c->out[0].has_files);
+	assert_int_equal(c->out[0].f[0].kind, TD_FILE_IN);
+	assert_int_equal(c->out[0].f[0].id, 7);
+	assert_int_equal(c->out[0].f[0].offset, uips[0] - fbases[0]);
+	assert_int_equal(c->out[0].f[1].offset, uips[1] - fbases[0]);
+	assert_int_equal(c->out[0].f[2].kind, TD_FILE_IN);
+	assert_int_equal(c->out[0].f[2].id, 9);
+	assert_int_equal(c->out[0].f[2].offset, uips[2] - fbases[1] + 0);
+	assert_int_equal(c->out[0].f[3].kind, TD_FILE_ANON);
+	assert_int_equal(c->out[0].f[4].kind, TD_FILE_VDSO);
+	assert_int_equal(c->out[0].f[5].kind, TD_FILE_UNRECORDED);
+
+	f = td_filetab_get(c->ft, 7);
+	assert_non_null(f);
+	assert_string_equal(f->path, "/usr/bin/prog");
+	assert_int_equal(f->build_id_len, 20);
+	assert_string_equal(f->build_id_hex, "abcd0102030405060708090a0b0c0d0e0f101112");
+	f = td_filetab_get(c->ft, 9);
+	assert_non_null(f);
+	assert_string_equal(f->path, "/lib/libx.so (deleted)");
+	assert_null(f->build_id_hex);
+	assert_null(td_filetab_get(c->ft, 8));
+
+	s = stats_of(c);
+	assert_int_equal(s.file_records, 2);
+	assert_int_equal(s.bad_file_info, 0);
+	assert_int_equal(s.bad_records, 0);
+	assert_int_equal(s.stacks, 1);
+}
+
+/* The same record bytes, one lie at a time: frames unrecorded, never out of bounds. */
+static void test_files_malformed(void **state)
+{
+	static const uint8_t ff[] = { 0, 0, 1 };
+	static const uint8_t ff_bad_index[] = { 0, 2, TD_FF_ANON };
+	struct ctx *c = *state;
+	struct td_parser_stats s;
+	uint8_t r[512];
+	unsigned int len, i, n = 0;
+	uint64_t ck;
+
+	/* A sound one first. */
+	page_start(c, 1000);
+	event_and_stack(c, 1000, 100, cookie_of(0, ++n), ff, 3, 2);
+	/* Index 2 of 2 files: that frame only. */
+	event_and_stack(c, 1100, 100, cookie_of(0, ++n), ff_bad_index, 3, 2);
+	assert_int_equal(page_parse(c, 0), 6);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 2);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(c->out[0].f[i].kind, TD_FILE_IN);
+	assert_int_equal(c->out[1].f[0].kind, TD_FILE_IN);
+	assert_int_equal(c->out[1].f[1].kind, TD_FILE_UNRECORDED);
+	assert_int_equal(c->out[1].f[2].kind, TD_FILE_ANON);
+	assert_int_equal(stats_of(c).bad_file_info, 1);
+
+	/* Whole-record lies: every frame unrecorded, the IPs still there. */
+	for (i = 0; i < 7; i++) {
+		c->nr_out = 0;
+		ck = cookie_of(0, ++n);
+		page_start(c, 2000);
+		page_add(c, 2000, r, rec_sys_enter(r, 100, 1));
+		page_add(c, 2001, r, rec_cookie(r, 100, ck));
+		len = td_rec_unwind_stack(r, sizeof(r), ID_UNWIND_STACK, 100, ck, uips, 3, fbases,
+					  fids, 2, ff);
+		assert_true(len > 0);
+		switch (i) {
+		case 0:	/* frame_files one short */
+			put32(r + 28, (2u << 16) | (32 + 24 + 16 + 8));
+			break;
+		case 1:	/* file_bases not whole entries */
+			put32(r + 20, (12u << 16) | (32 + 24));
+			break;
+		case 2:	/* one id for two bases */
+			put32(r + 24, (4u << 16) | (32 + 24 + 16));
+			break;
+		case 3:	/* frame_files past the record's end */
+			put32(r + 28, (3u << 16) | (len - 1));
+			break;
+		case 4:	/* file_ids at an offset past the record */
+			put32(r + 24, (8u << 16) | 0xfff0);
+			break;
+		case 5:	/* an id of 0 and a base above its IPs */
+			put32(r + 32 + 24 + 16, 0);
+			put64(r + 32 + 24 + 8, UINT64_MAX);
+			break;
+		case 6:	/* frame_files longer than the stack */
+			put32(r + 28, (4u << 16) | (32 + 24 + 16 + 8));
+			break;
+		}
+		page_add(c, 2002, r, len);
+		page_parse(c, 0);
+		flush_all(c);
+		assert_int_equal(c->nr_out, 1);
+		assert_int_equal(c->out[0].status, TD_STITCHED);
+		assert_int_equal(c->out[0].nu, 3);
+		assert_ips(c->out[0].u, uips, 3);
+		assert_true(c->out[0].has_files);
+		for (unsigned int j = 0; j < 3; j++)
+			assert_int_equal(c->out[0].f[j].kind, TD_FILE_UNRECORDED);
+	}
+	s = stats_of(c);
+	assert_int_equal(s.bad_file_info, 8);
+}
+
+static void test_file_records_malformed(void **state)
+{
+	struct ctx *c = *state;
+	struct td_filetab_stats fs;
+	struct td_parser_stats s;
+	uint8_t r[256];
+	unsigned int len;
+
+	page_start(c, 1000);
+	/* build_id_size over 20 */
+	len = td_rec_unwind_file(r, sizeof(r), ID_UNWIND_FILE, 100, 1, bid_a, 20, "/a");
+	put32(r + 12, 21);
+	page_add(c, 1000, r, len);
+	/* path outside the record */
+	len = td_rec_unwind_file(r, sizeof(r), ID_UNWIND_FILE, 100, 2, bid_a, 20, "/b");
+	put32(r + 36, (64u << 16) | 40);
+	page_add(c, 1001, r, len);
+	/* id 0 */
+	page_add(c, 1002, r, td_rec_unwind_file(r, sizeof(r), ID_UNWIND_FILE, 100, 0, bid_a, 20,
+						 "/c"));
+	/* cut short: fixed fields only partly there */
+	page_add(c, 1003, r, 24);
+	/* empty path */
+	len = td_rec_unwind_file(r, sizeof(r), ID_UNWIND_FILE, 100, 3, bid_a, 20, "/d");
+	put32(r + 36, (0u << 16) | 40);
+	page_add(c, 1004, r, len);
+	/* and a good one */
+	page_add(c, 1005, r, td_rec_unwind_file(r, sizeof(r), ID_UNWIND_FILE, 100, 4, bid_a, 4,
+						 "/e"));
+	assert_int_equal(page_parse(c, 0), 6);
+	s = stats_of(c);
+	assert_int_equal(s.bad_records, 5);
+	assert_null(td_filetab_get(c->ft, 1));
+	assert_null(td_filetab_get(c->ft, 2));
+	assert_null(td_filetab_get(c->ft, 3));
+	assert_non_null(td_filetab_get(c->ft, 4));
+	assert_string_equal(td_filetab_get(c->ft, 4)->build_id_hex, "abcd0102");
+	td_filetab_get_stats(c->ft, &fs);
+	assert_int_equal(fs.files, 1);
+}
+
+/* A kernel without file identity: no files array, as before. */
+static void test_files_old_layout(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ck = cookie_of(0, 1);
+	uint8_t r[256];
+
+	page_start(c, 1000);
+	page_add(c, 1000, r, rec_sys_enter(r, 100, 1));
+	page_add(c, 1001, r, rec_cookie(r, 100, ck));
+	page_add(c, 1002, r, rec_unwind(r, 100, ck, uips, 3));
+	assert_int_equal(page_parse(c, 0), 3);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 1);
+	assert_int_equal(c->out[0].nu, 3);
+	assert_false(c->out[0].has_files);
+}
+
 /* ---- creation ---- */
 
 static void test_new_checks(void **state)
@@ -1041,6 +1280,10 @@ int main(void)
 		T(test_tgid_fn),
 		T(test_record_api),
 		T(test_real_page),
+		T(test_files_old_layout),
+		cmocka_unit_test_setup_teardown(test_files_parsed, setup_files, teardown),
+		cmocka_unit_test_setup_teardown(test_files_malformed, setup_files, teardown),
+		cmocka_unit_test_setup_teardown(test_file_records_malformed, setup_files, teardown),
 		cmocka_unit_test(test_new_checks),
 	};
 

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The file table and the decoders of file identity (see
+ * include/trace-defer/filetab.h). Ids are a counter in the kernel, but come
+ * from untrusted bytes here: they index an open-addressing hash table of
+ * pointers, and each entry is one allocation (entry, path, hex build-id)
+ * that never moves.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event-parse.h>
+
+#include <trace-defer/filetab.h>
+
+struct td_filetab {
+	struct td_file **slots;
+	size_t mask;			/* slots - 1, a power of two minus one */
+	size_t max_files;
+	struct td_filetab_stats stats;
+};
+
+struct td_filetab *td_filetab_new(size_t max_files)
+{
+	struct td_filetab *ft = calloc(1, sizeof(*ft));
+
+	if (!ft)
+		return NULL;
+	ft->max_files = max_files ? max_files : TD_FILETAB_DEFAULT_MAX;
+	ft->mask = 63;
+	ft->slots = calloc(ft->mask + 1, sizeof(*ft->slots));
+	if (!ft->slots) {
+		free(ft);
+		return NULL;
+	}
+	return ft;
+}
+
+void td_filetab_free(struct td_filetab *ft)
+{
+	size_t i;
+
+	if (!ft)
+		return;
+	for (i = 0; i <= ft->mask; i++)
+		free(ft->slots[i]);
+	free(ft->slots);
+	free(ft);
+}
+
+static inline size_t id_hash(uint32_t id)
+{
+	return (size_t)(((uint64_t)id * 0x9e3779b97f4a7c15ULL) >> 32);
+}
+
+/* The slot of @id: its entry, or the empty slot where it would go. */
+static struct td_file **find_slot(struct td_file **slots, size_t mask, uint32_t id)
+{
+	size_t i = id_hash(id) & mask;
+
+	while (slots[i] && slots[i]->id != id)
+		i = (i + 1) & mask;
+	return &slots[i];
+}
+
+/* Keep the table at most half full. Returns 0 or -ENOMEM. */
+static int grow(struct td_filetab *ft)
+{
+	size_t cap = (ft->mask + 1) * 2, i;
+	struct td_file **slots;
+
+	if (ft->stats.files + 1 <= (ft->mask + 1) / 2)
+		return 0;
+	slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i <= ft->mask; i++)
+		if (ft->slots[i])
+			*find_slot(slots, cap - 1, ft->slots[i]->id) = ft->slots[i];
+	free(ft->slots);
+	ft->slots = slots;
+	ft->mask = cap - 1;
+	return 0;
+}
+
+static bool same_file(const struct td_file *f, const uint8_t *build_id,
+		      unsigned int build_id_len, const char *path, size_t path_len)
+{
+	if (f->build_id_len != build_id_len || strlen(f->path) != path_len)
+		return false;
+	return (!build_id_len || !memcmp(f->build_id, build_id, build_id_len)) &&
+	       !memcmp(f->path, path, path_len);
+}
+
+static struct td_file *new_file(uint32_t id, const uint8_t *build_id, unsigned int build_id_len,
+				const char *path, size_t path_len)
+{
+	static const char hex[] = "0123456789abcdef";
+	struct td_file *f;
+	char *p, *h;
+	unsigned int i;
+
+	f = calloc(1, sizeof(*f) + path_len + 1 + 2 * TD_FILE_BUILD_ID_MAX + 1);
+	if (!f)
+		return NULL;
+	f->id = id;
+	f->build_id_len = build_id_len;
+	if (build_id_len)
+		memcpy(f->build_id, build_id, build_id_len);
+	p = (char *)(f + 1);
+	memcpy(p, path, path_len);
+	p[path_len] = '\0';
+	f->path = p;
+	if (build_id_len) {
+		h = p + path_len + 1;
+		for (i = 0; i < build_id_len; i++) {
+			h[2 * i] = hex[build_id[i] >> 4];
+			h[2 * i + 1] = hex[build_id[i] & 0xf];
+		}
+		h[2 * i] = '\0';
+		f->build_id_hex = h;
+	}
+	return f;
+}
+
+int td_filetab_add(struct td_filetab *ft, uint32_t id, const uint8_t *build_id,
+		   unsigned int build_id_len, const char *path, size_t path_len)
+{
+	struct td_file **slot, *f;
+	const char *nul;
+
+	if (!id || build_id_len > TD_FILE_BUILD_ID_MAX || (build_id_len && !build_id) || !path) {
+		ft->stats.bad_records++;
+		return -EINVAL;
+	}
+	nul = memchr(path, '\0', path_len);
+	if (nul)
+		path_len = (size_t)(nul - path);
+	ft->stats.records++;
+	slot = find_slot(ft->slots, ft->mask, id);
+	if (*slot) {
+		f = *slot;
+		if (!f->conflict && same_file(f, build_id, build_id_len, path, path_len)) {
+			ft->stats.refreshed++;
+			return 1;
+		}
+		/* Ids are never reused: a kernel that says otherwise is not believed. */
+		if (!f->conflict)
+			ft->stats.conflicts++;
+		f->conflict = true;
+		return -EEXIST;
+	}
+	if (ft->stats.files >= ft->max_files) {
+		ft->stats.full++;
+		return -ENOSPC;
+	}
+	if (grow(ft))
+		return -ENOMEM;
+	f = new_file(id, build_id, build_id_len, path, path_len);
+	if (!f)
+		return -ENOMEM;
+	*find_slot(ft->slots, ft->mask, id) = f;
+	ft->stats.files++;
+	return 0;
+}
+
+struct td_file *td_filetab_get(struct td_filetab *ft, uint32_t id)
+{
+	struct td_file *f;
+
+	if (!ft || !id)
+		return NULL;
+	f = *find_slot(ft->slots, ft->mask, id);
+	return f && !f->conflict ? f : NULL;
+}
+
+void td_filetab_get_stats(const struct td_filetab *ft, struct td_filetab_stats *st)
+{
+	*st = ft->stats;
+}
+
+/* ---- decoding ---- */
+
+/* A little-endian number of @size (1, 2, 4, 8) bytes of field @f; false if outside. */
+static bool read_num(const struct tep_format_field *f, const uint8_t *data, int size,
+		     unsigned int want, uint64_t *val)
+{
+	uint64_t v = 0;
+
+	if (!f || f->offset < 0 || (unsigned int)f->size != want || size < 0 ||
+	    (uint64_t)f->offset + want > (uint64_t)size)
+		return false;
+	memcpy(&v, data + f->offset, want);
+	*val = le64toh(v);
+	return true;
+}
+
+bool td_dyn_field(const struct tep_format_field *f, const void *data, int size,
+		  unsigned int *off, unsigned int *len)
+{
+	uint64_t loc, start;
+
+	if (!f || !(f->flags & TEP_FIELD_IS_DYNAMIC) || !read_num(f, data, size, 4, &loc))
+		return false;
+	start = loc & 0xffff;
+	if (f->flags & TEP_FIELD_IS_RELATIVE)
+		start += (uint64_t)f->offset + (uint64_t)f->size;
+	if (start + (loc >> 16) > (uint64_t)size)
+		return false;
+	*off = (unsigned int)start;
+	*len = (unsigned int)(loc >> 16);
+	return true;
+}
+
+int td_file_rec_decode(struct tep_event *event, const void *data, int size,
+		       struct td_file_rec *out)
+{
+	struct tep_format_field *bid = tep_find_field(event, "build_id");
+	const uint8_t *d = data;
+	uint64_t id, bid_size;
+	unsigned int off, len;
+	const char *nul;
+
+	if (!read_num(tep_find_field(event, "id"), d, size, 4, &id) || !id ||
+	    !read_num(tep_find_field(event, "build_id_size"), d, size, 4, &bid_size) ||
+	    !bid || bid->offset < 0 || bid->size != TD_FILE_BUILD_ID_MAX ||
+	    (uint64_t)bid->offset + TD_FILE_BUILD_ID_MAX > (uint64_t)size ||
+	    bid_size > TD_FILE_BUILD_ID_MAX ||
+	    !td_dyn_field(tep_find_field(event, "path"), d, size, &off, &len) || !len)
+		return -EINVAL;
+	out->id = (uint32_t)id;
+	out->build_id_len = (unsigned int)bid_size;
+	out->build_id = d + bid->offset;
+	out->path = (const char *)d + off;
+	nul = memchr(out->path, '\0', len);
+	out->path_len = nul ? (size_t)(nul - out->path) : len;
+	return out->path_len ? 0 : -EINVAL;
+}
+
+int td_filetab_add_record(struct td_filetab *ft, struct tep_event *event, const void *data,
+			  int size)
+{
+	struct td_file_rec r;
+
+	if (td_file_rec_decode(event, data, size, &r)) {
+		ft->stats.bad_records++;
+		return -EINVAL;
+	}
+	return td_filetab_add(ft, r.id, r.build_id, r.build_id_len, r.path, r.path_len);
+}
+
+static struct tep_format_field *dyn_field(struct tep_event *event, const char *name, int *err)
+{
+	struct tep_format_field *f = tep_find_field(event, name);
+
+	if (f && (!(f->flags & TEP_FIELD_IS_DYNAMIC) || f->size != 4))
+		*err = -EPROTO;
+	return f;
+}
+
+int td_ustack_fields_init(struct td_ustack_fields *uf, struct tep_event *event)
+{
+	int err = 0;
+
+	memset(uf, 0, sizeof(*uf));
+	uf->stack = dyn_field(event, "stack", &err);
+	uf->bases = dyn_field(event, "file_bases", &err);
+	uf->ids = dyn_field(event, "file_ids", &err);
+	uf->frame_files = dyn_field(event, "frame_files", &err);
+	if (!uf->stack || err)
+		return -EPROTO;
+	uf->has_files = uf->bases && uf->ids && uf->frame_files;
+	return 0;
+}
+
+static void all_unrecorded(struct td_ufile *out, unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		out[i] = (struct td_ufile){ .kind = TD_FILE_UNRECORDED };
+}
+
+unsigned int td_ustack_decode_files(const struct td_ustack_fields *uf, const void *data,
+				    int size, const uint64_t *ips, unsigned int nr,
+				    struct td_ufile *out)
+{
+	unsigned int boff, blen, ioff, ilen, foff, flen, nfiles, i, bad = 0;
+	const uint8_t *d = data;
+
+	if (!td_dyn_field(uf->bases, d, size, &boff, &blen) ||
+	    !td_dyn_field(uf->ids, d, size, &ioff, &ilen) ||
+	    !td_dyn_field(uf->frame_files, d, size, &foff, &flen) ||
+	    blen % 8 || ilen % 4 || blen / 8 != ilen / 4 || flen != nr) {
+		all_unrecorded(out, nr);
+		return nr ? nr : 1;
+	}
+	nfiles = ilen / 4;
+	for (i = 0; i < nr; i++) {
+		unsigned int idx = d[foff + i];
+		uint64_t base;
+		uint32_t id;
+
+		out[i] = (struct td_ufile){ .kind = TD_FILE_UNRECORDED };
+		switch (idx) {
+		case TD_FF_ANON:
+			out[i].kind = TD_FILE_ANON;
+			continue;
+		case TD_FF_VDSO:
+			out[i].kind = TD_FILE_VDSO;
+			continue;
+		case TD_FF_UNRECORDED:
+			continue;
+		}
+		if (idx >= nfiles) {
+			bad++;
+			continue;
+		}
+		memcpy(&id, d + ioff + 4 * idx, 4);
+		memcpy(&base, d + boff + 8 * idx, 8);
+		id = le32toh(id);
+		base = le64toh(base);
+		if (!id || ips[i] < base) {
+			bad++;
+			continue;
+		}
+		out[i] = (struct td_ufile){ .kind = TD_FILE_IN, .id = id, .offset = ips[i] - base };
+	}
+	return bad;
+}

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the file table (lib/filetab.c): an id is known only from
+ * its own file record, a repeated record changes nothing, a record that
+ * gives a known id another file makes the id unusable, and the table is
+ * bounded.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <trace-defer/filetab.h>
+
+static const uint8_t bid1[20] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+				  11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
+static const uint8_t bid2[20] = { 0xff, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+				  11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
+
+static int add(struct td_filetab *ft, uint32_t id, const uint8_t *bid, const char *path)
+{
+	return td_filetab_add(ft, id, bid, bid ? 20 : 0, path, strlen(path));
+}
+
+static void test_unknown_stays_unknown(void **state)
+{
+	struct td_filetab *ft = td_filetab_new(0);
+	struct td_filetab_stats st;
+	struct td_file *f;
+
+	(void)state;
+	assert_non_null(ft);
+	assert_null(td_filetab_get(ft, 1));
+	assert_null(td_filetab_get(ft, 0));
+	assert_int_equal(add(ft, 5, bid1, "/usr/bin/a"), 0);
+	/* Its neighbours are not guessed. */
+	assert_null(td_filetab_get(ft, 4));
+	assert_null(td_filetab_get(ft, 6));
+	f = td_filetab_get(ft, 5);
+	assert_non_null(f);
+	assert_int_equal(f->id, 5);
+	assert_string_equal(f->path, "/usr/bin/a");
+	assert_int_equal(f->build_id_len, 20);
+	assert_memory_equal(f->build_id, bid1, 20);
+	assert_string_equal(f->build_id_hex, "0102030405060708090a0b0c0d0e0f1011121314");
+	assert_int_equal(f->sym_owner, 0);
+	assert_null(f->sym_res);
+
+	/* The refresh the kernel writes after a second: same entry, same pointer. */
+	assert_int_equal(add(ft, 5, bid1, "/usr/bin/a"), 1);
+	assert_ptr_equal(td_filetab_get(ft, 5), f);
+
+	/* No build-id: no hex; a path is cut at its NUL. */
+	assert_int_equal(td_filetab_add(ft, 6, NULL, 0, "/bin/b\0junk", 11), 0);
+	assert_string_equal(td_filetab_get(ft, 6)->path, "/bin/b");
+	assert_null(td_filetab_get(ft, 6)->build_id_hex);
+
+	/* Bad records. */
+	assert_int_equal(add(ft, 0, bid1, "/x"), -EINVAL);
+	assert_int_equal(td_filetab_add(ft, 7, bid1, 21, "/x", 2), -EINVAL);
+	assert_null(td_filetab_get(ft, 7));
+
+	td_filetab_get_stats(ft, &st);
+	assert_int_equal(st.files, 2);
+	assert_int_equal(st.records, 3);
+	assert_int_equal(st.refreshed, 1);
+	assert_int_equal(st.bad_records, 2);
+	assert_int_equal(st.conflicts, 0);
+	td_filetab_free(ft);
+}
+
+/* A known id said to be another file: believed neither way, from then on. */
+static void test_conflict(void **state)
+{
+	struct td_filetab *ft = td_filetab_new(0);
+	struct td_filetab_stats st;
+
+	(void)state;
+	assert_non_null(ft);
+	assert_int_equal(add(ft, 1, bid1, "/a"), 0);
+	assert_int_equal(add(ft, 2, bid1, "/b"), 0);
+	assert_int_equal(add(ft, 1, bid2, "/a"), -EEXIST);
+	assert_null(td_filetab_get(ft, 1));
+	assert_int_equal(add(ft, 1, bid1, "/a"), -EEXIST);
+	assert_null(td_filetab_get(ft, 1));
+	assert_int_equal(add(ft, 2, bid1, "/c"), -EEXIST);
+	assert_null(td_filetab_get(ft, 2));
+	td_filetab_get_stats(ft, &st);
+	assert_int_equal(st.conflicts, 2);
+	td_filetab_free(ft);
+}
+
+/* Bounded; growing keeps every entry where it was. */
+static void test_bound_and_growth(void **state)
+{
+	struct td_filetab *ft = td_filetab_new(1000);
+	struct td_file *first[1000];
+	struct td_filetab_stats st;
+	char path[32];
+	uint32_t i;
+
+	(void)state;
+	assert_non_null(ft);
+	for (i = 0; i < 1000; i++) {
+		/* Spread ids, as the counter of a long-running instance would be. */
+		snprintf(path, sizeof(path), "/f%u", i);
+		assert_int_equal(add(ft, i * 7919 + 1, i % 2 ? bid1 : NULL, path), 0);
+		first[i] = td_filetab_get(ft, i * 7919 + 1);
+		assert_non_null(first[i]);
+	}
+	assert_int_equal(add(ft, 0xffffffffu, bid1, "/over"), -ENOSPC);
+	assert_null(td_filetab_get(ft, 0xffffffffu));
+	for (i = 0; i < 1000; i++) {
+		snprintf(path, sizeof(path), "/f%u", i);
+		assert_ptr_equal(td_filetab_get(ft, i * 7919 + 1), first[i]);
+		assert_string_equal(first[i]->path, path);
+	}
+	td_filetab_get_stats(ft, &st);
+	assert_int_equal(st.files, 1000);
+	assert_int_equal(st.full, 1);
+	td_filetab_free(ft);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unknown_stays_unknown),
+		cmocka_unit_test(test_conflict),
+		cmocka_unit_test(test_bound_and_growth),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -18,7 +18,7 @@ BUILD		?= build
 SAN		?=
 V		?=
 
-PKGS		:= libtracefs libtraceevent json-c libdw libelf libsystemd
+PKGS		:= libtracefs libtraceevent json-c libdw libelf libdebuginfod libsystemd
 PKG_CFLAGS	:= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -97,6 +97,62 @@ char *td_demangle(const char *name)
 
 /* ---- objects ---------------------------------------------------------- */
 
+/*
+ * A separate debug file (objcopy --only-keep-debug, debuginfod) keeps the
+ * program headers' addresses and sizes, but not the file offsets of the
+ * segments' contents, which it does not hold: its executable PT_LOAD has no
+ * file bytes. The offsets the object had are rebuilt from what the ELF gABI
+ * and the linkers (ld.bfd, gold, lld) guarantee: loadable segments in
+ * ascending address order, laid out in the file in that order, each at the
+ * lowest offset past the previous one that is congruent to its address
+ * modulo its alignment. Returns 0, -ENOEXEC when the headers break those
+ * rules (the file then has no segments: nothing is named from it), -ENOMEM.
+ */
+static int rebuild_segments(struct td_elf *e, Elf *elf, size_t phnum)
+{
+	uint64_t off = 0, last_vaddr = 0;
+	size_t i;
+
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
+		uint64_t align;
+
+		if (!ph || ph->p_type != PT_LOAD || !ph->p_memsz)
+			continue;
+		align = ph->p_align ? ph->p_align : 1;
+		if ((align & (align - 1)) || ph->p_vaddr < last_vaddr)
+			goto bad;
+		if (off % align != ph->p_vaddr % align)
+			off += (ph->p_vaddr % align - off % align + align) % align;
+		e->segs[e->nr_segs++] = (struct td_elfseg){
+			.offset = off,
+			.filesz = ph->p_memsz,
+			.vaddr = ph->p_vaddr,
+		};
+		off += ph->p_memsz;
+		last_vaddr = ph->p_vaddr + ph->p_memsz;
+	}
+	return 0;
+bad:
+	e->nr_segs = 0;
+	return -ENOEXEC;
+}
+
+/* Has the file no bytes for its code (a separate debug file)? */
+static bool debug_only(Elf *elf, size_t phnum)
+{
+	size_t i;
+
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
+
+		if (ph && ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && ph->p_memsz &&
+		    !ph->p_filesz)
+			return true;
+	}
+	return false;
+}
+
 static int read_segments(struct td_elf *e)
 {
 	GElf_Addr bias;
@@ -116,6 +172,11 @@ static int read_segments(struct td_elf *e)
 	e->segs = calloc(phnum ? phnum : 1, sizeof(*e->segs));
 	if (!e->segs)
 		return -ENOMEM;
+	if (debug_only(elf, phnum)) {
+		/* Bad headers: no segments, so no names; the object is still usable. */
+		rebuild_segments(e, elf, phnum);
+		return 0;
+	}
 	for (i = 0; i < phnum; i++) {
 		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
 

@@ -3,7 +3,8 @@
  * ELF objects and their function symbols, through elfutils' libdwfl.
  *
  * td_elf_open() reads what is cheap (build-id from the ELF note, PT_LOAD
- * segments); td_elf_symbols() reads the symbol table: the object's .symtab,
+ * segments; for a separate debug file, which holds no code, the segments'
+ * file offsets are rebuilt from the program headers' layout); td_elf_symbols() reads the symbol table: the object's .symtab,
  * else the one of a separate debug file (found by build-id under the debug
  * directories' .build-id/, or by .gnu_debuglink, checked by build-id when the
  * object has one, else by CRC), else .dynsym, plus MiniDebugInfo if present.

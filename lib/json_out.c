@@ -492,14 +492,20 @@ static void jw_frame(struct jw *w, const struct td_frame *fr, bool user)
 	else
 		jw_lit(w, "null");
 	if (user) {
+		/* A recorded vDSO frame has no offset; an unknown file id has one. */
 		jw_lit(w, ",\"file_off\":");
-		if (fr->object)
+		if ((fr->object && fr->file_kind != TD_FILE_VDSO) || fr->file_kind == TD_FILE_IN)
 			jw_hex(w, fr->file_offset);
 		else
 			jw_lit(w, "null");
 		jw_lit(w, ",\"build_id\":");
 		if (fr->build_id)
 			jw_cstr(w, fr->build_id);
+		else
+			jw_lit(w, "null");
+		jw_lit(w, ",\"file_id\":");
+		if (fr->file_kind == TD_FILE_IN)
+			jw_u64(w, fr->file_id);
 		else
 			jw_lit(w, "null");
 	}
@@ -523,6 +529,7 @@ static void jw_frame(struct jw *w, const struct td_frame *fr, bool user)
 struct fentry {
 	uint64_t addr, sym_offset, file_offset, strings_id;	/* 0: empty */
 	const char *symbol, *object, *build_id;
+	uint32_t file_id, file_kind;
 	uint16_t len;
 	uint8_t user;
 	char text[FCACHE_TEXT];
@@ -551,7 +558,7 @@ static inline void jw_put_cached(struct jw *w, const struct fentry *e)
 #define SCACHE_FRAMES	128	/* deeper stacks are not cached whole */
 #define SCACHE_TEXT	16384
 
-_Static_assert(sizeof(struct td_frame) == 7 * sizeof(uint64_t),
+_Static_assert(sizeof(struct td_frame) == 8 * sizeof(uint64_t),
 	       "td_frame must have no padding: stacks are compared with memcmp");
 
 struct sentry {
@@ -619,7 +626,8 @@ static inline bool fentry_match(const struct fentry *e, const struct td_frame *f
 	return e->addr == fr->addr && e->strings_id == fr->strings_id &&
 	       e->symbol == fr->symbol && e->object == fr->object && e->user == user &&
 	       e->sym_offset == fr->sym_offset && e->file_offset == fr->file_offset &&
-	       e->build_id == fr->build_id;
+	       e->build_id == fr->build_id && e->file_id == fr->file_id &&
+	       e->file_kind == fr->file_kind;
 }
 
 static void jw_frames_each(struct jw *w, struct jw_tls *t, const struct td_frame *frames,
@@ -655,6 +663,8 @@ static void jw_frames_each(struct jw *w, struct jw_tls *t, const struct td_frame
 		e->symbol = fr->symbol;
 		e->object = fr->object;
 		e->build_id = fr->build_id;
+		e->file_id = fr->file_id;
+		e->file_kind = fr->file_kind;
 		e->user = user;
 		e->len = (uint16_t)(w->len - start);
 		memcpy(e->text, w->buf + start, e->len);

@@ -13,7 +13,10 @@
  * - symbol tables: one per object, shared between objects with the same
  *   build-id (the same library in several containers is read once);
  * - strings handed out (paths, build-ids) are interned and, like symbol
- *   tables, live until td_sym_free(), as the header promises.
+ *   tables, live until td_sym_free(), as the header promises;
+ * - recorded files (file identity: path + build-id) are resolved once to
+ *   an object, or to none, and the outcome kept by (path, build-id) and on
+ *   the td_file itself.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +28,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <elfutils/debuginfod.h>
+
+#include <trace-defer/filetab.h>
 #include <trace-defer/symbolize.h>
 
 #include "elfsyms.h"
@@ -210,8 +216,19 @@ struct ucache_entry {
 	bool return_addr;
 };
 
+/* A recorded file, resolved. */
+struct fres {
+	struct hnode node;		/* by (path, build-id) */
+	const char *path;		/* interned, as recorded */
+	const char *build_id;		/* interned hex, NULL when none recorded */
+	struct object *obj;		/* NULL: found nowhere (or only with another build-id) */
+};
+
 struct td_symbolizer {
 	char *debuginfo_path;		/* libdwfl's ":.debug:DEBUG_DIR" */
+	char *debug_dirs[2];		/* searched by build-id, NULL-terminated early */
+	struct htab fileids;		/* struct fres */
+	debuginfod_client *dbgd;	/* NULL until first needed */
 	char *kallsyms_path;
 	struct td_procs *procs;
 	struct htab strings;
@@ -458,8 +475,17 @@ struct td_symbolizer *td_sym_new(const struct td_sym_config *cfg)
 	if (!sym)
 		return NULL;
 	sym->strings_id = __atomic_add_fetch(&last_strings_id, 1, __ATOMIC_RELAXED);
-	if (htab_init(&sym->strings) || htab_init(&sym->objects) || htab_init(&sym->symtabs))
+	if (htab_init(&sym->strings) || htab_init(&sym->objects) || htab_init(&sym->symtabs) ||
+	    htab_init(&sym->fileids))
 		goto fail;
+	sym->debug_dirs[0] = strdup(cfg->debug_dir ? cfg->debug_dir : "/usr/lib/debug");
+	if (!sym->debug_dirs[0])
+		goto fail;
+	if (strcmp(sym->debug_dirs[0], "/usr/lib/debug")) {
+		sym->debug_dirs[1] = strdup("/usr/lib/debug");
+		if (!sym->debug_dirs[1])
+			goto fail;
+	}
 	/* CRC checks on (the default); the object's dir, its .debug/, then DEBUG_DIR. */
 	if (asprintf(&sym->debuginfo_path, ":.debug:%s",
 		     cfg->debug_dir ? cfg->debug_dir : "/usr/lib/debug") < 0) {
@@ -498,6 +524,11 @@ static void free_nothing(struct hnode *n)
 {
 }
 
+static void free_fres(struct hnode *n)
+{
+	free(container_of(n, struct fres, node));
+}
+
 void td_sym_free(struct td_symbolizer *sym)
 {
 	if (!sym)
@@ -505,6 +536,11 @@ void td_sym_free(struct td_symbolizer *sym)
 	td_procs_free(sym->procs);
 	htab_destroy(&sym->objects, free_object);
 	htab_destroy(&sym->symtabs, free_nothing);
+	htab_destroy(&sym->fileids, free_fres);
+	if (sym->dbgd)
+		debuginfod_end(sym->dbgd);
+	free(sym->debug_dirs[0]);
+	free(sym->debug_dirs[1]);
 	while (sym->all_symtabs) {
 		struct symtab *st = sym->all_symtabs;
 
@@ -663,6 +699,208 @@ int td_sym_file(struct td_symbolizer *sym, const char *path, uint64_t file_offse
 	if (o)
 		name_offset(sym, o, file_offset, 0, out);
 	return 0;
+}
+
+/* ---- file identity ---------------------------------------------------- */
+
+/*
+ * The object of the file at @path, if its build-id is @bid (hex; NULL: the
+ * file must have none). NULL when it cannot be opened, is not ELF, or is
+ * another build (counted once per resolution in *@mismatch).
+ */
+static struct object *object_checked(struct td_symbolizer *sym, const char *path,
+				     const char *bid, bool *mismatch)
+{
+	struct object *o;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	o = object_for_fd(sym, fd, path);
+	if (!o || !o->syms)
+		return NULL;
+	if (bid ? o->build_id && !strcmp(o->build_id, bid) : !o->build_id)
+		return o;
+	*mismatch = true;
+	return NULL;
+}
+
+/* Ask debuginfod (DEBUGINFOD_URLS set): the debug file, else the executable. */
+static struct object *object_debuginfod(struct td_symbolizer *sym, const struct td_file *f,
+					bool *mismatch)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	struct object *o = NULL;
+	char *path = NULL;
+	int fd, pass;
+
+	if (!urls || !*urls || !f->build_id_len)
+		return NULL;
+	if (!sym->dbgd) {
+		sym->dbgd = debuginfod_begin();
+		if (!sym->dbgd)
+			return NULL;
+	}
+	sym->stats.debuginfod_queries++;
+	for (pass = 0; pass < 2 && !o; pass++) {
+		fd = pass ? debuginfod_find_executable(sym->dbgd, f->build_id,
+						       (int)f->build_id_len, &path)
+			  : debuginfod_find_debuginfo(sym->dbgd, f->build_id,
+						      (int)f->build_id_len, &path);
+		if (fd < 0)
+			continue;
+		o = object_for_fd(sym, fd, path ? path : f->path);
+		if (o && (!o->syms || !o->build_id || strcmp(o->build_id, f->build_id_hex))) {
+			*mismatch = true;
+			o = NULL;
+		}
+		free(path);
+		path = NULL;
+	}
+	return o;
+}
+
+/* Where the recorded file @f is now, if anywhere (see td_sym_file_id()). */
+static struct object *find_recorded(struct td_symbolizer *sym, const struct td_file *f)
+{
+	static const char deleted[] = " (deleted)";
+	size_t len = strlen(f->path), dl = sizeof(deleted) - 1;
+	char path[PATH_MAX];
+	bool mismatch = false;
+	struct object *o;
+	unsigned int i;
+
+	o = object_checked(sym, f->path, f->build_id_hex, &mismatch);
+	/* The file was deleted: a file at its old path may be the same build. */
+	if (!o && f->build_id_len && len > dl && !strcmp(f->path + len - dl, deleted) &&
+	    len - dl < sizeof(path)) {
+		memcpy(path, f->path, len - dl);
+		path[len - dl] = '\0';
+		o = object_checked(sym, path, f->build_id_hex, &mismatch);
+	}
+	if (o) {
+		sym->stats.files_at_path++;
+		return o;
+	}
+	for (i = 0; f->build_id_len && i < 2 && sym->debug_dirs[i]; i++) {
+		if (snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", sym->debug_dirs[i],
+			     f->build_id_hex, f->build_id_hex + 2) >= (int)sizeof(path))
+			continue;
+		o = object_checked(sym, path, f->build_id_hex, &mismatch);
+		if (o) {
+			sym->stats.files_debug_dir++;
+			goto found;
+		}
+	}
+	o = object_debuginfod(sym, f, &mismatch);
+	if (o) {
+		sym->stats.files_debuginfod++;
+		goto found;
+	}
+	sym->stats.files_missing++;
+found:
+	if (mismatch)
+		sym->stats.files_mismatch++;
+	return o;
+}
+
+static struct fres *resolve_file(struct td_symbolizer *sym, struct td_file *f)
+{
+	uint64_t h = hash_bytes(f->path, strlen(f->path), HASH_SEED);
+	struct fres *r;
+	struct hnode *n;
+
+	if (f->sym_owner == sym->strings_id && f->sym_res)
+		return f->sym_res;
+	h = hash_bytes(f->build_id, f->build_id_len, h);
+	for (n = htab_first(&sym->fileids, h); n; n = htab_next(n)) {
+		r = container_of(n, struct fres, node);
+		if (!strcmp(r->path, f->path) &&
+		    (r->build_id && f->build_id_hex ? !strcmp(r->build_id, f->build_id_hex)
+						    : r->build_id == f->build_id_hex))
+			goto done;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->path = intern(sym, f->path, strlen(f->path));
+	r->build_id = f->build_id_hex ? intern(sym, f->build_id_hex, strlen(f->build_id_hex))
+				      : NULL;
+	if (!r->path || (f->build_id_hex && !r->build_id)) {
+		free(r);
+		return NULL;
+	}
+	sym->stats.files_resolved++;
+	r->obj = find_recorded(sym, f);
+	htab_add(&sym->fileids, &r->node, h);
+done:
+	f->sym_owner = sym->strings_id;
+	f->sym_res = r;
+	return r;
+}
+
+int td_sym_file_id(struct td_symbolizer *sym, struct td_file *file, uint64_t addr,
+		   uint64_t file_offset, bool return_addr, struct td_frame *out)
+{
+	uint64_t look = return_addr && file_offset ? file_offset - 1 : file_offset;
+	struct fres *r;
+
+	*out = (struct td_frame){ .addr = addr, .file_offset = file_offset,
+				 .strings_id = sym->strings_id, .file_id = file->id,
+				 .file_kind = TD_FILE_IN };
+	sym->stats.fileid_lookups++;
+	r = resolve_file(sym, file);
+	if (!r) {
+		/* Out of memory: the strings cannot be made ours. */
+		out->strings_id = 0;
+		out->object = file->path;
+		out->build_id = file->build_id_hex;
+		return -ENOENT;
+	}
+	out->object = r->path;
+	out->build_id = r->build_id;
+	if (!r->obj) {
+		sym->stats.user_no_symbol++;
+		return -ENOENT;
+	}
+	name_offset(sym, r->obj, look, file_offset - look, out);
+	/* The recorded build-id stays (name_offset() gives the object's: the same). */
+	out->build_id = r->build_id;
+	if (out->symbol)
+		sym->stats.fileid_named++;
+	return 0;
+}
+
+void td_sym_ufile(struct td_symbolizer *sym, struct td_filetab *ft, const struct td_ufile *uf,
+		  uint64_t addr, bool return_addr, struct td_frame *out)
+{
+	struct td_file *f;
+
+	*out = (struct td_frame){ .addr = addr, .file_kind = uf->kind };
+	switch (uf->kind) {
+	case TD_FILE_IN:
+		out->file_id = uf->id;
+		out->file_offset = uf->offset;
+		f = td_filetab_get(ft, uf->id);
+		if (!f) {
+			if (sym)
+				sym->stats.fileid_unknown++;
+			return;
+		}
+		if (sym) {
+			td_sym_file_id(sym, f, addr, uf->offset, return_addr, out);
+			return;
+		}
+		/* Not symbolizing: what the record says, for naming elsewhere. */
+		out->object = f->path;
+		out->build_id = f->build_id_hex;
+		return;
+	case TD_FILE_VDSO:
+		out->object = "[vdso]";
+		return;
+	default:
+		return;
+	}
 }
 
 void td_sym_forget(struct td_symbolizer *sym, int pid)

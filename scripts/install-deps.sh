@@ -14,7 +14,7 @@ pkgs=(
 	# tracing libraries and tools
 	libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd
 	# symbolization, output, tests, service
-	libelf-dev libdw-dev elfutils binutils libjson-c-dev libcmocka-dev
+	libelf-dev libdw-dev libdebuginfod-dev elfutils binutils libjson-c-dev libcmocka-dev
 	libsystemd-dev
 	# kernel build and VM
 	flex bison bc libssl-dev libelf-dev cpio xz-utils kmod

@@ -53,10 +53,21 @@ struct td_frame {
 	 * in the process. 0 (hand-made frames): no such promise.
 	 */
 	uint64_t strings_id;
+	/*
+	 * Added with file identity (see trace-defer/filetab.h): how the
+	 * stack record placed the frame (enum td_file_kind; TD_FILE_NONE for
+	 * frames named through /proc/PID/maps or by hand) and, for
+	 * TD_FILE_IN, the recorded file id. A TD_FILE_IN frame with a NULL
+	 * object has an id no file record described (unknown): file_offset
+	 * is still its offset in that file.
+	 */
+	uint32_t file_id;
+	uint32_t file_kind;
 };
 
 struct td_sym_config {
-	const char *debug_dir;	/* default "/usr/lib/debug" */
+	/* default "/usr/lib/debug"; another one is searched before it */
+	const char *debug_dir;
 	const char *kallsyms;	/* default "/proc/kallsyms" */
 	const char *proc_root;	/* default "/proc" (tests point it elsewhere) */
 	/*
@@ -81,6 +92,17 @@ struct td_sym_stats {
 	uint64_t symtabs;		/* symbol tables loaded */
 	uint64_t symtabs_shared;	/* files that reused a table by build-id */
 	uint64_t processes;		/* processes cached now */
+	/* Added with file identity: */
+	uint64_t fileid_lookups;	/* frames named through td_sym_file_id() */
+	uint64_t fileid_named;		/* ... and given a symbol */
+	uint64_t fileid_unknown;	/* frames with an id no file record described */
+	uint64_t files_resolved;	/* recorded files looked for */
+	uint64_t files_at_path;		/* found at their path, build-id matching */
+	uint64_t files_debug_dir;	/* found under a debug dir by build-id */
+	uint64_t files_debuginfod;	/* found through debuginfod */
+	uint64_t files_mismatch;	/* a file at the path had another build-id: not used */
+	uint64_t files_missing;		/* found nowhere: frames keep file and offset only */
+	uint64_t debuginfod_queries;	/* files asked of debuginfod */
 };
 
 struct td_symbolizer;
@@ -111,6 +133,45 @@ int td_sym_kernel(struct td_symbolizer *sym, uint64_t addr, struct td_frame *out
  */
 int td_sym_file(struct td_symbolizer *sym, const char *path, uint64_t file_offset,
 		struct td_frame *out);
+
+struct td_file;
+struct td_filetab;
+struct td_ufile;
+
+/*
+ * Name an address in a file the kernel recorded (path and build-id of a
+ * user_unwind_file record) at @file_offset, without any process:
+ *  1. the file at its path, if its build-id is the recorded one (a path
+ *     ending in " (deleted)" is tried without the suffix too, for a file
+ *     with a build-id only); a file whose build-id differs is never used
+ *     (files_mismatch). A file recorded without a build-id has nothing to
+ *     compare: the file at the path is used if it has no build-id either;
+ *  2. DEBUG_DIR/.build-id/xx/rest.debug for the configured debug dir, then
+ *     /usr/lib/debug, checked by build-id;
+ *  3. only when DEBUGINFOD_URLS is set and not empty: debuginfod (elfutils'
+ *     libdebuginfod), the debug file, else the executable, checked by
+ *     build-id. Never a network call without DEBUGINFOD_URLS.
+ * The outcome is cached per file (on @file, for this symbolizer): a later
+ * frame of the file costs a segment walk and a binary search.
+ * @out gets addr = @addr, object = the recorded path, file_offset,
+ * build_id = the recorded one, file_id and file_kind TD_FILE_IN, and the
+ * symbol when one covers the offset (@return_addr: looked up at offset - 1,
+ * as td_sym_user()). Returns 0 when a file was found, -ENOENT otherwise.
+ */
+int td_sym_file_id(struct td_symbolizer *sym, struct td_file *file, uint64_t addr,
+		   uint64_t file_offset, bool return_addr, struct td_frame *out);
+
+/*
+ * One user frame of a stack record with file identity (@uf, its entry in
+ * td_ustack.files), the same way for every reader: a known id through
+ * td_sym_file_id() (@sym NULL: path, offset and build-id only, no file
+ * opened), an unknown id as such (file_id and file_offset, no object;
+ * never guessed), the vDSO as object "[vdso]", anonymous and unrecorded
+ * frames as their address. /proc is never read. @ft may be NULL (every id
+ * unknown).
+ */
+void td_sym_ufile(struct td_symbolizer *sym, struct td_filetab *ft, const struct td_ufile *uf,
+		  uint64_t addr, bool return_addr, struct td_frame *out);
 
 /* The process exited or exec'ed: drop its cached maps. */
 void td_sym_forget(struct td_symbolizer *sym, int pid);

@@ -12,6 +12,8 @@
 #   fx_bid            stripped, build-id; debug file only in
 #                     debug/.build-id/xx/yyyy.debug
 #   fx_cxx            C++ (g++), for demangling
+#   fx_fid_a, fx_fid_b never run: named from file identity alone; fixed
+#                     build-ids, and fx_fid_b is another build (FX_SHIFT)
 # *.full are the unstripped builds the tests read expected values from.
 
 FX		:= $(BUILD)/fixtures
@@ -25,7 +27,9 @@ FX_CFLAGS	:= -O1 -g -fno-inline -fno-optimize-sibling-calls -falign-functions=1 
 FX_LINK		:= -L$(FX) -lfx -Wl,-rpath,'$$ORIGIN'
 
 FIXTURES	:= $(addprefix $(FX)/,libfx.so libfx_stripped.so libfx_dl.so fx_pie fx_nopie \
-		   fx_link fx_badcrc fx_bid fx_cxx)
+		   fx_link fx_badcrc fx_bid fx_cxx fx_fid_a fx_fid_b)
+FX_BID_A	:= 0x1111111111111111111111111111111111111111
+FX_BID_B	:= 0x2222222222222222222222222222222222222222
 
 $(FX)/libfx.so: $(FX_SRC)/fx_lib.c $(FX_SRC)/../rules.mk
 	@mkdir -p $(dir $@)
@@ -76,6 +80,13 @@ $(FX)/fx_bid: $(FX)/fx_bid.full
 $(FX)/fx_cxx: $(FX_SRC)/fx_cxx.cc
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(FX_CXX) $(FX_CFLAGS) -fPIE -pie -o $@ $<
+
+$(FX)/fx_fid_a: $(FX_SRC)/fx_prog.c $(FX)/libfx.so
+	$(QUIET_CC)$(FX_CC) $(FX_CFLAGS) -fPIE -pie -Wl,--build-id=$(FX_BID_A) -o $@ $< $(FX_LINK)
+
+$(FX)/fx_fid_b: $(FX_SRC)/fx_prog.c $(FX)/libfx.so
+	$(QUIET_CC)$(FX_CC) $(FX_CFLAGS) -DFX_SHIFT -fPIE -pie -Wl,--build-id=$(FX_BID_B) -o $@ $< \
+		$(FX_LINK)
 
 # Order-only: the fixtures must exist, but are not linked into the test.
 $(BUILD)/tests/test_symbolize: | $(FIXTURES)

@@ -214,6 +214,7 @@ static const struct key_spec uframe_schema[] = {
 	{ "obj", T_STR | T_NULL },
 	{ "file_off", T_STR | T_NULL },
 	{ "build_id", T_STR | T_NULL },
+	{ "file_id", T_INT | T_NULL },
 	{ NULL, 0 },
 };
 
@@ -280,13 +281,18 @@ static void check_frame(struct json_object *o, const struct td_frame *fr, bool u
 	if (!user)
 		return;
 	json_object_object_get_ex(o, "file_off", &v);
-	if (fr->object)
+	if ((fr->object && fr->file_kind != TD_FILE_VDSO) || fr->file_kind == TD_FILE_IN)
 		check_hex(v, fr->file_offset);
 	else
 		assert_null(v);
 	json_object_object_get_ex(o, "build_id", &v);
 	if (fr->build_id)
 		assert_string_equal(json_object_get_string(v), fr->build_id);
+	else
+		assert_null(v);
+	json_object_object_get_ex(o, "file_id", &v);
+	if (fr->file_kind == TD_FILE_IN)
+		assert_int_equal(json_object_get_uint64(v), fr->file_id);
 	else
 		assert_null(v);
 }
@@ -880,12 +886,34 @@ static void test_frame_cache(void **state)
 				     "\"off\":2,\"obj\":\"/bin/x\"}]"));
 	assert_non_null(strstr(text, "\"user_stack\":[{\"addr\":\"0x1000\",\"sym\":\"two\","
 				     "\"off\":2,\"obj\":\"/bin/x\",\"file_off\":\"0x40\","
-				     "\"build_id\":null}]"));
+				     "\"build_id\":null,\"file_id\":null}]"));
 	free(text);
 	uf.file_offset = 0x41;
 	uf.build_id = "ab";
 	text = write_one(&r);
-	assert_non_null(strstr(text, "\"file_off\":\"0x41\",\"build_id\":\"ab\"}]"));
+	assert_non_null(strstr(text, "\"file_off\":\"0x41\",\"build_id\":\"ab\",\"file_id\":null}]"));
+	free(text);
+
+	/* File identity: a known file, an id never described, a recorded vDSO frame. */
+	uf.file_kind = TD_FILE_IN;
+	uf.file_id = 7;
+	text = write_one(&r);
+	assert_non_null(strstr(text, "\"obj\":\"/bin/x\",\"file_off\":\"0x41\","
+				     "\"build_id\":\"ab\",\"file_id\":7}]"));
+	free(text);
+	uf.object = NULL;
+	uf.symbol = NULL;
+	uf.build_id = NULL;
+	text = write_one(&r);
+	assert_non_null(strstr(text, "\"sym\":null,\"off\":null,\"obj\":null,\"file_off\":\"0x41\","
+				     "\"build_id\":null,\"file_id\":7}]"));
+	free(text);
+	uf.file_kind = TD_FILE_VDSO;
+	uf.file_id = 0;
+	uf.object = "[vdso]";
+	text = write_one(&r);
+	assert_non_null(strstr(text, "\"obj\":\"[vdso]\",\"file_off\":null,"
+				     "\"build_id\":null,\"file_id\":null}]"));
 	free(text);
 
 	/* No strings_id: strings may change in place, never cached. */

@@ -31,6 +31,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <trace-defer/filetab.h>
 #include <trace-defer/symbolize.h>
 
 #include "../../lib/kallsyms.h"
@@ -1404,6 +1405,291 @@ static void test_cached_lookup_cost(void **state)
 	td_sym_free(sym);
 }
 
+/* ---- file identity: no process, only what the records say ------------ */
+
+static const char bid_a_hex[] = "1111111111111111111111111111111111111111";
+
+/* Build-id bytes from hex. */
+static unsigned int bid_bytes(const char *hex, uint8_t *out)
+{
+	unsigned int n = 0;
+
+	while (hex[0] && hex[1] && n < TD_FILE_BUILD_ID_MAX) {
+		unsigned int b;
+
+		assert_int_equal(sscanf(hex, "%2x", &b), 1);
+		out[n++] = (uint8_t)b;
+		hex += 2;
+	}
+	return n;
+}
+
+/* What a user_unwind_file record of @path and @hex would put in @ft as @id. */
+static struct td_file *record_file(struct td_filetab *ft, uint32_t id, const char *path,
+				   const char *hex)
+{
+	uint8_t bytes[TD_FILE_BUILD_ID_MAX];
+	unsigned int n = hex ? bid_bytes(hex, bytes) : 0;
+
+	assert_int_equal(td_filetab_add(ft, id, bytes, n, path, strlen(path)), 0);
+	return td_filetab_get(ft, id);
+}
+
+/* The address `nm` gives @name in @path (the binary's own symbol table). */
+static uint64_t nm_addr(const char *path, const char *name)
+{
+	char cmd[PATH_MAX + 64], line[512], sym[256], type;
+	unsigned long long addr;
+	uint64_t found = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 && !strcmp(sym, name))
+			found = addr;
+	assert_int_equal(pclose(p), 0);
+	assert_true(found != 0);
+	return found;
+}
+
+/* fx_fid_a never ran: its frames are named from path + build-id + offset alone. */
+static void test_file_id_named(void **state)
+{
+	struct td_symbolizer *sym = new_sym(0, "debug");
+	struct td_filetab *ft = td_filetab_new(0);
+	char path[PATH_MAX];
+	struct td_sym_stats st;
+	struct elf_expect ex;
+	struct td_frame fr;
+	struct td_file *f;
+	size_t i;
+
+	assert_non_null(ft);
+	fx_path(path, "fx_fid_a");
+	f = record_file(ft, 3, path, bid_a_hex);
+	for (i = 0; i < ARRAY_SIZE(prog_funcs); i++) {
+		elf_lookup(path, prog_funcs[i], &ex);
+		assert_int_equal(ex.vaddr, nm_addr(path, prog_funcs[i]));
+		assert_int_equal(td_sym_file_id(sym, f, 0x5000 + ex.offset, ex.offset + 1, false,
+						&fr), 0);
+		assert_int_equal(fr.addr, 0x5000 + ex.offset);
+		assert_non_null(fr.symbol);
+		assert_string_equal(fr.symbol, prog_funcs[i]);
+		assert_int_equal(fr.sym_offset, 1);
+		assert_string_equal(fr.object, path);
+		assert_int_equal(fr.file_offset, ex.offset + 1);
+		assert_string_equal(fr.build_id, bid_a_hex);
+		assert_int_equal(fr.file_id, 3);
+		assert_int_equal(fr.file_kind, TD_FILE_IN);
+		/* A return address at the function's start belongs to its caller. */
+		assert_int_equal(td_sym_file_id(sym, f, 0, ex.offset, true, &fr), 0);
+		assert_true(!fr.symbol || strcmp(fr.symbol, prog_funcs[i]));
+	}
+	td_sym_get_stats(sym, &st);
+	/* Resolved once, however many frames. */
+	assert_int_equal(st.files_resolved, 1);
+	assert_int_equal(st.files_at_path, 1);
+	assert_int_equal(st.files_mismatch, 0);
+	assert_int_equal(st.fileid_lookups, 2 * ARRAY_SIZE(prog_funcs));
+	assert_int_equal(st.maps_reads, 0);
+	td_filetab_free(ft);
+	td_sym_free(sym);
+}
+
+/* The path now holds another build (other build-id): never used to name. */
+static void test_file_id_build_id_mismatch(void **state)
+{
+	struct td_symbolizer *sym = new_sym(0, "debug");
+	struct td_filetab *ft = td_filetab_new(0);
+	char path_a[PATH_MAX], path_b[PATH_MAX];
+	struct elf_expect ex_a, ex_b;
+	struct td_sym_stats st;
+	struct td_frame fr;
+	struct td_file *f;
+
+	assert_non_null(ft);
+	fx_path(path_a, "fx_fid_a");
+	fx_path(path_b, "fx_fid_b");
+	elf_lookup(path_a, "fx_beta", &ex_a);
+	elf_lookup(path_b, "fx_beta", &ex_b);
+	/* fx_fid_b has its functions elsewhere: its names at a's offsets would be wrong. */
+	assert_true(ex_a.offset != ex_b.offset);
+	f = record_file(ft, 1, path_b, bid_a_hex);
+	assert_int_equal(td_sym_file_id(sym, f, 0x1234, ex_a.offset, false, &fr), -ENOENT);
+	assert_null(fr.symbol);
+	assert_int_equal(fr.addr, 0x1234);
+	assert_string_equal(fr.object, path_b);
+	assert_int_equal(fr.file_offset, ex_a.offset);
+	assert_string_equal(fr.build_id, bid_a_hex);
+	assert_int_equal(fr.file_id, 1);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.files_mismatch, 1);
+	assert_int_equal(st.files_missing, 1);
+
+	/* Recorded without a build-id: a file that has one is not that file either. */
+	f = record_file(ft, 2, path_b, NULL);
+	assert_int_equal(td_sym_file_id(sym, f, 0x1234, ex_b.offset, false, &fr), -ENOENT);
+	assert_null(fr.symbol);
+	assert_null(fr.build_id);
+	td_filetab_free(ft);
+	td_sym_free(sym);
+}
+
+/* The binary moved away, its debug file kept by build-id: that names it. */
+static void test_file_id_debug_dir(void **state)
+{
+	struct td_symbolizer *sym = new_sym(0, "debug");
+	struct td_filetab *ft = td_filetab_new(0);
+	char full[PATH_MAX], gone[PATH_MAX], bid_hex[256];
+	struct td_sym_stats st;
+	struct elf_expect ex;
+	struct td_frame fr;
+	struct td_file *f;
+	size_t i;
+
+	assert_non_null(ft);
+	fx_path(full, "fx_bid.full");
+	fx_path(gone, "moved-away/fx_bid");
+	assert_true(access(gone, F_OK));
+	readelf_build_id(full, bid_hex, sizeof(bid_hex));
+	assert_true(strlen(bid_hex) == 40);
+	f = record_file(ft, 12, gone, bid_hex);
+	/* The debug file has no code: file offsets come from its program headers' layout. */
+	for (i = 0; i < ARRAY_SIZE(prog_funcs); i++) {
+		elf_lookup(full, prog_funcs[i], &ex);
+		assert_int_equal(ex.vaddr, nm_addr(full, prog_funcs[i]));
+		assert_int_equal(td_sym_file_id(sym, f, 0x7000, ex.offset + 2, false, &fr), 0);
+		assert_non_null(fr.symbol);
+		assert_string_equal(fr.symbol, prog_funcs[i]);
+		assert_int_equal(fr.sym_offset, 2);
+		assert_string_equal(fr.object, gone);
+		assert_string_equal(fr.build_id, bid_hex);
+	}
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.files_debug_dir, 1);
+	assert_int_equal(st.files_mismatch, 0);
+	td_filetab_free(ft);
+	td_sym_free(sym);
+}
+
+/* Found nowhere: debuginfod only with DEBUGINFOD_URLS, never without. */
+static void test_file_id_debuginfod_opt_in(void **state)
+{
+	static const char nowhere_bid[] = "3333333333333333333333333333333333333333";
+	char *saved = getenv("DEBUGINFOD_URLS") ? strdup(getenv("DEBUGINFOD_URLS")) : NULL;
+	char cache[PATH_MAX];
+	struct td_symbolizer *sym;
+	struct td_filetab *ft = td_filetab_new(0);
+	struct td_sym_stats st;
+	struct td_frame fr;
+	struct td_file *f;
+
+	assert_non_null(ft);
+	f = record_file(ft, 1, "/nonexistent/libgone.so", nowhere_bid);
+	unsetenv("DEBUGINFOD_URLS");
+	sym = new_sym(0, "debug");
+	assert_int_equal(td_sym_file_id(sym, f, 0x10, 0x10, false, &fr), -ENOENT);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.debuginfod_queries, 0);
+	assert_int_equal(st.files_missing, 1);
+	td_sym_free(sym);
+
+	setenv("DEBUGINFOD_URLS", "", 1);
+	sym = new_sym(0, "debug");
+	assert_int_equal(td_sym_file_id(sym, f, 0x10, 0x10, false, &fr), -ENOENT);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.debuginfod_queries, 0);
+	td_sym_free(sym);
+
+	/* Set: asked (a port nothing listens on, a private cache), and still no name. */
+	snprintf(cache, sizeof(cache), "/tmp/td-dbgd-%d", (int)getpid());
+	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	setenv("DEBUGINFOD_TIMEOUT", "2", 1);
+	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:9", 1);
+	sym = new_sym(0, "debug");
+	assert_int_equal(td_sym_file_id(sym, f, 0x10, 0x10, false, &fr), -ENOENT);
+	assert_null(fr.symbol);
+	/* Cached: a second frame of the file does not ask again. */
+	assert_int_equal(td_sym_file_id(sym, f, 0x20, 0x20, false, &fr), -ENOENT);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.debuginfod_queries, 1);
+	td_sym_free(sym);
+
+	if (saved)
+		setenv("DEBUGINFOD_URLS", saved, 1);
+	else
+		unsetenv("DEBUGINFOD_URLS");
+	free(saved);
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	unsetenv("DEBUGINFOD_TIMEOUT");
+	assert_int_equal(system("rm -rf /tmp/td-dbgd-[0-9]*"), 0);
+	td_filetab_free(ft);
+}
+
+/* td_sym_ufile: every kind of frame, an unknown id never named. */
+static void test_file_id_frames(void **state)
+{
+	struct td_symbolizer *sym = new_sym(0, "debug");
+	struct td_filetab *ft = td_filetab_new(0);
+	char path[PATH_MAX];
+	struct td_sym_stats st;
+	struct elf_expect ex;
+	struct td_ufile uf;
+	struct td_frame fr;
+
+	assert_non_null(ft);
+	fx_path(path, "fx_fid_a");
+	elf_lookup(path, "fx_alpha", &ex);
+	record_file(ft, 5, path, bid_a_hex);
+
+	uf = (struct td_ufile){ .kind = TD_FILE_IN, .id = 5, .offset = ex.offset };
+	td_sym_ufile(sym, ft, &uf, 0xaaaa, false, &fr);
+	assert_string_equal(fr.symbol, "fx_alpha");
+	assert_int_equal(fr.addr, 0xaaaa);
+	/* The same without symbolizing: what the record says, nothing opened. */
+	td_sym_ufile(NULL, ft, &uf, 0xaaaa, false, &fr);
+	assert_null(fr.symbol);
+	assert_string_equal(fr.object, path);
+	assert_string_equal(fr.build_id, bid_a_hex);
+	assert_int_equal(fr.file_offset, ex.offset);
+
+	/* Id 6 was never described: unknown, even though 5 is known. */
+	uf.id = 6;
+	td_sym_ufile(sym, ft, &uf, 0xaaaa, false, &fr);
+	assert_null(fr.symbol);
+	assert_null(fr.object);
+	assert_null(fr.build_id);
+	assert_int_equal(fr.file_id, 6);
+	assert_int_equal(fr.file_kind, TD_FILE_IN);
+	assert_int_equal(fr.file_offset, ex.offset);
+	td_sym_ufile(sym, NULL, &uf, 0xaaaa, false, &fr);
+	assert_null(fr.object);
+
+	uf = (struct td_ufile){ .kind = TD_FILE_VDSO };
+	td_sym_ufile(sym, ft, &uf, 0xbbbb, true, &fr);
+	assert_string_equal(fr.object, "[vdso]");
+	assert_null(fr.symbol);
+	assert_int_equal(fr.file_kind, TD_FILE_VDSO);
+	uf = (struct td_ufile){ .kind = TD_FILE_ANON };
+	td_sym_ufile(sym, ft, &uf, 0xcccc, true, &fr);
+	assert_null(fr.object);
+	assert_int_equal(fr.addr, 0xcccc);
+	assert_int_equal(fr.file_kind, TD_FILE_ANON);
+	uf = (struct td_ufile){ .kind = TD_FILE_UNRECORDED };
+	td_sym_ufile(sym, ft, &uf, 0xdddd, true, &fr);
+	assert_null(fr.object);
+	assert_int_equal(fr.file_kind, TD_FILE_UNRECORDED);
+
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.fileid_unknown, 2);
+	assert_int_equal(st.fileid_named, 1);
+	assert_int_equal(st.maps_reads, 0);
+	td_filetab_free(ft);
+	td_sym_free(sym);
+}
+
 /* ---- setup ------------------------------------------------------------ */
 
 static int group_setup(void **state)
@@ -1466,6 +1752,11 @@ int main(void)
 		cmocka_unit_test(test_kallsyms_cache),
 		cmocka_unit_test(test_maps_parse),
 		cmocka_unit_test(test_cached_lookup_cost),
+		cmocka_unit_test(test_file_id_named),
+		cmocka_unit_test(test_file_id_build_id_mismatch),
+		cmocka_unit_test(test_file_id_debug_dir),
+		cmocka_unit_test(test_file_id_debuginfod_opt_in),
+		cmocka_unit_test(test_file_id_frames),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -88,6 +88,11 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 	fprintf(f, "trace-defer:   parser: pages=%" PRIu64 " missed_pages=%" PRIu64
 		" orphan_records=%" PRIu64 " unknown_records=%" PRIu64 "\n",
 		r->ps.pages, r->ps.missed_pages, r->ps.orphans, r->ps.unknown);
+	fprintf(f, "trace-defer:   files: records=%" PRIu64 " known=%" PRIu64 " full=%" PRIu64
+		" conflicts=%" PRIu64 " bad_file_info=%" PRIu64 " frames_named=%" PRIu64
+		" frames_unknown_id=%" PRIu64 " build_id_mismatch=%" PRIu64 "\n",
+		r->ps.file_records, r->fs.files, r->fs.full, r->fs.conflicts, r->ps.bad_file_info,
+		c->fileid_named, c->fileid_unknown, r->files_mismatch);
 	fprintf(f, "trace-defer:   pending: events=%zu stacks=%zu\n", r->ss.pending_events,
 		r->ss.pending_stacks);
 	for (int i = 0; i < c->nr_cpus; i++) {
@@ -109,7 +114,9 @@ void td_counters_status(char *buf, size_t len, const struct td_report *r)
 	for (int i = 0; i < r->c->nr_cpus; i++)
 		overrun += r->c->cpu[i].overrun + r->c->cpu[i].dropped;
 	snprintf(buf, len, "events %" PRIu64 ", stitched %" PRIu64 ", inplace %" PRIu64
-		 ", lost %" PRIu64 ", overruns %" PRIu64 ", pending %zu",
+		 ", lost %" PRIu64 ", overruns %" PRIu64 ", pending %zu, frames named from files %"
+		 PRIu64 ", unknown file ids %" PRIu64 ", build-id mismatches %" PRIu64,
 		 r->ps.events, r->ss.emitted[TD_STITCHED], r->ss.emitted[TD_INPLACE],
-		 total_lost(r), overrun, r->ss.pending_events);
+		 total_lost(r), overrun, r->ss.pending_events, r->c->fileid_named,
+		 r->c->fileid_unknown, r->files_mismatch);
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <trace-defer/filetab.h>
 #include <trace-defer/parse.h>
 #include <trace-defer/stitch.h>
 
@@ -28,6 +29,8 @@ struct td_counters {
 	uint64_t written;	/* records written to the JSON output */
 	uint64_t write_errors;
 	uint64_t no_pid;	/* events whose process could not be named */
+	uint64_t fileid_named;	/* user frames named from their recorded file identity */
+	uint64_t fileid_unknown; /* user frames in a file id no file record described */
 	uint64_t start_ns;	/* CLOCK_MONOTONIC at start */
 	uint64_t busy_start_ns;	/* CPU time (self) at start */
 };
@@ -37,6 +40,8 @@ struct td_report {
 	const struct td_counters *c;
 	struct td_parser_stats ps;
 	struct td_stitch_stats ss;
+	struct td_filetab_stats fs;
+	uint64_t files_mismatch;	/* recorded files whose path holds another build */
 };
 
 int td_counters_init(struct td_counters *c, int nr_cpus);

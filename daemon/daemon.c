@@ -108,6 +108,7 @@ static int setup_pipeline(struct td_daemon *d)
 		return -1;
 	}
 	td_parser_set_tgid_fn(d->parser, td_resolver_tgid, d->resolver);
+	td_parser_set_filetab(d->parser, td_resolver_filetab(d->resolver));
 	/*
 	 * An event waits for the cookie record its task writes right after it;
 	 * in a VM whose vCPU is preempted in between that can take more than the

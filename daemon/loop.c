@@ -277,10 +277,15 @@ static bool drain_all(struct td_daemon *d, int budget)
 
 static void fill_report(struct td_daemon *d, struct td_report *rep)
 {
+	struct td_sym_stats sst;
+
 	memset(rep, 0, sizeof(*rep));
 	rep->c = &d->counters;
 	td_parser_get_stats(d->parser, &rep->ps);
 	td_stitch_get_stats(d->stitcher, &rep->ss);
+	td_filetab_get_stats(td_resolver_filetab(d->resolver), &rep->fs);
+	if (td_resolver_sym_stats(d->resolver, &sst))
+		rep->files_mismatch = sst.files_mismatch;
 }
 
 void td_daemon_report(struct td_daemon *d, const char *title)

@@ -20,6 +20,7 @@
 
 #include <trace-cmd/trace-cmd.h>
 
+#include <trace-defer/filetab.h>
 #include <trace-defer/output.h>
 #include <trace-defer/parse.h>
 #include <trace-defer/stitch.h>
@@ -136,8 +137,12 @@ static void usage(FILE *f)
 "  -v, --verbose          a summary of what was read at the end\n"
 "  -h, --help             this help\n"
 "\n"
-"Kernel frames are named with the kernel symbols saved in FILE.dat; user\n"
-"frames through /proc/PID/maps, only if FILE.dat was recorded since this\n"
+"Kernel frames are named with the kernel symbols saved in FILE.dat. User\n"
+"frames are named from the file identity their stack records carry (the\n"
+"file at its recorded path if its build-id matches, else a debug file by\n"
+"build-id under --debug-dir and /usr/lib/debug, else debuginfod when\n"
+"DEBUGINFOD_URLS is set); records without it (older kernels, the in-place\n"
+"fallback) through /proc/PID/maps, only if FILE.dat was recorded since this\n"
 "system booted and the process still runs (else raw addresses).\n"
 "\n"
 "Exit status: 0 ok, 1 FILE.dat cannot be read (truncated, damaged) or an\n"
@@ -464,10 +469,14 @@ static void text_frame(FILE *f, const struct td_frame *fr, bool user)
 		fprintf(f, "%s+%#" PRIx64, fr->symbol, fr->sym_offset);
 	else
 		fputc('?', f);
-	if (user && fr->object && fr->symbol)
+	/* A recorded vDSO frame has no offset. */
+	if (user && fr->object && (fr->symbol || fr->file_kind == TD_FILE_VDSO))
 		fprintf(f, " (%s)", fr->object);
 	else if (user && fr->object)
 		fprintf(f, " (%s+%#" PRIx64 ")", fr->object, fr->file_offset);
+	else if (user && fr->file_kind == TD_FILE_IN)
+		fprintf(f, " (unknown file id %" PRIu32 "+%#" PRIx64 ")", fr->file_id,
+			fr->file_offset);
 	else if (fr->object && strcmp(fr->object, "[kernel]"))
 		fprintf(f, " %s", fr->object);
 	fputc('\n', f);
@@ -568,7 +577,7 @@ static int setup_pipeline(struct report *rp)
 		if (!rp->same_system)
 			td_notice("report: %s was not recorded on the running system (its kernel "
 				  "symbols are not where /proc/kallsyms has them): user frames "
-				  "are not named", rp->path);
+				  "without file identity are not named", rp->path);
 	}
 	/*
 	 * Nothing is captured here: kernel_stack = no only keeps the resolver
@@ -617,6 +626,7 @@ static int setup_pipeline(struct report *rp)
 	 * or the end, never for a time: at most one held event per CPU.
 	 */
 	td_parser_set_hold_ns(rp->parser, UINT64_MAX);
+	td_parser_set_filetab(rp->parser, td_resolver_filetab(rp->resolver));
 	return TD_EXIT_OK;
 }
 
@@ -664,6 +674,40 @@ static int feed(struct report *rp, struct tep_record *rec, int cpu)
 }
 
 /*
+ * Before naming anything: every user_unwind_file record of the file into
+ * the file table, so that a stack record is named even when the file
+ * record that describes its id lies later in time (on another CPU, or the
+ * kernel's refresh after an overrun). Ids are never reused within an
+ * instance, so an id learnt from anywhere in the buffer is the same file.
+ * Returns 0, or -ENOMEM.
+ */
+static int learn_files(struct report *rp)
+{
+	struct tep_event *ev = tep_find_event_by_name(rp->tep, "ftrace", "user_unwind_file");
+	struct td_filetab *ft = td_resolver_filetab(rp->resolver);
+	struct tep_record *rec;
+	int cpu, ret = 0;
+
+	if (!ev)
+		return 0;
+	for (cpu = 0; cpu < rp->nr_cpus && !ret; cpu++) {
+		for (rec = tracecmd_read_cpu_first(rp->input, cpu); rec;
+		     rec = tracecmd_read_data(rp->input, cpu)) {
+			in_library = 0;
+			if (record_sound(rp, rec) && rec->size >= 2 &&
+			    tep_data_type(rp->tep, rec) == ev->id &&
+			    td_filetab_add_record(ft, ev, rec->data, rec->size) == -ENOMEM)
+				ret = -ENOMEM;
+			in_library = 1;
+			tracecmd_free_record(rec);
+			if (ret)
+				break;
+		}
+	}
+	return ret;
+}
+
+/*
  * Every CPU's records merged by timestamp: one record read ahead per CPU,
  * the oldest handed on. tracecmd_iterate_events() does the same, but
  * libtracecmd 3.1.6 frees records it does not own when a callback stops it
@@ -674,11 +718,12 @@ static int read_records(struct report *rp)
 	struct tep_record **next;
 	int cpu, best, ret = 0;
 
-	next = calloc(rp->nr_cpus, sizeof(*next));
+	next = calloc(rp->nr_cpus > 0 ? (size_t)rp->nr_cpus : 1, sizeof(*next));
 	if (!next)
 		return -ENOMEM;
+	/* From the start again: learn_files() read every CPU to its end. */
 	for (cpu = 0; cpu < rp->nr_cpus; cpu++)
-		next[cpu] = tracecmd_read_data(rp->input, cpu);
+		next[cpu] = tracecmd_read_cpu_first(rp->input, cpu);
 	while (!ret) {
 		best = -1;
 		for (cpu = 0; cpu < rp->nr_cpus; cpu++)
@@ -748,7 +793,9 @@ static int run(struct report *rp)
 		return code;
 	rp->exit_code = TD_EXIT_OK;
 	catch_faults(rp->path, true);
-	ret = read_records(rp);
+	ret = learn_files(rp);
+	if (!ret)
+		ret = read_records(rp);
 	catch_faults(rp->path, false);
 	if (ret) {
 		td_err("out of memory");

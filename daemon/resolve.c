@@ -9,6 +9,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include <trace-defer/filetab.h>
 #include <trace-defer/symbolize.h>
 
 #include "log.h"
@@ -17,6 +18,7 @@
 
 struct td_resolver {
 	struct td_symbolizer *sym;	/* NULL: symbolize = no */
+	struct td_filetab *files;	/* file identity: filled by the parser */
 	struct td_tgid_cache *tgid;
 	struct td_outputs *out;
 	struct td_counters *counters;
@@ -60,7 +62,8 @@ struct td_resolver *td_resolver_new(const struct td_config *cfg, struct td_outpu
 	r->counters = counters;
 	r->now_ns = td_now_mono_ns();
 	r->tgid = td_tgid_new(NULL);
-	if (!r->tgid)
+	r->files = td_filetab_new(0);
+	if (!r->tgid || !r->files)
 		goto fail;
 	if (cfg->symbolize) {
 		struct td_sym_config sc = { .debug_dir = cfg->debug_dir };
@@ -89,10 +92,16 @@ void td_resolver_free(struct td_resolver *r)
 	if (!r)
 		return;
 	td_sym_free(r->sym);
+	td_filetab_free(r->files);
 	td_tgid_free(r->tgid);
 	free(r->kframes);
 	free(r->uframes);
 	free(r);
+}
+
+struct td_filetab *td_resolver_filetab(struct td_resolver *r)
+{
+	return r->files;
 }
 
 /* Make room for @nr frames in *buf. Returns 0 or -ENOMEM. */
@@ -108,6 +117,19 @@ static int frames(struct td_frame **buf, unsigned int *cap, unsigned int nr)
 	*buf = n;
 	*cap = nr;
 	return 0;
+}
+
+/* User frame @i from the stack record's file identity; /proc is not read. */
+static void name_from_file(struct td_resolver *r, const struct td_ustack *us, unsigned int i,
+			   struct td_frame *f)
+{
+	td_sym_ufile(r->sym, r->files, &us->files[i], us->ips.ips[i], i > 0, f);
+	if (f->file_kind != TD_FILE_IN)
+		return;
+	if (!f->object)
+		r->counters->fileid_unknown++;
+	else if (f->symbol)
+		r->counters->fileid_named++;
 }
 
 static const struct td_ips *user_ips(const struct td_event *ev, const struct td_ustack *us,
@@ -171,6 +193,10 @@ void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 	for (unsigned int i = 0; i < nu; i++) {
 		struct td_frame *f = &r->uframes[i];
 
+		if (status != TD_INPLACE && us && us->files) {
+			name_from_file(r, us, i, f);
+			continue;
+		}
 		memset(f, 0, sizeof(*f));
 		f->addr = uips->ips[i];
 		/* Frame 0 is where the task was; the others are return addresses. */

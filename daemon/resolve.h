@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * From a stitched event to output: the stitcher's emit callback names the
- * kernel and user frames (td_sym_*), fills in the process id when the
+ * kernel and user frames (td_sym_*: user frames from the file identity in
+ * their stack record when it has some, else through /proc/PID/maps), fills
+ * in the process id when the
  * records did not carry it (tgid cache), and hands a td_resolved to the
  * outputs. Symbolization can be turned off (raw addresses only).
  */
@@ -23,6 +25,12 @@ struct td_resolver;
 
 struct td_resolver *td_resolver_new(const struct td_config *cfg, struct td_outputs *out,
 				    struct td_counters *counters);
+/*
+ * The resolver's file table: hand it to the parser (td_parser_set_filetab())
+ * so that file records fill it; user frames with file identity are named
+ * through it. Owned by the resolver.
+ */
+struct td_filetab *td_resolver_filetab(struct td_resolver *r);
 void td_resolver_free(struct td_resolver *r);
 
 /* The td_emit_fn to give td_stitch_new(), with the resolver as its argument. */

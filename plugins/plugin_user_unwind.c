@@ -7,6 +7,7 @@
  *   ftrace:user_unwind_cookie  cookie=0x500000002 cpu=1 seq=5
  *   ftrace:user_unwind_stack   cookie=0x500000002 cpu=1 seq=5 frames=3
  *                              0x401136 c+0x19 <- 0x4012cb b+0x12 <- 0x401300 main+0x20
+ *   ftrace:user_unwind_file    id=3 path=/usr/bin/prog build_id=1f2e...
  *
  * (the stack record is printed on one line; it is cut here to fit).
  *
@@ -18,18 +19,28 @@
  *    "[bad record]" (no readable cookie), "[bad cookie]" (its CPU part is 0,
  *    which the kernel never writes), "[bad stack]" (no stack field, a
  *    data_loc outside the record, or a length that is not whole entries);
- *  - frames are named only when the task can be proven to be the one that
- *    was traced: /proc/TID/comm must equal the comm the trace file knows
- *    for TID (a pid reused by another program, or an exec since, gives raw
- *    addresses, never wrong names); names come from the project's
- *    symbolizer through /proc/TGID/maps, cached for the plugin's lifetime;
+ *  - a stack record with file identity (kernels that record it) is named
+ *    from it, whether or not the task still runs: the file records are
+ *    gathered as they are printed (trace-cmd report prints in time order,
+ *    and the kernel writes a file record before the first stack that uses
+ *    it) into one file table per tep, and frames are named as
+ *    td_sym_ufile() names them (the recorded file if its build-id matches,
+ *    else a debug file by build-id; a file id not described yet is printed
+ *    as unknown, never guessed). A tep holding several instances' buffers
+ *    could see one id for two files: such an id is never used again;
+ *  - frames of records without file identity are named only when the task
+ *    can be proven to be the one that was traced: /proc/TID/comm must
+ *    equal the comm the trace file knows for TID (a pid reused by another
+ *    program, or an exec since, gives raw addresses, never wrong names);
+ *    names come from the project's symbolizer through /proc/TGID/maps,
+ *    cached for the plugin's lifetime;
  *  - symbolization is off when TRACE_DEFER_PLUGIN_SYMS is 0/no/off/false when
  *    the plugin is last loaded, or with the plugin option user_unwind:sym=0
  *    (trace-cmd report -O user_unwind:sym=0); it never asks a debuginfod
  *    server (DEBUGINFOD_URLS is unset when the symbolizer starts) unless
  *    TRACE_DEFER_PLUGIN_DEBUGINFOD=1;
- *  - no other event is touched: only these two handlers are registered, and
- *    removed again when the plugin is unloaded.
+ *  - no other event is touched: only these three handlers are registered,
+ *    and removed again when the plugin is unloaded.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,12 +57,14 @@
 #include <event-parse.h>
 #include <trace-seq.h>
 
+#include <trace-defer/filetab.h>
 #include <trace-defer/symbolize.h>
 #include <trace-defer/types.h>
 
 #define UU_SYSTEM	"ftrace"
 #define UU_COOKIE	"user_unwind_cookie"
 #define UU_STACK	"user_unwind_stack"
+#define UU_FILE		"user_unwind_file"
 #define UU_ALIAS	"user_unwind"
 
 #define ENV_SYMS	"TRACE_DEFER_PLUGIN_SYMS"
@@ -59,6 +72,7 @@
 
 /* Longer names (C++ templates) are cut: the line must stay readable. */
 #define NAME_MAX_PRINT	160
+#define PATH_MAX_PRINT	1024
 /* Entries of the stack array: unsigned long of a 64-bit kernel. */
 #define IP_SIZE		8
 /* Tasks whose /proc entry was checked, direct mapped by tid. */
@@ -83,6 +97,13 @@ struct task_slot {
 	char comm[TD_COMM_LEN];
 };
 
+/* The file table of one tep (one trace file, in KernelShark one of several). */
+struct tep_files {
+	struct tep_files *next;
+	struct tep_handle *tep;
+	struct td_filetab *ft;
+};
+
 /*
  * State shared by every tep the plugin is loaded into (KernelShark may
  * open several files): the symbolizer is not thread-safe and printing may
@@ -95,7 +116,19 @@ static struct {
 	bool sym_failed;		/* td_sym_new() failed: do not retry per record */
 	struct td_symbolizer *sym;
 	struct task_slot *tasks;	/* TASK_SLOTS entries, allocated with sym */
+	struct tep_files *files;	/* one per loaded tep */
 } uu = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Called with uu.lock held: @tep's file table, NULL if it has none. */
+static struct td_filetab *files_of(struct tep_handle *tep)
+{
+	struct tep_files *tf;
+
+	for (tf = uu.files; tf; tf = tf->next)
+		if (tf->tep == tep)
+			return tf->ft;
+	return NULL;
+}
 
 /* ---- record access, bounded -------------------------------------------- */
 
@@ -275,7 +308,29 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/* One frame: "0xADDR", "0xADDR sym+0xOFF" or "0xADDR (object+0xFILEOFF)". */
+/*
+ * What follows a frame's address: " sym+0xOFF", " (object+0xFILEOFF)",
+ * " [vdso]", " (unknown file id N+0xFILEOFF)", or nothing.
+ */
+static void print_name(struct trace_seq *s, const struct td_frame *fr)
+{
+	if (fr->symbol) {
+		trace_seq_putc(s, ' ');
+		put_clean(s, fr->symbol, NAME_MAX_PRINT);
+		trace_seq_printf(s, "+0x%" PRIx64, fr->sym_offset);
+	} else if (fr->file_kind == TD_FILE_VDSO) {
+		trace_seq_puts(s, " [vdso]");
+	} else if (fr->object) {
+		trace_seq_puts(s, " (");
+		put_clean(s, base_name(fr->object), NAME_MAX_PRINT);
+		trace_seq_printf(s, "+0x%" PRIx64 ")", fr->file_offset);
+	} else if (fr->file_kind == TD_FILE_IN) {
+		trace_seq_printf(s, " (unknown file id %" PRIu32 "+0x%" PRIx64 ")", fr->file_id,
+				 fr->file_offset);
+	}
+}
+
+/* One frame of a record without file identity, through /proc/TGID/maps. */
 static void print_frame(struct trace_seq *s, struct td_symbolizer *sym, int tgid, uint64_t ip,
 			bool return_addr)
 {
@@ -284,15 +339,7 @@ static void print_frame(struct trace_seq *s, struct td_symbolizer *sym, int tgid
 	trace_seq_printf(s, "0x%" PRIx64, ip);
 	if (!sym || !tgid || !ip || td_sym_user(sym, tgid, ip, return_addr, &fr))
 		return;
-	if (fr.symbol) {
-		trace_seq_putc(s, ' ');
-		put_clean(s, fr.symbol, NAME_MAX_PRINT);
-		trace_seq_printf(s, "+0x%" PRIx64, fr.sym_offset);
-	} else if (fr.object) {
-		trace_seq_puts(s, " (");
-		put_clean(s, base_name(fr.object), NAME_MAX_PRINT);
-		trace_seq_printf(s, "+0x%" PRIx64 ")", fr.file_offset);
-	}
+	print_name(s, &fr);
 }
 
 /* ---- handlers ------------------------------------------------------------ */
@@ -305,11 +352,58 @@ static int cookie_handler(struct trace_seq *s, struct tep_record *rec, struct te
 	return 0;
 }
 
+/* The symbolizer when names are wanted (option, environment), else NULL; uu.lock held. */
+static struct td_symbolizer *wanted_symbolizer(void)
+{
+	return OPT_SYM->set && !uu.env_off ? get_symbolizer() : NULL;
+}
+
+/*
+ * The frames of a record with file identity, named from it. Returns false
+ * (nothing printed) when out of memory: the caller prints them raw.
+ */
+static bool print_file_frames(struct trace_seq *s, struct tep_handle *tep,
+			      struct tep_record *rec, const struct td_ustack_fields *uf,
+			      uint32_t off, uint32_t nr)
+{
+	struct td_symbolizer *sym;
+	struct td_ufile *files;
+	struct td_filetab *ft;
+	unsigned int bad;
+	struct td_frame fr;
+	uint64_t *ips;
+	uint32_t i;
+
+	ips = malloc(nr * (sizeof(*ips) + sizeof(*files)));
+	if (!ips)
+		return false;
+	files = (struct td_ufile *)(ips + nr);
+	for (i = 0; i < nr; i++)
+		ips[i] = tep_read_number(tep, (const char *)rec->data + off + (size_t)i * IP_SIZE,
+					 IP_SIZE);
+	bad = td_ustack_decode_files(uf, rec->data, rec->size, ips, nr, files);
+
+	pthread_mutex_lock(&uu.lock);
+	sym = wanted_symbolizer();
+	ft = files_of(tep);
+	for (i = 0; i < nr; i++) {
+		td_sym_ufile(sym, ft, &files[i], ips[i], i > 0, &fr);
+		trace_seq_printf(s, "%s0x%" PRIx64, i ? " <- " : " ", ips[i]);
+		print_name(s, &fr);
+	}
+	pthread_mutex_unlock(&uu.lock);
+	if (bad)
+		trace_seq_puts(s, " [bad file info]");
+	free(ips);
+	return true;
+}
+
 static int stack_handler(struct trace_seq *s, struct tep_record *rec, struct tep_event *ev,
 			 void *context)
 {
 	struct tep_handle *tep = ev->tep;
 	struct td_symbolizer *sym = NULL;
+	struct td_ustack_fields uf;
 	uint32_t off, len, nr, i;
 	uint64_t tid = 0;
 	int tgid = 0;
@@ -322,12 +416,15 @@ static int stack_handler(struct trace_seq *s, struct tep_record *rec, struct tep
 	}
 	nr = len / IP_SIZE;
 	trace_seq_printf(s, " frames=%" PRIu32, nr);
+	if (nr && !td_ustack_fields_init(&uf, ev) && uf.has_files) {
+		if (print_file_frames(s, tep, rec, &uf, off, nr))
+			goto out;
+	}
 
 	/* Held for the whole record: the frames of one stack are named together. */
 	pthread_mutex_lock(&uu.lock);
-	if (nr && OPT_SYM->set && !uu.env_off &&
-	    read_field(tep, rec, tep_find_common_field(ev, "common_pid"), 4, &tid)) {
-		sym = get_symbolizer();
+	if (nr && read_field(tep, rec, tep_find_common_field(ev, "common_pid"), 4, &tid)) {
+		sym = wanted_symbolizer();
 		tgid = sym ? task_for_names(tep, (int)(int32_t)tid) : 0;
 	}
 	for (i = 0; i < nr; i++) {
@@ -337,9 +434,50 @@ static int stack_handler(struct trace_seq *s, struct tep_record *rec, struct tep
 		print_frame(s, sym, tgid, tep_read_number(tep, p, IP_SIZE), i > 0);
 	}
 	pthread_mutex_unlock(&uu.lock);
-
+out:
 	if (len % IP_SIZE)
 		trace_seq_puts(s, " [bad stack]");
+	return 0;
+}
+
+/* "id=N path=PATH build_id=HEX" (or "build_id=none"), and the file learnt. */
+static int file_handler(struct trace_seq *s, struct tep_record *rec, struct tep_event *ev,
+			void *context)
+{
+	static const char hex[] = "0123456789abcdef";
+	struct td_filetab *ft;
+	struct td_file_rec fr;
+	char path[PATH_MAX_PRINT + 1];
+	unsigned int i;
+	int ret = 0;
+
+	if (!rec->data || td_file_rec_decode(ev, rec->data, rec->size, &fr)) {
+		trace_seq_puts(s, "[bad record]");
+		return 0;
+	}
+	pthread_mutex_lock(&uu.lock);
+	ft = files_of(ev->tep);
+	if (ft)
+		ret = td_filetab_add(ft, fr.id, fr.build_id, fr.build_id_len, fr.path,
+				     fr.path_len);
+	pthread_mutex_unlock(&uu.lock);
+
+	trace_seq_printf(s, "id=%" PRIu32 " path=", fr.id);
+	i = fr.path_len < PATH_MAX_PRINT ? (unsigned int)fr.path_len : PATH_MAX_PRINT;
+	memcpy(path, fr.path, i);
+	path[i] = '\0';
+	put_clean(s, path, PATH_MAX_PRINT);
+	if (fr.path_len > PATH_MAX_PRINT)
+		trace_seq_puts(s, "...");
+	trace_seq_puts(s, " build_id=");
+	for (i = 0; i < fr.build_id_len; i++) {
+		trace_seq_putc(s, hex[fr.build_id[i] >> 4]);
+		trace_seq_putc(s, hex[fr.build_id[i] & 0xf]);
+	}
+	if (!fr.build_id_len)
+		trace_seq_puts(s, "none");
+	if (ret == -EEXIST)
+		trace_seq_puts(s, " [id reused: not used]");
 	return 0;
 }
 
@@ -350,6 +488,7 @@ void TEP_PLUGIN_UNLOADER(struct tep_handle *tep);
 
 int TEP_PLUGIN_LOADER(struct tep_handle *tep)
 {
+	struct tep_files *tf;
 	int ret;
 
 	pthread_mutex_lock(&uu.lock);
@@ -360,11 +499,29 @@ int TEP_PLUGIN_LOADER(struct tep_handle *tep)
 		tep_plugin_add_options(UU_ALIAS, plugin_options);
 	pthread_mutex_unlock(&uu.lock);
 
+	pthread_mutex_lock(&uu.lock);
+	tf = calloc(1, sizeof(*tf));
+	if (tf) {
+		tf->tep = tep;
+		tf->ft = td_filetab_new(0);
+		if (tf->ft) {
+			tf->next = uu.files;
+			uu.files = tf;
+		} else {
+			free(tf);
+			tf = NULL;
+		}
+	}
+	pthread_mutex_unlock(&uu.lock);
+	/* Without a table the records print; their file ids stay unknown. */
+
 	/* Events the file lacks are kept pending by libtraceevent: harmless. */
 	ret = tep_register_event_handler(tep, -1, UU_SYSTEM, UU_COOKIE, cookie_handler, NULL);
 	if (ret >= 0)
 		ret = tep_register_event_handler(tep, -1, UU_SYSTEM, UU_STACK, stack_handler,
 						 NULL);
+	if (ret >= 0)
+		ret = tep_register_event_handler(tep, -1, UU_SYSTEM, UU_FILE, file_handler, NULL);
 	return ret < 0 ? -1 : 0;
 }
 
@@ -372,8 +529,19 @@ void TEP_PLUGIN_UNLOADER(struct tep_handle *tep)
 {
 	tep_unregister_event_handler(tep, -1, UU_SYSTEM, UU_COOKIE, cookie_handler, NULL);
 	tep_unregister_event_handler(tep, -1, UU_SYSTEM, UU_STACK, stack_handler, NULL);
+	tep_unregister_event_handler(tep, -1, UU_SYSTEM, UU_FILE, file_handler, NULL);
 
 	pthread_mutex_lock(&uu.lock);
+	for (struct tep_files **pp = &uu.files; *pp; pp = &(*pp)->next) {
+		struct tep_files *tf = *pp;
+
+		if (tf->tep == tep) {
+			*pp = tf->next;
+			td_filetab_free(tf->ft);
+			free(tf);
+			break;
+		}
+	}
 	if (uu.users && !--uu.users) {
 		tep_plugin_remove_options(plugin_options);
 		td_sym_free(uu.sym);

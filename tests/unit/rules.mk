@@ -90,3 +90,5 @@ $(FX)/fx_fid_b: $(FX_SRC)/fx_prog.c $(FX)/libfx.so
 
 # Order-only: the fixtures must exist, but are not linked into the test.
 $(BUILD)/tests/test_symbolize: | $(FIXTURES)
+# test_plugin names frames of fx_fid_a from file identity.
+$(BUILD)/tests/test_plugin: | $(FIXTURES)

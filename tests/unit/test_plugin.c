@@ -25,8 +25,12 @@
 #include <event-parse.h>
 #include <trace-seq.h>
 
+#include <trace-defer/filetab.h>
+#include <trace-defer/pagegen.h>
+
 #define ID_COOKIE	1001
 #define ID_STACK	1002
+#define ID_FILE		1003
 #define ID_SWITCH	372
 #define ID_USTACK	13
 
@@ -48,6 +52,24 @@ static const char fmt_stack[] =
 	"\tfield:__data_loc unsigned long[] stack;\toffset:16;\tsize:4;\tsigned:0;\n\n"
 	"print fmt: \"cookie=%llx stack=%s\", REC->cookie, "
 	"__print_array(__get_dynamic_array(stack), __get_dynamic_array_len(stack) / 8, 8)\n";
+
+/* The same events of a kernel that records file identity. */
+static const char fmt_stack_files[] =
+	"name: user_unwind_stack\nID: 1002\nformat:\n" COMMON_FIELDS
+	"\tfield:u64 cookie;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:__data_loc unsigned long[] stack;\toffset:16;\tsize:4;\tsigned:0;\n"
+	"\tfield:__data_loc unsigned long[] file_bases;\toffset:20;\tsize:4;\tsigned:0;\n"
+	"\tfield:__data_loc u32[] file_ids;\toffset:24;\tsize:4;\tsigned:0;\n"
+	"\tfield:__data_loc u8[] frame_files;\toffset:28;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"cookie=%llx\", REC->cookie\n";
+
+static const char fmt_file[] =
+	"name: user_unwind_file\nID: 1003\nformat:\n" COMMON_FIELDS
+	"\tfield:u32 id;\toffset:8;\tsize:4;\tsigned:0;\n"
+	"\tfield:u32 build_id_size;\toffset:12;\tsize:4;\tsigned:0;\n"
+	"\tfield:u8 build_id[20];\toffset:16;\tsize:20;\tsigned:0;\n"
+	"\tfield:__data_loc char[] path;\toffset:36;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"id=%u path=%s\", REC->id, __get_str(path)\n";
 
 /* Formats the plugin must survive: fields missing, or a __rel_loc array. */
 static const char fmt_cookie_nocookie[] =
@@ -98,6 +120,8 @@ static const char fmt_user_stack[] =
 
 static const char *const good_formats[] = { fmt_cookie, fmt_stack, fmt_switch,
 					    fmt_user_stack, NULL };
+static const char *const file_formats[] = { fmt_cookie, fmt_stack_files, fmt_file, fmt_switch,
+					    NULL };
 
 typedef int (*loader_fn)(struct tep_handle *tep);
 typedef void (*unloader_fn)(struct tep_handle *tep);
@@ -265,6 +289,139 @@ __attribute__((noinline, used)) static int uu_test_mid(void)
 	return s;
 }
 
+/* ---- file identity ---- */
+
+static char fxdir[PATH_MAX];
+static const uint8_t bid_a[20] = { 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
+				   0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11 };
+
+/* File offset of function @name in @path, from `nm` and `readelf -l` (PT_LOAD). */
+static uint64_t func_offset(const char *path, const char *name)
+{
+	char cmd[PATH_MAX + 64], line[512], sym[256], type[32];
+	unsigned long long addr = 0, a, off, vaddr, paddr, filesz;
+	uint64_t found = UINT64_MAX;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx %31s %255s", &a, type, sym) == 3 && !strcmp(sym, name))
+			addr = a;
+	assert_int_equal(pclose(p), 0);
+	assert_true(addr != 0);
+	snprintf(cmd, sizeof(cmd), "readelf -lW '%s'", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, " LOAD %llx %llx %llx %llx", &off, &vaddr, &paddr, &filesz) == 4 &&
+		    addr >= vaddr && addr < vaddr + filesz)
+			found = addr - vaddr + off;
+	assert_int_equal(pclose(p), 0);
+	assert_true(found != UINT64_MAX);
+	return found;
+}
+
+static void test_file_record_printed(void **state)
+{
+	struct tep_handle *tep = new_tep(file_formats, true);
+	char out[1024];
+	uint8_t buf[256];
+	unsigned int n;
+
+	n = td_rec_unwind_file(buf, sizeof(buf), ID_FILE, 4242, 3, bid_a, 20, "/usr/bin/fp_chain");
+	info(tep, buf, n, out, sizeof(out));
+	assert_string_equal(out, "id=3 path=/usr/bin/fp_chain "
+				 "build_id=1111111111111111111111111111111111111111");
+	n = td_rec_unwind_file(buf, sizeof(buf), ID_FILE, 4242, 4, NULL, 0, "/a\nb (deleted)");
+	info(tep, buf, n, out, sizeof(out));
+	assert_string_equal(out, "id=4 path=/a?b (deleted) build_id=none");
+	/* The same id for another file: said so, and the id is not used. */
+	n = td_rec_unwind_file(buf, sizeof(buf), ID_FILE, 4242, 3, bid_a, 20, "/other");
+	info(tep, buf, n, out, sizeof(out));
+	assert_string_equal(out, "id=3 path=/other build_id=1111111111111111111111111111111111111111"
+				 " [id reused: not used]");
+
+	/* Lies: no reads outside the record, a marker instead. */
+	n = td_rec_unwind_file(buf, sizeof(buf), ID_FILE, 4242, 5, bid_a, 20, "/x");
+	put32(buf + 12, 21);
+	info(tep, buf, n, out, sizeof(out));
+	assert_string_equal(out, "[bad record]");
+	n = td_rec_unwind_file(buf, sizeof(buf), ID_FILE, 4242, 5, bid_a, 20, "/x");
+	put32(buf + 36, (200u << 16) | 40);
+	info(tep, buf, n, out, sizeof(out));
+	assert_string_equal(out, "[bad record]");
+	info(tep, buf, 30, out, sizeof(out));
+	assert_string_equal(out, "[bad record]");
+	free_tep(tep, true);
+}
+
+/*
+ * fx_fid_a never ran and pid 4242 does not exist: the frames are named from
+ * the file record alone; an id with no record is unknown, not guessed.
+ */
+static void test_stack_named_from_files(void **state)
+{
+	static const uint8_t ff[] = { 0, 0, 1, TD_FF_VDSO, TD_FF_ANON };
+	struct tep_handle *tep = new_tep(file_formats, true);
+	uint64_t alpha, beta, ips[5], bases[2] = { 0x555555550000, 0x7f0000000000 };
+	uint32_t ids[2] = { 3, 9 };
+	char path[PATH_MAX], out[2048], want[2048], raw[2048];
+	uint8_t buf[512], fbuf[512];
+	unsigned int n, fn;
+
+	assert_true(snprintf(path, sizeof(path), "%s/fx_fid_a", fxdir) < (int)sizeof(path));
+	alpha = func_offset(path, "fx_alpha");
+	beta = func_offset(path, "fx_beta");
+	ips[0] = bases[0] + alpha + 1;
+	ips[1] = bases[0] + beta + 3;
+	ips[2] = bases[1] + 0x1a0;
+	ips[3] = 0x7ffff7fc1000;
+	ips[4] = 0x7f00dead0000;
+	n = td_rec_unwind_stack(buf, sizeof(buf), ID_STACK, 4242, 0x500000002ULL, ips, 5, bases,
+				ids, 2, ff);
+	assert_true(n > 0);
+
+	/* Before its file record (a reader that started late): unknown. */
+	info(tep, buf, n, out, sizeof(out));
+	assert_non_null(strstr(out, "(unknown file id 3+0x"));
+
+	fn = td_rec_unwind_file(fbuf, sizeof(fbuf), ID_FILE, 4242, 3, bid_a, 20, path);
+	info(tep, fbuf, fn, out, sizeof(out));
+	info(tep, buf, n, out, sizeof(out));
+	snprintf(want, sizeof(want),
+		 "cookie=0x500000002 cpu=1 seq=5 frames=5 0x%llx fx_alpha+0x1 <- "
+		 "0x%llx fx_beta+0x3 <- 0x%llx (unknown file id 9+0x1a0) <- 0x%llx [vdso] <- "
+		 "0x%llx", (unsigned long long)ips[0], (unsigned long long)ips[1],
+		 (unsigned long long)ips[2], (unsigned long long)ips[3],
+		 (unsigned long long)ips[4]);
+	assert_string_equal(out, want);
+
+	/* Without symbols: file and offset, from the record, nothing opened. */
+	assert_int_equal(tep_plugin_add_option("user_unwind:sym", "0"), 0);
+	info(tep, buf, n, raw, sizeof(raw));
+	assert_int_equal(tep_plugin_add_option("user_unwind:sym", "1"), 0);
+	snprintf(want, sizeof(want), "0x%llx (fx_fid_a+0x%llx) <- 0x%llx (fx_fid_a+0x%llx) <- ",
+		 (unsigned long long)ips[0], (unsigned long long)alpha + 1,
+		 (unsigned long long)ips[1], (unsigned long long)beta + 3);
+	assert_non_null(strstr(raw, want));
+
+	/* A frame index past the files: that frame unrecorded, and said so. */
+	buf[n - 5 + 1] = 7;
+	info(tep, buf, n, out, sizeof(out));
+	snprintf(want, sizeof(want), "fx_alpha+0x1 <- 0x%llx <- 0x%llx (unknown",
+		 (unsigned long long)ips[1], (unsigned long long)ips[2]);
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, " [bad file info]"));
+	/* frame_files' length not the frame count: every frame unrecorded. */
+	put32(buf + 28, (4u << 16) | (n - 5));
+	info(tep, buf, n, out, sizeof(out));
+	assert_null(strstr(out, "fx_alpha"));
+	assert_non_null(strstr(out, " [bad file info]"));
+	free_tep(tep, true);
+}
+
 /* ---- group setup ---- */
 
 static int group_setup(void **state)
@@ -307,6 +464,9 @@ static int group_setup(void **state)
 	fclose(f);
 	my_comm[strcspn(my_comm, "\n")] = '\0';
 	unsetenv("TRACE_DEFER_PLUGIN_SYMS");
+	/* $(BUILD)/tests -> $(BUILD)/fixtures (tests/unit/rules.mk) */
+	if (snprintf(fxdir, sizeof(fxdir), "%s/../fixtures", exe) >= (int)sizeof(fxdir))
+		return -1;
 	return 0;
 }
 
@@ -739,6 +899,8 @@ int main(void)
 		cmocka_unit_test(test_formats_without_fields),
 		cmocka_unit_test(test_other_events_unchanged),
 		cmocka_unit_test(test_loaded_by_libtraceevent),
+		cmocka_unit_test(test_file_record_printed),
+		cmocka_unit_test(test_stack_named_from_files),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

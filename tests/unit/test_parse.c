@@ -357,6 +357,8 @@ static void test_event_kstack_cookie_stitched(void **state)
 	assert_ips(c->out[0].k, kips, 3);
 	assert_int_equal(c->out[0].nu, 4);
 	assert_ips(c->out[0].u, uips, 4);
+	/* A kernel without file identity: no files array. */
+	assert_false(c->out[0].has_files);
 
 	s = stats_of(c);
 	assert_int_equal(s.records, 4);
@@ -1199,24 +1201,6 @@ static void test_file_records_malformed(void **state)
 	assert_int_equal(fs.files, 1);
 }
 
-/* A kernel without file identity: no files array, as before. */
-static void test_files_old_layout(void **state)
-{
-	struct ctx *c = *state;
-	uint64_t ck = cookie_of(0, 1);
-	uint8_t r[256];
-
-	page_start(c, 1000);
-	page_add(c, 1000, r, rec_sys_enter(r, 100, 1));
-	page_add(c, 1001, r, rec_cookie(r, 100, ck));
-	page_add(c, 1002, r, rec_unwind(r, 100, ck, uips, 3));
-	assert_int_equal(page_parse(c, 0), 3);
-	flush_all(c);
-	assert_int_equal(c->nr_out, 1);
-	assert_int_equal(c->out[0].nu, 3);
-	assert_false(c->out[0].has_files);
-}
-
 /* ---- creation ---- */
 
 static void test_new_checks(void **state)
@@ -1280,7 +1264,6 @@ int main(void)
 		T(test_tgid_fn),
 		T(test_record_api),
 		T(test_real_page),
-		T(test_files_old_layout),
 		cmocka_unit_test_setup_teardown(test_files_parsed, setup_files, teardown),
 		cmocka_unit_test_setup_teardown(test_files_malformed, setup_files, teardown),
 		cmocka_unit_test_setup_teardown(test_file_records_malformed, setup_files, teardown),

@@ -92,3 +92,5 @@ $(FX)/fx_fid_b: $(FX_SRC)/fx_prog.c $(FX)/libfx.so
 $(BUILD)/tests/test_symbolize: | $(FIXTURES)
 # test_plugin names frames of fx_fid_a from file identity.
 $(BUILD)/tests/test_plugin: | $(FIXTURES)
+# test_report_files runs trace-defer report on a trace.dat naming fx_fid_a.
+$(BUILD)/tests/test_report_files: | $(DAEMON) $(FIXTURES)

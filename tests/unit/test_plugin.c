@@ -28,6 +28,8 @@
 #include <trace-defer/filetab.h>
 #include <trace-defer/pagegen.h>
 
+#include "fx-offset.h"
+
 #define ID_COOKIE	1001
 #define ID_STACK	1002
 #define ID_FILE		1003
@@ -295,34 +297,6 @@ static char fxdir[PATH_MAX];
 static const uint8_t bid_a[20] = { 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
 				   0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11 };
 
-/* File offset of function @name in @path, from `nm` and `readelf -l` (PT_LOAD). */
-static uint64_t func_offset(const char *path, const char *name)
-{
-	char cmd[PATH_MAX + 64], line[512], sym[256], type[32];
-	unsigned long long addr = 0, a, off, vaddr, paddr, filesz;
-	uint64_t found = UINT64_MAX;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", path);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "%llx %31s %255s", &a, type, sym) == 3 && !strcmp(sym, name))
-			addr = a;
-	assert_int_equal(pclose(p), 0);
-	assert_true(addr != 0);
-	snprintf(cmd, sizeof(cmd), "readelf -lW '%s'", path);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, " LOAD %llx %llx %llx %llx", &off, &vaddr, &paddr, &filesz) == 4 &&
-		    addr >= vaddr && addr < vaddr + filesz)
-			found = addr - vaddr + off;
-	assert_int_equal(pclose(p), 0);
-	assert_true(found != UINT64_MAX);
-	return found;
-}
-
 static void test_file_record_printed(void **state)
 {
 	struct tep_handle *tep = new_tep(file_formats, true);
@@ -372,8 +346,8 @@ static void test_stack_named_from_files(void **state)
 	unsigned int n, fn;
 
 	assert_true(snprintf(path, sizeof(path), "%s/fx_fid_a", fxdir) < (int)sizeof(path));
-	alpha = func_offset(path, "fx_alpha");
-	beta = func_offset(path, "fx_beta");
+	alpha = fx_func_offset(path, "fx_alpha");
+	beta = fx_func_offset(path, "fx_beta");
 	ips[0] = bases[0] + alpha + 1;
 	ips[1] = bases[0] + beta + 3;
 	ips[2] = bases[1] + 0x1a0;

@@ -25,6 +25,8 @@
 #include <trace-defer/filetab.h>
 #include <trace-defer/pagegen.h>
 
+#include "fx-offset.h"
+
 #include "parse-fixtures.h"
 
 static char build_dir[PATH_MAX], work[PATH_MAX];
@@ -60,30 +62,6 @@ static void write_format(const char *sys, const char *name, const char *text)
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
 	assert_int_equal(system(cmd), 0);
 	write_file(dir, "format", text, strlen(text));
-}
-
-/* File offset of @name in @path: nm and readelf, not the code under test. */
-static uint64_t func_offset(const char *path, const char *name)
-{
-	char cmd[PATH_MAX + 64], line[512], sym[256], type[8];
-	unsigned long long addr = 0, a, off, vaddr, paddr, filesz;
-	uint64_t found = UINT64_MAX;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'; readelf -lW '%s'", path, path);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while (fgets(line, sizeof(line), p)) {
-		if (sscanf(line, "%llx %7s %255s", &a, type, sym) == 3 && !strcmp(sym, name))
-			addr = a;
-		else if (addr &&
-			 sscanf(line, " LOAD %llx %llx %llx %llx", &off, &vaddr, &paddr, &filesz) == 4 &&
-			 addr >= vaddr && addr < vaddr + filesz)
-			found = addr - vaddr + off;
-	}
-	assert_int_equal(pclose(p), 0);
-	assert_true(found != UINT64_MAX);
-	return found;
 }
 
 static void add(struct td_pagegen *pg, uint64_t ts, const void *rec, unsigned int len)
@@ -164,8 +142,8 @@ static void test_report_names_from_file_identity(void **state)
 
 	snprintf(fx, sizeof(fx), "%s/fixtures/fx_fid_a", build_dir);
 	snprintf(other, sizeof(other), "%s/fixtures/fx_fid_b", build_dir);
-	alpha = func_offset(fx, "fx_alpha");
-	beta = func_offset(fx, "fx_beta");
+	alpha = fx_func_offset(fx, "fx_alpha");
+	beta = fx_func_offset(fx, "fx_beta");
 	ips[0] = base + alpha + 1;
 	ips[1] = base + beta + 3;
 	ips[2] = 0x7f0000001000ULL;

@@ -5,8 +5,10 @@
 #                   frame's file offset differs from its address
 #   fp_chain_altid  fp_chain with another build-id: put in place of the
 #                   binary that ran, it must never be used to name frames
+#   libfid.so       the library fid_cases loads and unloads
 
-PROG_VARIANTS	:= $(BUILD)/progs/fp_chain_pie $(BUILD)/progs/fp_chain_altid
+PROG_VARIANTS	:= $(BUILD)/progs/fp_chain_pie $(BUILD)/progs/fp_chain_altid \
+		   $(BUILD)/progs/libfid.so
 
 $(BUILD)/progs/fp_chain_pie: tests/progs/fp_chain.c
 	@mkdir -p $(dir $@)
@@ -15,5 +17,9 @@ $(BUILD)/progs/fp_chain_pie: tests/progs/fp_chain.c
 $(BUILD)/progs/fp_chain_altid: tests/progs/fp_chain.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(PROG_CFLAGS) -Wl,--build-id=0x7d0c0ffee0ddba11 -o $@ $< -lpthread
+
+$(BUILD)/progs/libfid.so: tests/progs/lib/fid_lib.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(filter-out -no-pie,$(PROG_CFLAGS)) -fPIC -shared -o $@ $<
 
 all progs: $(PROG_VARIANTS)

@@ -10,24 +10,67 @@ td=$build/trace-defer
 fp=$build/progs/fp_chain
 fppie=$build/progs/fp_chain_pie
 fpalt=$build/progs/fp_chain_altid
+fid=$build/progs/fid_cases
+libfid=$build/progs/libfid.so
 plugins=$build/plugins
 
 # Ground truth from the binaries' own symbol tables: "S start end name"
 # per function, "L offset vaddr filesz" per PT_LOAD.
 elfinfo() {
-	nm -n -S "$1" | gawk '$3 ~ /^[Tt]$/ {
-		s = strtonum("0x" $1); print "S", s, s + strtonum("0x" $2), $4 }'
+	# A symbol without a size (_init) ends where the next one starts: end 0
+	nm -n -S "$1" | gawk 'NF == 4 && $3 ~ /^[Tt]$/ {
+		s = strtonum("0x" $1); print "S", s, s + strtonum("0x" $2), $4 }
+		NF == 3 && $2 ~ /^[Tt]$/ { print "S", strtonum("0x" $1), 0, $3 }'
 	readelf -lW "$1" | gawk '$1 == "LOAD" {
 		print "L", strtonum($2), strtonum($3), strtonum($5) }'
 }
 elfinfo "$fp" > /tmp/fp.elf
 elfinfo "$fppie" > /tmp/fppie.elf
+# Every test binary, its lines prefixed with its name, for check_right
+for b in "$fp" "$fppie" "$fid" "$libfid"; do
+	elfinfo "$b" | sed "s|^|${b##*/} |"
+done > /tmp/all.elf
 
-# user_frames JSONL: "index addr sym file_off obj" for every user frame of
-# every fp_chain record ("-" for null).
+# user_frames JSONL [COMM_PREFIX]: "index addr sym file_off obj" for every
+# user frame of every record of those tasks ("-" for null; obj's spaces
+# turned to _). Default: fp_chain's.
 user_frames() {
-	jq -r 'select(.comm // "" | startswith("fp_chain")) | .user_stack // [] | to_entries[]
-		| "\(.key) \(.value.addr) \(.value.sym // "-") \(.value.file_off // "-") \(.value.obj // "-")"' "$1"
+	jq -r --arg c "${2-fp_chain}" 'select(.comm // "" | startswith($c)) | .user_stack // []
+		| to_entries[] | .key as $i | .value
+		| [$i, .addr, .sym // "-", .file_off // "-", (.obj // "-" | gsub(" "; "_"))]
+		| map(tostring) | join(" ")' "$1"
+}
+
+# check_right NAME JSONL MIN: every named frame that lies in one of the
+# test binaries (by its recorded object, " (deleted)" or not) is named
+# right for its recorded file offset, by that binary's symbol table; at
+# least MIN of them are checked.
+check_right() {
+	local name=$1 jsonl=$2 min=$3 res n w
+	user_frames "$jsonl" "" > /tmp/$name.frames
+	res=$(gawk '
+		FILENAME == ARGV[1] && $2 == "S" { k = ++ns[$1]; s[$1, k] = $3; e[$1, k] = $4; nm[$1, k] = $5; next }
+		FILENAME == ARGV[1] && $2 == "L" { k = ++nl[$1]; lo[$1, k] = $3; va[$1, k] = $4; sz[$1, k] = $5; next }
+		FILENAME == ARGV[1] { next }
+		function fn(b, x,   j) { for (j = ns[b]; j >= 1; j--) if (s[b, j] <= x) return !e[b, j] || x < e[b, j] ? nm[b, j] : "?"; return "?" }
+		function vaddr(b, off,   j) { for (j = 1; j <= nl[b]; j++)
+			if (off >= lo[b, j] && off < lo[b, j] + sz[b, j]) return off - lo[b, j] + va[b, j]
+			return -1 }
+		$3 != "-" && $4 != "-" {
+			b = $5; sub(/_\(deleted\)$/, "", b); sub(/.*\//, "", b)
+			if (!(b in ns)) next
+			want = fn(b, vaddr(b, strtonum($4)) - ($1 > 0))
+			n++
+			if ($3 != want) { w++; if (w <= 5) print "wrong:", $0, "want", want > "/dev/stderr" }
+		}
+		END { print n + 0, w + 0 }' /tmp/all.elf /tmp/$name.frames)
+	read -r n w <<< "$res"
+	echo "$name: $n named frames in the test binaries checked, $w wrongly named"
+	if [ "$n" -ge "$min" ] && [ "$w" -eq 0 ]; then
+		pass "$name"
+	else
+		fail "$name" "$n checked (want >= $min), $w wrongly named"
+	fi
 }
 
 # score MODE ELF FRAMES: "total named wrong" for the frames that lie in
@@ -42,7 +85,7 @@ score() {
 			if (!lo || $2 < lo) lo = $2; if ($3 > hi) hi = $3; next }
 		FILENAME == ARGV[1] && $1 == "L" { m++; lo_off[m] = $2; va[m] = $3; sz[m] = $4; next }
 		FILENAME == ARGV[1] { next }
-		function fn(x,   j) { for (j = n; j >= 1; j--) if (s[j] <= x) return x < e[j] ? nm[j] : "?"; return "?" }
+		function fn(x,   j) { for (j = n; j >= 1; j--) if (s[j] <= x) return !e[j] || x < e[j] ? nm[j] : "?"; return "?" }
 		function vaddr(off,   j) { for (j = 1; j <= m; j++)
 			if (off >= lo_off[j] && off < lo_off[j] + sz[j]) return off - lo_off[j] + va[j]
 			return -1 }
@@ -169,6 +212,72 @@ trace-cmd record -q -e sched:sched_switch -O userstacktrace_delay -o /tmp/n-tc.d
 	"$fp" spawn 100 > /tmp/n-tc.log 2>&1
 "$td" report /tmp/n-tc.dat -o /tmp/n-tc.jsonl 2> /tmp/n-tc.rstderr
 check_names names_trace_cmd_record addr /tmp/fp.elf /tmp/n-tc.jsonl "" 300
+
+# --- hard cases: dlopen/dlclose, exec in the middle, a deleted binary ------
+mkdir -p /tmp/del
+cp "$fp" /tmp/del/fp_chain
+run_daemon /tmp/n-hard -e sched:sched_switch -o /tmp/n-hard.jsonl --record /tmp/n-hard.dat
+"$fid" dlopen "$libfid" 20 1 > /dev/null
+"$fid" exec 1 "$fp" sleep 1 3 > /dev/null
+/tmp/del/fp_chain sleep 100 8 > /dev/null &
+delpid=$!
+sleep 0.35
+rm /tmp/del/fp_chain
+wait "$delpid"
+sleep 1
+stop_daemon /tmp/n-hard
+check_right names_hard_live_right /tmp/n-hard.jsonl 50
+# The library's frames are named although it was unloaded long before
+nlib=$(jq -r '.user_stack // [] | .[] | select(.sym == "fid_lib_inner") | .sym' /tmp/n-hard.jsonl | wc -l)
+echo "names_hard: $nlib frames named fid_lib_inner"
+check names_dlclosed_library_named test "$nlib" -ge 10
+"$td" report /tmp/n-hard.dat -o /tmp/n-hard-report.jsonl 2> /tmp/n-hard.rstderr
+check_right names_hard_report_right /tmp/n-hard-report.jsonl 50
+cp /tmp/n-hard.jsonl "$TD_OUT/" 2>/dev/null
+
+# --- overruns: a tiny buffer under a flood, nothing named wrongly ---------
+run_daemon /tmp/n-flood -e sched:sched_switch -b 8 -o /tmp/n-flood.jsonl --stats-interval 1
+workload
+stop_daemon /tmp/n-flood
+over=$(grep -oiE 'overrun[a-z ]*[:=] *[0-9]+' /tmp/n-flood.stderr | grep -oE '[0-9]+$' |
+	sort -n | tail -n 1)
+unk=$(jq -r '.user_stack // [] | .[] | select(.sym == null and .file_id != null) | .file_id' \
+	/tmp/n-flood.jsonl | wc -l)
+echo "names_flood: overruns ${over:-none}, $unk frames with an id not (yet) known"
+check names_flood_overruns test "${over:-0}" -gt 0
+check_right names_flood_right /tmp/n-flood.jsonl 20
+user_frames /tmp/n-flood.jsonl > /tmp/n-flood.frames
+read -r t nd w <<< "$(score addr /tmp/fp.elf /tmp/n-flood.frames)"
+echo "names_flood_nopie: $t frames in fp_chain, $nd named, $w wrongly"
+check names_flood_nopie_none_wrong test "$w" -eq 0 -a "$t" -gt 0
+
+# --- trace-cmd report with the plugin, after every process exited ---------
+# plugin_frames FILE: "index addr name" per user frame of fp_chain's stack
+# records, as the plugin prints them ("-" when it names no function).
+plugin_frames() {
+	TRACEEVENT_PLUGIN_DIR=$plugins trace-cmd report "$1" 2>/dev/null |
+		gawk '/ fp_chain-[0-9]+ .*user_unwind_stack:/ {
+			sub(/.* frames=[0-9]+ */, ""); n = split($0, f, " <- ")
+			for (i = 1; i <= n; i++) {
+				split(f[i], t, " "); name = t[2]
+				if (name == "" || name ~ /^[([]/) name = "-"; else sub(/\+0x[0-9a-f]+$/, "", name)
+				print i - 1, t[1], name
+			}
+		}'
+}
+plugin_frames /tmp/n-option.dat | gawk '{ print $1, $2, $3, "-", "-" }' > /tmp/n-plugin.frames
+read -r t nd w <<< "$(score addr /tmp/fp.elf /tmp/n-plugin.frames)"
+echo "names_plugin: $t frames in fp_chain, $nd named, $w wrongly"
+if [ "$t" -ge 1000 ] && [ "$w" -eq 0 ] && [ $((nd * 100)) -ge $((t * 99)) ]; then
+	pass names_plugin_trace_cmd_report
+else
+	fail names_plugin_trace_cmd_report "$t frames (want >= 1000), $nd named (want >= 99%), $w wrong"
+fi
+# The trace of /tmp/rp/fp_chain, now another build at that path: unused
+plugin_frames /tmp/n-rp.dat | gawk '{ print $1, $2, $3, "-", "-" }' > /tmp/n-plugin-rp.frames
+read -r t nd w <<< "$(score addr /tmp/fp.elf /tmp/n-plugin-rp.frames)"
+echo "names_plugin_replaced: $t frames in fp_chain, $nd named"
+check names_plugin_replaced_not_used test "$t" -ge 20 -a "$nd" -eq 0
 
 grep -q FAIL "$RESULTS" && exit 1
 exit 0

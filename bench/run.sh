@@ -237,13 +237,18 @@ vm_section() {
 		skip vm "qemu-system-x86_64 is not installed"
 		return
 	fi
-	# The guest mounts its own /tmp and /run: a build there is out of its sight.
+	# The guest mounts its own /tmp, /run, /proc, /sys and /dev, and binds
+	# a checkout under /tmp back (kernel/guest-init.sh): a build in the
+	# checkout is seen, one elsewhere under those is not.
+	local hidden=
 	case "$BUILD/" in
-	/tmp/* | /run/* | /proc/* | /sys/* | /dev/*)
-		skip vm "$BUILD is hidden in the guest (it mounts its own /tmp, /run, /proc, /sys, /dev)"
-		return
-		;;
+	/run/* | /proc/* | /sys/* | /dev/*) hidden=yes ;;
+	/tmp/*) case "$BUILD/" in "$top"/*) ;; *) hidden=yes ;; esac ;;
 	esac
+	if [ -n "$hidden" ]; then
+		skip vm "$BUILD is hidden in the guest (it mounts its own /tmp, /run, /proc, /sys, /dev; only a checkout under /tmp is bound back)"
+		return
+	fi
 	if [ -z "$kimage" ]; then
 		kimage=$("$top/kernel/build.sh" patched 2> "$work/kernel-build.log" | tail -n 1)
 	fi

@@ -7,25 +7,6 @@ build=$1
 td=$build/trace-defer
 fp=$build/progs/fp_chain
 
-# run_daemon OUT ARGS... -- start the daemon, wait until it is capturing
-run_daemon() {
-	local out=$1
-	shift
-	${PRIO:-} "$td" "$@" > "$out.stdout" 2> "$out.stderr" &
-	dpid=$!
-	started=no
-	for _ in $(seq 50); do
-		[ -d $T/instances/trace-defer ] && { started=yes; break; }
-		sleep 0.1
-	done
-	sleep 0.3
-}
-stop_daemon() {
-	kill -TERM "$dpid"
-	wait "$dpid"
-	drc=$?
-}
-
 # --- stitched: main -> a -> b -> c -> nanosleep ---------------------------
 run_daemon /tmp/d1 -e sched:sched_switch -o /tmp/d1.jsonl -f /tmp/d1.folded -F /tmp/d1.svg
 # The daemon is stopped while fp_chain still runs, as when a user stops a

@@ -136,21 +136,9 @@ check_unnamed() {
 	fi
 }
 
-run_daemon() {
-	local out=$1
-	shift
-	"$td" "$@" > "$out.stdout" 2> "$out.stderr" &
-	dpid=$!
-	for _ in $(seq 100); do
-		[ -d $T/instances/trace-defer ] && break
-		sleep 0.1
-	done
-	sleep 0.3
-}
-stop_daemon() {
-	kill -TERM "$dpid"
-	wait "$dpid"
-	drc=$?
+# stop OUT: stop the daemon started by run_daemon (lib.sh), show its end
+stop() {
+	stop_daemon
 	tail -n 5 "$1.stderr"
 }
 
@@ -170,7 +158,7 @@ for mode in option trigger; do
 	run_daemon /tmp/n-$mode -e sched:sched_switch -m $mode -o /tmp/n-$mode.jsonl \
 		--record /tmp/n-$mode.dat
 	workload
-	stop_daemon /tmp/n-$mode
+	stop /tmp/n-$mode
 	check "names_${mode}_daemon_ok" test "$drc" -eq 0
 	check_names "names_${mode}_live_nopie" addr /tmp/fp.elf /tmp/n-$mode.jsonl "" 1000
 	check_names "names_${mode}_live_pie" obj /tmp/fppie.elf /tmp/n-$mode.jsonl fp_chain_pie 300
@@ -189,7 +177,7 @@ cp "$fp" /tmp/mv/fp_chain
 run_daemon /tmp/n-mv -e sched:sched_switch -o /tmp/n-mv-live.jsonl --record /tmp/n-mv.dat
 /tmp/mv/fp_chain spawn 100 > /dev/null
 sleep 1
-stop_daemon /tmp/n-mv
+stop /tmp/n-mv
 bid=$(readelf -n /tmp/mv/fp_chain | sed -n 's/.*Build ID: //p')
 mkdir -p "/tmp/dbg/.build-id/${bid:0:2}"
 mv /tmp/mv/fp_chain "/tmp/dbg/.build-id/${bid:0:2}/${bid:2}.debug"
@@ -202,7 +190,7 @@ cp "$fp" /tmp/rp/fp_chain
 run_daemon /tmp/n-rp -e sched:sched_switch -o /tmp/n-rp-live.jsonl --record /tmp/n-rp.dat
 /tmp/rp/fp_chain spawn 50 > /dev/null
 sleep 1
-stop_daemon /tmp/n-rp
+stop /tmp/n-rp
 cp "$fpalt" /tmp/rp/fp_chain
 "$td" report /tmp/n-rp.dat -o /tmp/n-rp.jsonl 2> /tmp/n-rp.rstderr
 check_unnamed names_replaced_not_used /tmp/fp.elf /tmp/n-rp.jsonl fp_chain
@@ -225,7 +213,7 @@ sleep 0.35
 rm /tmp/del/fp_chain
 wait "$delpid"
 sleep 1
-stop_daemon /tmp/n-hard
+stop /tmp/n-hard
 check_right names_hard_live_right /tmp/n-hard.jsonl 50
 # The library's frames are named although it was unloaded long before
 nlib=$(jq -r '.user_stack // [] | .[] | select(.sym == "fid_lib_inner") | .sym' /tmp/n-hard.jsonl | wc -l)
@@ -238,7 +226,7 @@ cp /tmp/n-hard.jsonl "$TD_OUT/" 2>/dev/null
 # --- overruns: a tiny buffer under a flood, nothing named wrongly ---------
 run_daemon /tmp/n-flood -e sched:sched_switch -b 8 -o /tmp/n-flood.jsonl --stats-interval 1
 workload
-stop_daemon /tmp/n-flood
+stop /tmp/n-flood
 over=$(grep -oiE 'overrun[a-z ]*[:=] *[0-9]+' /tmp/n-flood.stderr | grep -oE '[0-9]+$' |
 	sort -n | tail -n 1)
 unk=$(jq -r '.user_stack // [] | .[] | select(.sym == null and .file_id != null) | .file_id' \

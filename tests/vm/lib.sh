@@ -54,3 +54,26 @@ new_instance() {
 	rmdir "$T/instances/$1" 2>/dev/null
 	mkdir "$T/instances/$1" && echo "$T/instances/$1"
 }
+
+# run_daemon OUT ARGS...: start trace-defer ($td) with ARGS in the
+# background (stdout/stderr to OUT.stdout/OUT.stderr, $PRIO in front if
+# set), wait until its instance exists; sets dpid, and started=yes|no.
+run_daemon() {
+	local out=$1
+	shift
+	${PRIO:-} "$td" "$@" > "$out.stdout" 2> "$out.stderr" &
+	dpid=$!
+	started=no
+	for _ in $(seq 100); do
+		[ -d $T/instances/trace-defer ] && { started=yes; break; }
+		sleep 0.1
+	done
+	sleep 0.3
+}
+
+# stop_daemon: SIGTERM and wait for it; sets drc to its exit status.
+stop_daemon() {
+	kill -TERM "$dpid"
+	wait "$dpid"
+	drc=$?
+}

@@ -102,7 +102,8 @@ struct td_ustack {
 /* Cookie layout (kernel/unwind/deferred.c): low 32 bits cpu + 1, high 32 an odd counter. */
 static inline int td_cookie_cpu(uint64_t cookie)
 {
-	return (int)(uint32_t)cookie - 1;
+	/* Unsigned: a CPU part of 0x80000000 (never written, but read) must not overflow. */
+	return (int)((uint32_t)cookie - 1);
 }
 
 static inline uint32_t td_cookie_seq(uint64_t cookie)

@@ -490,6 +490,14 @@ static void test_cookie_decoded(void **state)
 	info(tep, buf, n, out, sizeof(out));
 	assert_string_equal(out, "cookie=0x0 [bad cookie]");
 
+	/*
+	 * From tests/fuzz (fuzz_plugin): a CPU part of 0x80000000 made
+	 * td_cookie_cpu() overflow an int (UBSan in make unit-asan).
+	 */
+	n = cookie_rec(buf, 4242, 0xffff3ff780000000ULL);
+	info(tep, buf, n, out, sizeof(out));
+	assert_string_equal(out, "cookie=0xffff3ff780000000 cpu=2147483647 seq=4294918135");
+
 	free_tep(tep, true);
 	free_tep(plain, false);
 }

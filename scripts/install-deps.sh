@@ -21,6 +21,8 @@ pkgs=(
 	qemu-system-x86 perl python3 python3-ply python3-git
 	# docs, sanitizers, checks
 	libclang-rt-14-dev valgrind
+	# fuzzing (make fuzz): clang with libFuzzer
+	libfuzzer-14-dev
 )
 
 export DEBIAN_FRONTEND=noninteractive

@@ -66,6 +66,8 @@ help:
 	@echo "  check        every test: unit (plain + ASan/UBSan), host tracefs, VM"
 	@echo "  unit         cmocka unit tests"
 	@echo "  unit-asan    unit tests built with ASan/UBSan"
+	@echo "  fuzz         libFuzzer targets (clang) in build-fuzz/; check-fuzz: a 60 s run"
+	@echo "  fuzz-long    fuzz for 30 minutes per target (FUZZ_SECONDS=N)"
 	@echo "  host-test    tests on this machine's real tracefs (root)"
 	@echo "  kernel       fetch Linux 7.3, apply kernel-patches/, build (cached)"
 	@echo "  kernel-debug the same with KASAN, lockdep, PROVE_RCU and failslab"

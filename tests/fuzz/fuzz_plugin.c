@@ -37,6 +37,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 static struct tep_handle *tep_new, *tep_old;
 static uint8_t *guard;
 static size_t page_size;
+static bool verbose;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -47,6 +48,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (guard == MAP_FAILED || mprotect(guard + 17 * page_size, page_size, PROT_NONE))
 		abort();
 	setenv("TRACE_DEFER_PLUGIN_SYMS", "0", 1);
+	/* FUZZ_VERBOSE=1: print the lines (to check seeds). */
+	verbose = getenv("FUZZ_VERBOSE");
 	tep_new = fuzz_tep(false);
 	tep_old = fuzz_tep(true);
 	if (!tep_new || !tep_old)
@@ -82,6 +85,8 @@ static void print_one(struct tep_handle *tep, unsigned int kind, const uint8_t *
 			TEP_PRINT_PID, TEP_PRINT_CPU, TEP_PRINT_TIME, TEP_PRINT_NAME,
 			TEP_PRINT_INFO);
 	trace_seq_terminate(&s);
+	if (verbose)
+		fputs(s.buffer, stderr);
 	trace_seq_destroy(&s);
 
 	/* The Info column: one line of printable text (the plugin's promise). */

@@ -136,6 +136,7 @@ vm-test: all kernel
 check: all
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory unit-asan
+	$(Q)$(MAKE) --no-print-directory check-fuzz
 	$(Q)$(MAKE) --no-print-directory host-test
 	$(Q)$(MAKE) --no-print-directory vm-test
 

@@ -7,7 +7,9 @@
 # OUTDIR (created, emptied) is shared read-write; the guest sees it as
 # $TD_OUT. The guest's console goes to OUTDIR/console.log, the script's
 # output to OUTDIR/guest.log and its exit status to OUTDIR/rc.
-# Environment: VM_MEM (MiB, default 1024), VM_CPUS (2), VM_TIMEOUT (s, 900).
+# Environment: VM_MEM (MiB, default 1024), VM_CPUS (2), VM_TIMEOUT (s, 900),
+# VM_INIT (the guest's PID 1 before SCRIPT, default kernel/guest-init.sh;
+# kernel/guest-init-systemd.sh boots systemd, which runs SCRIPT from a unit).
 # Exits with the guest script's status, or 124 on timeout, 125 if the guest
 # died without reporting one.
 set -euo pipefail
@@ -28,7 +30,7 @@ if [ $# -gt 0 ]; then printf "%s\n" "$@"; fi > "$out/args"
 # Unknown "name=value" boot parameters without a dot become init's environment.
 append="console=ttyS0 root=hostroot rootfstype=9p"
 append+=" rootflags=trans=virtio,version=9p2000.L,msize=512000 ro panic=-1"
-append+=" init=$top/kernel/guest-init.sh tdscript=$script tdtop=$top"
+append+=" init=${VM_INIT:-$top/kernel/guest-init.sh} tdscript=$script tdtop=$top"
 append+=" loglevel=6 ${VM_APPEND:-}"
 
 set +e

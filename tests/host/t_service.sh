@@ -34,6 +34,10 @@ else
 	fail "systemd-analyze missing"
 fi
 
+# ProtectKernelLogs= would take CAP_SYSLOG out of the bounding set.
+check "the unit keeps CAP_SYSLOG (no ProtectKernelLogs)" \
+	[ -z "$(grep '^ProtectKernelLogs=yes' "$unit")" ]
+
 # The unit's CapabilityBoundingSet, applied to a root process.
 caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr 'A-Z' 'a-z' |
 	sed 's/cap_/+/g; s/ /,/g')

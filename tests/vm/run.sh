@@ -4,7 +4,7 @@
 # vm-out/STAGE/ (results, guest.log, console.log, dmesg.log).
 #
 #   VM_TESTS="kernel ftrace daemon report names systemd stress" tests/vm/run.sh
-#   (default: all of them but systemd)
+#   (default: all of them)
 #
 # kernel  deferred stacks through option and trigger (patched kernel)
 # ftrace  ftracetest: the new cases, and trigger/ + event/ compared with
@@ -21,8 +21,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$top/${BUILD:-build}" && pwd)
 outtop=${VM_OUT:-$top/vm-out}
-# systemd is not in the default set until a run of it passes whole (issue 12)
-stages=${VM_TESTS:-kernel ftrace daemon report names stress}
+stages=${VM_TESTS:-kernel ftrace daemon report names systemd stress}
 failed=()
 
 say() { printf '\n== %s\n' "$*"; }

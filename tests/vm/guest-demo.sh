@@ -22,7 +22,10 @@ wait $dpid
 
 echo
 echo "=== fp_chain ($pid): its events, each with the one user stack of its system call"
-jq -r --argjson p "$pid" 'select(.tid == $p) |
+# Its sleeps in c(): the nanosleep entry and the switch out of it (the
+# other records of its start are the dynamic loader's page faults)
+jq -r --argjson p "$pid" 'select(.tid == $p and (.event == "syscalls:sys_enter_nanosleep"
+	or (.event == "sched:sched_switch" and .fields.prev_state == 1))) |
 	"\(.event) cookie=\(.cookie) status=\(.status)\n  user:   \([.user_stack[] | .sym // .addr] | join(" <- "))\n  kernel: \([.kernel_stack[] | .sym // .addr] | join(" <- "))"' \
 	"$out/demo.jsonl" | head -n 12
 echo
@@ -41,7 +44,8 @@ grep '^fp_chain;' "$out/demo.folded" | sort -t' ' -k2 -nr | head -n 3 | cut -c1-
 # programs have exited, instead of printing whatever came.
 echo
 bad=0
-chain=$(jq -r --argjson p "$pid" 'select(.tid == $p and .status == "stitched")
+chain=$(jq -r --argjson p "$pid" 'select(.tid == $p and .status == "stitched"
+	and .event == "syscalls:sys_enter_nanosleep")
 	| [.user_stack[0:4][] | .sym // "?"] | join(" <- ")' "$out/demo.jsonl" | sort | uniq -c |
 	sort -nr | head -n 1 | sed 's/^ *[0-9]* //')
 if [ "$chain" = "c <- b <- a <- main" ]; then

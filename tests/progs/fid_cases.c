@@ -15,19 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
+#include "raw_nanosleep.h"
 
 __attribute__((noinline)) static void x_b(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	long ret;
-
-	asm volatile("syscall"
-		     : "=a"(ret)
-		     : "a"(SYS_nanosleep), "D"(&ts), "S"(0)
-		     : "rcx", "r11", "memory");
+	raw_nanosleep_ms(ms);
 	asm volatile("" ::: "memory");
 }
 

@@ -5,20 +5,14 @@
  * each time. fid_lib_sleep() -> fid_lib_inner() -> nanosleep, entered
  * with a raw syscall instruction so that the first frame is in here.
  */
-#include <sys/syscall.h>
-#include <time.h>
+
+#include "../raw_nanosleep.h"
 
 void fid_lib_sleep(long ms);
 
 __attribute__((noinline)) static void fid_lib_inner(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	long ret;
-
-	asm volatile("syscall"
-		     : "=a"(ret)
-		     : "a"(SYS_nanosleep), "D"(&ts), "S"(0)
-		     : "rcx", "r11", "memory");
+	raw_nanosleep_ms(ms);
 	asm volatile("" ::: "memory");
 }
 

@@ -86,8 +86,10 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		total_lost(r), r->ss.evicted_events, r->ss.evicted_stacks, r->ss.orphan_stacks,
 		overrun, dropped);
 	fprintf(f, "trace-defer:   parser: pages=%" PRIu64 " missed_pages=%" PRIu64
-		" orphan_records=%" PRIu64 " unknown_records=%" PRIu64 "\n",
-		r->ps.pages, r->ps.missed_pages, r->ps.orphans, r->ps.unknown);
+		" orphan_records=%" PRIu64 " unknown_records=%" PRIu64 " stacks_cut=%" PRIu64
+		" exec_stacks=%" PRIu64 "\n",
+		r->ps.pages, r->ps.missed_pages, r->ps.orphans, r->ps.unknown, r->ps.stacks_cut,
+		r->ss.exec_stacks);
 	fprintf(f, "trace-defer:   files: records=%" PRIu64 " known=%" PRIu64 " full=%" PRIu64
 		" conflicts=%" PRIu64 " bad_file_info=%" PRIu64 " frames_named=%" PRIu64
 		" frames_unknown_id=%" PRIu64 " build_id_mismatch=%" PRIu64 "\n",

@@ -260,6 +260,15 @@ static struct tep_format_field *dyn_field(struct tep_event *event, const char *n
 	return f;
 }
 
+/* An optional u16 field: absent (older kernels) or of another shape is NULL. */
+static struct tep_format_field *u16_field(struct tep_event *event, const char *name)
+{
+	struct tep_format_field *f = tep_find_field(event, name);
+
+	return f && f->size == 2 && !(f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) ?
+	       f : NULL;
+}
+
 int td_ustack_fields_init(struct td_ustack_fields *uf, struct tep_event *event)
 {
 	int err = 0;
@@ -272,6 +281,8 @@ int td_ustack_fields_init(struct td_ustack_fields *uf, struct tep_event *event)
 	if (!uf->stack || err)
 		return -EPROTO;
 	uf->has_files = uf->bases && uf->ids && uf->frame_files;
+	uf->dropped = u16_field(event, "dropped");
+	uf->flags = u16_field(event, "flags");
 	return 0;
 }
 

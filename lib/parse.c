@@ -581,7 +581,7 @@ static int on_unwind(struct td_parser *p, int cpu, int tid, uint64_t ts, const u
 {
 	struct td_ustack *us;
 	unsigned int off, len, i;
-	uint64_t cookie;
+	uint64_t cookie, v;
 
 	if (read_field(p->uw_cookie, data, &cookie) ||
 	    !td_dyn_field(p->uw.stack, data, size, &off, &len) || len % 8) {
@@ -601,6 +601,12 @@ static int on_unwind(struct td_parser *p, int cpu, int tid, uint64_t ts, const u
 	us->cpu = cpu;
 	us->tid = tid;
 	us->cookie = cookie;
+	if (p->uw.dropped && !read_field(p->uw.dropped, data, &v))
+		us->dropped = v;
+	if (p->uw.flags && !read_field(p->uw.flags, data, &v))
+		us->flags = v;
+	if (us->dropped)
+		p->stats.stacks_cut++;
 	td_stitch_stack(p->st, us);
 	p->stats.stacks++;
 	return 0;

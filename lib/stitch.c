@@ -334,6 +334,9 @@ static void emit(struct td_stitcher *st, struct td_event *ev, const struct td_us
 
 static enum td_status stack_status(const struct td_ustack *us)
 {
+	/* The new program's stack: not the one of the events before the execve() */
+	if (us->flags & TD_USTACK_EXEC)
+		return TD_USER_LOST;
 	return us->ips.nr ? TD_STITCHED : TD_UNWIND_FAILED;
 }
 
@@ -505,6 +508,8 @@ void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us)
 	size_t slot;
 
 	st->stats.stacks++;
+	if (us->flags & TD_USTACK_EXEC)
+		st->stats.exec_stacks++;
 	slot = table_find(&st->tab, us->tid, us->cookie);
 	ke = st->tab.slots[slot].ke;
 	if (ke && ke->us) {

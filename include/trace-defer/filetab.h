@@ -126,6 +126,7 @@ int td_filetab_add_record(struct td_filetab *ft, struct tep_event *event, const 
 struct td_ustack_fields {
 	struct tep_format_field *stack, *bases, *ids, *frame_files;
 	bool has_files;			/* the three file fields are all there */
+	struct tep_format_field *dropped, *flags;	/* u16, NULL when absent */
 };
 
 /*

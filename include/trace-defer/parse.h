@@ -39,6 +39,8 @@ struct td_parser_stats {
 	uint64_t file_records;		/* user_unwind_file records */
 	/* Stack records whose file identity did not hold together: frames unrecorded. */
 	uint64_t bad_file_info;
+	/* Stack records the kernel cut to fit a sub-buffer (dropped != 0). */
+	uint64_t stacks_cut;
 };
 
 /* Returns the thread group id of @tid, or 0 if unknown. */

@@ -77,6 +77,8 @@ struct td_stitch_stats {
 	 * mean max_stacks is small for the event rate.
 	 */
 	uint64_t evicted_used_stacks;
+	/* Stacks the kernel marked as unwound after an execve() (TD_USTACK_EXEC). */
+	uint64_t exec_stacks;
 };
 
 struct td_stitcher;

@@ -97,7 +97,21 @@ struct td_ustack {
 	 * by td_ustack_new_files(), freed by td_ustack_free().
 	 */
 	struct td_ufile *files;
+	/*
+	 * Added with the kernel's "dropped" and "flags" fields (0 from older
+	 * kernels): outermost frames the kernel left out for the record to
+	 * fit, and TD_USTACK_* flags.
+	 */
+	uint16_t dropped;
+	uint16_t flags;
 };
+
+/*
+ * The task called execve() after the first event of its kernel entry
+ * asked: the stack is the new program's, not the one of the events that
+ * asked before. The stitcher gives such events status user_lost.
+ */
+#define TD_USTACK_EXEC	0x1
 
 /* Cookie layout (kernel/unwind/deferred.c): low 32 bits cpu + 1, high 32 an odd counter. */
 static inline int td_cookie_cpu(uint64_t cookie)

@@ -458,6 +458,34 @@ static void test_unwind_failed(void **state)
 	fixture_free(fx);
 }
 
+/*
+ * A stack the kernel unwound after an execve() is the new program's: the
+ * events of its cookie, before or after it arrives, get no user stack.
+ */
+static void test_exec_stack(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+	uint64_t ck = cookie(0, 11), ck2 = cookie(0, 13);
+	struct td_ustack *us = stack(900, ck, 200, 0, 4, 0x7000);
+
+	us->flags = TD_USTACK_EXEC;
+	td_stitch_event(fx->st, event(1, 900, ck, 100, 0));
+	td_stitch_stack(fx->st, us);
+	td_stitch_event(fx->st, event(2, 900, ck, 150, 0));
+	/* The next entry of the same task stitches as usual. */
+	td_stitch_event(fx->st, event(3, 900, ck2, 300, 0));
+	td_stitch_stack(fx->st, stack(900, ck2, 400, 0, 2, 0x8000));
+	assert_int_equal(fx->log.n, 3);
+	assert_int_equal(find(fx, 1)->status, TD_USER_LOST);
+	assert_int_equal(find(fx, 2)->status, TD_USER_LOST);
+	assert_int_equal(find(fx, 3)->status, TD_STITCHED);
+	assert_int_equal(find(fx, 3)->ip0, 0x8000);
+	assert_int_equal(stats(fx).exec_stacks, 1);
+	assert_int_equal(stats(fx).emitted[TD_USER_LOST], 2);
+	assert_int_equal(stats(fx).emitted[TD_STITCHED], 1);
+	fixture_free(fx);
+}
+
 static void test_no_user_and_inplace(void **state)
 {
 	struct fixture *fx = fixture_new(0, 0);
@@ -904,6 +932,7 @@ int main(void)
 		cmocka_unit_test(test_counter_wrap_expired),
 		cmocka_unit_test(test_lost_stack),
 		cmocka_unit_test(test_unwind_failed),
+		cmocka_unit_test(test_exec_stack),
 		cmocka_unit_test(test_no_user_and_inplace),
 		cmocka_unit_test(test_bound_events),
 		cmocka_unit_test(test_bound_events_same_key),

@@ -5,6 +5,7 @@
 build=$1
 . "$(dirname "$0")/lib.sh"
 fp=$build/progs/fp_chain
+td=$build/trace-defer
 [ -x "$fp" ] || { fail setup "no $fp"; exit 1; }
 
 # --- option: main -> a -> b -> c -> nanosleep ------------------------------
@@ -58,7 +59,54 @@ stack=$(gawk -v p="$pid" -v c="$cookie" '$1 == "S" && $3 == p && $5 == c { print
 nrec=$(funcs "$fp" ${stack//,/ } | grep -cx rec)
 check recursion_40_frames test "${nfr:-0}" -ge 40 -a "$nrec" -eq 40
 echo "recursion: $nfr frames, $nrec in rec()"
+
+# --- 600-deep: cut to one sub-buffer, said in the record and the text ----
+echo 1 > "$d/options/userstacktrace_delay"
+echo 0 > "$d/trace"
+echo 1 > "$d/events/sched/sched_switch/enable"
+pid=$("$fp" recurse 600 30 | sed -n 's/^fp_chain pid=//p')
+echo 0 > "$d/events/sched/sched_switch/enable"
+echo 0 > "$d/options/userstacktrace_delay"
+cp "$d/trace" /tmp/deep.trace
+hdr=$(grep -m 1 -- "-$pid .*<user stack unwind cookie=0x[0-9a-f]* frames=[0-9]* dropped=[1-9]" \
+	/tmp/deep.trace)
+nfr=$(echo "$hdr" | sed -n 's/.* frames=\([0-9]*\) dropped=\([0-9]*\).*/\1/p')
+ndr=$(echo "$hdr" | sed -n 's/.* frames=\([0-9]*\) dropped=\([0-9]*\).*/\2/p')
+# The unwinder stops at about 500 frames; the record keeps what fits
+echo "deep: frames $nfr dropped $ndr; $(grep -c 'LINE TOO BIG' /tmp/deep.trace) lines too big"
+check deep_stack_cut_and_counted test -n "$nfr" -a "$((${nfr:-0} + ${ndr:-0}))" -ge 500
+check deep_stack_no_line_too_big test "$(grep -c 'LINE TOO BIG' /tmp/deep.trace)" -eq 0
+check deep_stack_text_says_more grep -q '^ => \.\.\. [1-9][0-9]* more frames$' /tmp/deep.trace
 rmdir "$d"
+
+# --- a stack unwound after an execve() is marked, the daemon drops it ----
+d=$(new_instance exec)
+if [ -d "$d/events/syscalls/sys_enter_execve" ]; then
+	echo 1 > "$d/events/syscalls/sys_enter_execve/enable"
+	echo 1 > "$d/options/userstacktrace_delay"
+	for _ in 1 2 3; do "$fp" sleep 1 1 > /dev/null; done
+	echo 0 > "$d/events/enable"
+	echo 0 > "$d/options/userstacktrace_delay"
+	nexec=$(grep -c -- '-[0-9]* .*<user stack unwind cookie=0x[0-9a-f]* frames=[1-9][0-9]* exec>$' \
+		"$d/trace")
+	check exec_stack_marked test "$nexec" -ge 3
+	rmdir "$d"
+	# The daemon: the execve events get no user stack (the new program's)
+	run_daemon /tmp/exec -e syscalls:sys_enter_execve --mode option -o /tmp/exec.json
+	for _ in 1 2 3; do "$fp" sleep 1 1 > /dev/null; done
+	sleep 0.5
+	stop_daemon
+	cp /tmp/exec.json /tmp/exec.stderr "$TD_OUT/" 2>/dev/null
+	nfp=$(jq -r 'select(.comm != null and .event == "syscalls:sys_enter_execve") | .status' \
+		/tmp/exec.json 2>/dev/null | sort | uniq -c | tr '\n' ' ')
+	nst=$(sed -n 's/.* exec_stacks=\([0-9]*\).*/\1/p' /tmp/exec.stderr | tail -n 1)
+	echo "exec: daemon exit $drc, execve events by status: $nfp; exec_stacks=$nst"
+	check exec_daemon_counts test "$drc" -eq 0 -a "${nst:-0}" -ge 3
+	check exec_daemon_no_stitched_execve test -n "$nfp" -a -z "$(echo "$nfp" | grep -w stitched)"
+else
+	fail exec_stack "no syscall events (CONFIG_FTRACE_SYSCALLS)"
+	rmdir "$d"
+fi
 
 # --- one kernel entry, several events: one cookie, one stack --------------
 d=$(new_instance shared)

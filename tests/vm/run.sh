@@ -23,6 +23,7 @@ build=$(cd "$top/${BUILD:-build}" && pwd)
 outtop=${VM_OUT:-$top/vm-out}
 stages=${VM_TESTS:-kernel ftrace daemon report names systemd stress}
 failed=()
+tails=()		# what the summary repeats for a failed stage
 
 say() { printf '\n== %s\n' "$*"; }
 
@@ -54,9 +55,14 @@ boot() {
 		echo "vm: $stage: kernel reports in the console log:"
 		echo "$s"
 		failed+=("$stage: kernel report")
+		# CI shows only the end of the output: repeat the first report there
+		tails+=("== $stage: first kernel report" "$(grep -m 1 -A 25 -E "$KREPORTS" \
+			"$outtop/$stage/console.log")")
 	fi
 	if [ "$rc" -ne 0 ]; then
 		failed+=("$stage: exit $rc")
+		[ "$rc" -ge 124 ] && tails+=("== $stage: end of the console (exit $rc)" \
+			"$(tail -n 15 "$outtop/$stage/console.log")")
 	fi
 	return "$rc"
 }
@@ -160,6 +166,7 @@ cat "$outtop"/*/results 2>/dev/null | sort | uniq -c | awk '{ print "  " $0 }' |
 echo "  $(cat "$outtop"/*/results 2>/dev/null | grep -c '^PASS') checks passed," \
      "$(cat "$outtop"/*/results 2>/dev/null | grep -c '^FAIL') failed"
 if [ "${#failed[@]}" -ne 0 ]; then
+	[ "${#tails[@]}" -ne 0 ] && printf '%s\n' "${tails[@]}" | cut -c1-160
 	printf 'vm-test FAILED:\n'
 	printf '  %s\n' "${failed[@]}"
 	exit 1

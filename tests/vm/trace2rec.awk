@@ -22,6 +22,8 @@ function flush_stack() {
 	st_cookie = ""
 }
 /^#/ { next }
+# The last line of a stack too deep for the text output
+/^ => \.\.\. [0-9]+ more frames$/ { next }
 # " => 0x401136", or " =>  <0000000000401136>" without sym-userobj
 /^ => / {
 	if (st_cookie != "") {
@@ -48,7 +50,8 @@ function flush_stack() {
 			printf "C\t%d\t%s\t%s\t%s\n", cpu, pid, ts, c[1]
 		next
 	}
-	if (match(rest, /^<user stack unwind cookie=(0x[0-9a-f]+) frames=([0-9]+)>$/, c)) {
+	# " dropped=N": cut to fit a sub-buffer; " exec": unwound after an execve()
+	if (match(rest, /^<user stack unwind cookie=(0x[0-9a-f]+) frames=([0-9]+)( dropped=[0-9]+)?( exec)?>$/, c)) {
 		flush_stack()
 		st_pid = pid; st_ts = ts; st_cookie = c[1]; st_n = 0; st_addrs = ""
 		next

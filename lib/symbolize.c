@@ -396,19 +396,36 @@ static struct object *object_for_fd(struct td_symbolizer *sym, int fd, const cha
 	return o;
 }
 
-/* Open @path if it is the file with inode @ino (0: any). */
-static int open_checked(const char *path, uint64_t ino)
+/*
+ * Open @path for reading if it is a regular file. Paths come from trace
+ * records and /proc, which a trace file or a racing rename can point at a
+ * FIFO (open would wait for a writer forever), a terminal or a device:
+ * O_NONBLOCK and O_NOCTTY make opening them harmless, and they are then
+ * refused. *@st is the file's status. Returns the fd or -1.
+ */
+static int open_regular(const char *path, struct stat *st)
 {
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
-	if (fd < 0 || !ino)
-		return fd;
-	if (fstat(fd, &st) || st.st_ino != ino) {
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+/* Open @path if it is a regular file with inode @ino (0: any). */
+static int open_checked(const char *path, uint64_t ino)
+{
+	struct stat st;
+	int fd = open_regular(path, &st);
+
+	if (fd < 0 || !ino || st.st_ino == ino)
+		return fd;
+	close(fd);
+	return -1;
 }
 
 /*
@@ -432,7 +449,7 @@ static struct object *resolve_mapping(struct td_symbolizer *sym, struct td_proc 
 	fd = -1;
 	if (snprintf(path, sizeof(path), "%s/map_files/%" PRIx64 "-%" PRIx64, td_proc_dir(proc),
 		     m->start, m->end) < (int)sizeof(path))
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = open_checked(path, 0);
 	if (fd < 0 && file_name == rooted)
 		fd = open_checked(rooted, m->inode);
 	if (fd < 0)
@@ -691,7 +708,7 @@ int td_sym_file(struct td_symbolizer *sym, const char *path, uint64_t file_offse
 
 	*out = (struct td_frame){ .addr = file_offset, .file_offset = file_offset,
 				 .strings_id = sym->strings_id };
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_checked(path, 0);
 	if (fd < 0)
 		return -ENOENT;
 	out->object = intern(sym, path, strlen(path));
@@ -712,7 +729,7 @@ static struct object *object_checked(struct td_symbolizer *sym, const char *path
 				     const char *bid, bool *mismatch)
 {
 	struct object *o;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open_checked(path, 0);
 
 	if (fd < 0)
 		return NULL;

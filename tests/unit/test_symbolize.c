@@ -723,6 +723,7 @@ static void test_sym_file(void **state)
 	td_sym_free(sym);
 }
 
+
 /* ---- files the symbolizer cannot reach by path ------------------------ */
 
 static void copy_file(const char *from, const char *to)
@@ -1727,6 +1728,36 @@ static int group_teardown(void **state)
 	return 0;
 }
 
+/*
+ * A path from a trace may name a FIFO or a device: refused without
+ * blocking (a FIFO with no writer would block open() forever; the alarm
+ * turns such a hang into a failure).
+ */
+static void test_file_not_regular(void **state)
+{
+	struct td_symbolizer *sym = new_sym(0, "debug");
+	struct td_filetab *ft = td_filetab_new(0);
+	char fifo[64];
+	struct td_frame fr;
+	struct td_file *f;
+
+	assert_non_null(ft);
+	snprintf(fifo, sizeof(fifo), "/tmp/td-fifo-%d", (int)getpid());
+	unlink(fifo);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(10);
+	assert_int_equal(td_sym_file(sym, fifo, 0x1000, &fr), -ENOENT);
+	assert_null(fr.symbol);
+	assert_int_equal(td_sym_file(sym, "/dev/zero", 0x1000, &fr), -ENOENT);
+	f = record_file(ft, 3, fifo, "4444444444444444444444444444444444444444");
+	assert_int_equal(td_sym_file_id(sym, f, 0x10, 0x10, false, &fr), -ENOENT);
+	assert_null(fr.symbol);
+	alarm(0);
+	unlink(fifo);
+	td_filetab_free(ft);
+	td_sym_free(sym);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1757,6 +1788,7 @@ int main(void)
 		cmocka_unit_test(test_file_id_debug_dir),
 		cmocka_unit_test(test_file_id_debuginfod_opt_in),
 		cmocka_unit_test(test_file_id_frames),
+		cmocka_unit_test(test_file_not_regular),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

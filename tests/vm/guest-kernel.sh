@@ -206,7 +206,7 @@ if command -v trace-cmd > /dev/null; then
 	check tracecmd_report_ok test "$rc" -eq 0
 	check tracecmd_no_warnings test ! -s /tmp/tc.err
 	check tracecmd_prints_cookie grep -q 'user_unwind_cookie: *cookie=0x[0-9a-f]' /tmp/tc.txt
-	check tracecmd_prints_stack grep -Eq 'user_unwind_stack: *cookie=0x[0-9a-f]+ stack=[0-9]+' /tmp/tc.txt
+	check tracecmd_prints_stack grep -Eq 'user_unwind_stack: *cookie=0x[0-9a-f]+ dropped=0 flags=0x[01] stack=[0-9]+' /tmp/tc.txt
 	cp /tmp/tc.dat /tmp/tc.txt /tmp/tc.err "$TD_OUT/" 2>/dev/null
 	echo 0 > "$T/options/userstacktrace_delay"
 else

@@ -43,6 +43,7 @@ static const char *const kind_names[NR_KINDS] = {
 struct stat_ctx {
 	int ev_ids[MAX_EVENTS], nr_ev;
 	int id_kstack, id_ustack, id_cookie, id_unwind, id_ufile;
+	int unwind_stack_off;		/* of the stack's __data_loc word: 16, 20 with "dropped" */
 	uint64_t records[NR_KINDS], bytes[NR_KINDS];
 	/* user_unwind_stack bytes had the records no file identity (cookie + stack) */
 	uint64_t unwind_bytes_no_files;
@@ -84,8 +85,8 @@ static void on_record(unsigned int type, const void *data, int size, void *arg)
 		uint32_t loc;
 
 		k = K_UNWIND;
-		if (size >= 20) {
-			memcpy(&loc, d + 16, sizeof(loc));
+		if (c->unwind_stack_off > 0 && size >= c->unwind_stack_off + 4) {
+			memcpy(&loc, d + c->unwind_stack_off, sizeof(loc));
 			c->uframes_deferred += (loc >> 16) / 8;
 			c->empty_unwind += !(loc >> 16);
 			/* The layout before file identity: 24 bytes, then the IPs */
@@ -341,6 +342,7 @@ int main(int argc, char **argv)
 		c.id_cookie = ftrace_id("user_unwind_cookie");
 		c.id_unwind = ftrace_id("user_unwind_stack");
 		c.id_ufile = ftrace_id("user_unwind_file");
+		c.unwind_stack_off = rbwalk_field_offset("ftrace", "user_unwind_stack", "stack");
 	}
 	pid = spawn(argv + optind, &out_fd, &go_fd);
 	if (pid < 0)

@@ -89,3 +89,17 @@ int rbwalk_event_id(const char *system, const char *name)
 	free(s);
 	return id;
 }
+
+int rbwalk_field_offset(const char *system, const char *name, const char *field)
+{
+	char *s = tracefs_event_file_read(NULL, system, name, "format", NULL);
+	char key[128], *p;
+	int off = -1;
+
+	snprintf(key, sizeof(key), " %s;\toffset:", field);
+	p = s ? strstr(s, key) : NULL;
+	if (p)
+		off = atoi(p + strlen(key));
+	free(s);
+	return off;
+}

@@ -28,5 +28,7 @@ uint64_t rbwalk_pages(const struct rbwalk *w);
 
 /* The id of SYSTEM/NAME in the top tracefs (events/SYSTEM/NAME/format), or -1. */
 int rbwalk_event_id(const char *system, const char *name);
+/* Offset of field @field ("...[] stack;" or "... cookie;") in the format; -1 if absent. */
+int rbwalk_field_offset(const char *system, const char *name, const char *field);
 
 #endif /* TD_BENCH_RBWALK_H */

@@ -42,6 +42,7 @@ void td_config_init(struct td_config *cfg)
 	cfg->buffer_percent = 10;
 	cfg->kernel_stack = true;
 	cfg->symbolize = true;
+	cfg->json_layout = TD_JSON_INTERNED;
 	cfg->verbosity = TD_LOG_WARN;
 }
 
@@ -290,6 +291,23 @@ static int set_comm(struct td_config *cfg, const char *value, const char *where)
 	return set_string(&cfg->comm, value, where, "comm");
 }
 
+static const char *const layout_names[] = {
+	[TD_JSON_FULL] = "full",
+	[TD_JSON_INTERNED] = "interned",
+};
+
+static int set_layout(struct td_config *cfg, const char *value, const char *where)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(layout_names); i++) {
+		if (!strcmp(value, layout_names[i])) {
+			cfg->json_layout = i;
+			return 0;
+		}
+	}
+	td_err("%s: json_layout: '%s' is not one of full, interned", where, value);
+	return -1;
+}
+
 /*
  * Only clocks that count nanoseconds: the stitcher's time bounds and the
  * drain timer compare trace time with nanosecond limits.
@@ -343,6 +361,8 @@ int td_config_set(struct td_config *cfg, const char *key, const char *value, con
 		return set_string(&cfg->output, value, where, key);
 	if (!strcmp(key, "output_append"))
 		return parse_bool(value, &cfg->output_append, where, key);
+	if (!strcmp(key, "json_layout"))
+		return set_layout(cfg, value, where);
 	if (!strcmp(key, "folded"))
 		return set_string(&cfg->folded, value, where, key);
 	if (!strcmp(key, "flamegraph"))
@@ -491,6 +511,7 @@ void td_config_dump(const struct td_config *cfg, FILE *f)
 	if (cfg->output)
 		fprintf(f, "output = %s\n", cfg->output);
 	fprintf(f, "output_append = %s\n", cfg->output_append ? "yes" : "no");
+	fprintf(f, "json_layout = %s\n", layout_names[cfg->json_layout]);
 	if (cfg->folded)
 		fprintf(f, "folded = %s\n", cfg->folded);
 	if (cfg->flamegraph)

@@ -193,7 +193,7 @@ int td_outputs_close(struct td_outputs *o)
 		struct td_json_stats st;
 
 		td_json_writer_stats(o->jw, &st);
-		td_info("JSON: %llu events, %llu stack lines, %llu stack table epochs",
+		td_debug("JSON: %llu events, %llu stack lines, %llu stack table epochs",
 			(unsigned long long)st.events, (unsigned long long)st.stacks,
 			(unsigned long long)st.epochs);
 	}

@@ -135,18 +135,27 @@ static int teardown(void **state)
 
 /* ---- writing and reading back ---- */
 
-/* Write @r with td_json_write() and return the text (caller frees). */
-static char *write_one(const struct td_resolved *r)
+/*
+ * Everything @jw writes for @r (NULL: td_json_write(), layout full without
+ * a writer of one's own), as text (caller frees).
+ */
+static char *writer_lines(struct td_json_writer *jw, const struct td_resolved *r)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	assert_int_equal(td_json_write(f, r), 0);
+	assert_int_equal(jw ? td_json_writer_write(jw, f, r) : td_json_write(f, r), 0);
 	assert_int_equal(fclose(f), 0);
 	assert_non_null(buf);
 	return buf;
+}
+
+/* Write @r with td_json_write() and return the text (caller frees). */
+static char *write_one(const struct td_resolved *r)
+{
+	return writer_lines(NULL, r);
 }
 
 /* One line, newline-terminated, no other newline: parse it. */
@@ -963,20 +972,6 @@ static void test_frame_cache(void **state)
 }
 
 /* ---- layout interned (schema version 2) ---- */
-
-/* Everything @jw writes for @r, as text (caller frees). */
-static char *writer_lines(struct td_json_writer *jw, const struct td_resolved *r)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	assert_int_equal(td_json_writer_write(jw, f, r), 0);
-	assert_int_equal(fclose(f), 0);
-	assert_non_null(buf);
-	return buf;
-}
 
 /* The stacks as layout full writes them: "\"kernel_stack\":[...],\"user_stack\":[...]". */
 static char *full_stacks(const struct td_resolved *r)

@@ -256,16 +256,25 @@ static int add_pid(struct td_config *cfg, const char *value, const char *where)
 	return 0;
 }
 
+/* The index of @value in @names, or -1. */
+static int name_index(const char *value, const char *const *names, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (!strcmp(value, names[i]))
+			return (int)i;
+	return -1;
+}
+
 static int set_mode(struct td_config *cfg, const char *value, const char *where)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(mode_names); i++) {
-		if (!strcmp(value, mode_names[i])) {
-			cfg->mode = i;
-			return 0;
-		}
+	int i = name_index(value, mode_names, ARRAY_SIZE(mode_names));
+
+	if (i < 0) {
+		td_err("%s: mode: '%s' is not one of auto, option, trigger, inplace", where, value);
+		return -1;
 	}
-	td_err("%s: mode: '%s' is not one of auto, option, trigger, inplace", where, value);
-	return -1;
+	cfg->mode = i;
+	return 0;
 }
 
 /* A tracefs instance name becomes a directory name: keep it simple and safe. */
@@ -298,14 +307,14 @@ static const char *const layout_names[] = {
 
 static int set_layout(struct td_config *cfg, const char *value, const char *where)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(layout_names); i++) {
-		if (!strcmp(value, layout_names[i])) {
-			cfg->json_layout = i;
-			return 0;
-		}
+	int i = name_index(value, layout_names, ARRAY_SIZE(layout_names));
+
+	if (i < 0) {
+		td_err("%s: json_layout: '%s' is not one of full, interned", where, value);
+		return -1;
 	}
-	td_err("%s: json_layout: '%s' is not one of full, interned", where, value);
-	return -1;
+	cfg->json_layout = i;
+	return 0;
 }
 
 /*

@@ -189,15 +189,6 @@ int td_outputs_close(struct td_outputs *o)
 {
 	int ret = write_accumulated(o, true);
 
-	if (o->jw) {
-		struct td_json_stats st;
-
-		td_json_writer_stats(o->jw, &st);
-		td_debug("JSON: %llu events, %llu stack lines, %llu stack table epochs",
-			(unsigned long long)st.events, (unsigned long long)st.stacks,
-			(unsigned long long)st.epochs);
-	}
-
 	if (o->json) {
 		if (is_stdout(o->json_path)) {
 			if (fflush(o->json) && errno != EPIPE) {

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * JSON lines writer: one object per event, schema version 1, documented key
- * by key in doc/trace-defer-json.7.md.
+ * JSON lines writer, documented key by key in doc/trace-defer-json.7.md:
+ * layout full, one object per event with its frames (schema version 1),
+ * or layout interned (schema version 2), where a td_json_writer remembers
+ * the stacks it wrote to its file as "stack" lines and event lines refer
+ * to them by id.
  *
  * Promises: the output is valid JSON on one line (strings are made valid
  * UTF-8: an invalid byte becomes U+FFFD), every key of the schema is always

@@ -19,7 +19,8 @@
  *   stitch   + the stitcher, emitting to a counting callback
  *   symbol   + daemon/resolve.c, the daemon's emit callback: process ids,
  *            kernel and user frames named, outputs off
- *   json     + its JSON output to --json (default /dev/null)
+ *   json     + its JSON output to --json (default /dev/null), layout full
+ *   json_interned  the same in layout interned (stacks once, by id)
  * Prints one JSON object on stdout. --raw-dir writes cpuN.raw (the pages
  * as trace_pipe_raw would give them) for trace-cmd restore.
  */
@@ -51,9 +52,11 @@
 #define FEED_BATCH	64	/* pages between two advances, as the daemon's read budget */
 #define JSON_BUF	(1 << 16)
 
-enum stage { ST_PARSE, ST_STITCH, ST_SYMBOL, ST_JSON, NR_STAGES };
+enum stage { ST_PARSE, ST_STITCH, ST_SYMBOL, ST_JSON, ST_JSON_INTERNED, NR_STAGES };
 
-static const char *const stage_names[NR_STAGES] = { "parse", "stitch", "symbol", "json" };
+static const char *const stage_names[NR_STAGES] = {
+	"parse", "stitch", "symbol", "json", "json_interned",
+};
 
 struct cpu_pages {
 	uint8_t *buf;
@@ -80,6 +83,7 @@ struct run {
 	/* The daemon's own resolver (daemon/resolve.c): tgid, symbols, outputs. */
 	struct td_resolver *res;
 	struct td_outputs out;
+	struct out_count *oc;		/* bytes of JSON written */
 	struct td_counters counters;
 	uint64_t emitted[TD_NR_STATUS];
 	uint64_t kframes, knamed, uframes, named_u;
@@ -177,6 +181,58 @@ static int count_frames(const struct td_resolved *res, void *arg)
 
 /* ---- pipeline set-up ---- */
 
+/* The JSON output: a file that counts what goes through it. */
+struct out_count {
+	int fd;
+	uint64_t bytes;
+};
+
+static ssize_t out_count_write(void *cookie, const char *buf, size_t size)
+{
+	struct out_count *oc = cookie;
+	size_t done = 0;
+
+	while (done < size) {
+		ssize_t n = write(oc->fd, buf + done, size - done);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return done ? (ssize_t)done : -1;
+		}
+		done += n;
+	}
+	oc->bytes += size;
+	return size;
+}
+
+static int out_count_close(void *cookie)
+{
+	struct out_count *oc = cookie;
+
+	return close(oc->fd);
+}
+
+static FILE *out_count_open(const char *path, struct out_count **ocp)
+{
+	static const cookie_io_functions_t fns = {
+		.write = out_count_write, .close = out_count_close,
+	};
+	struct out_count *oc = calloc(1, sizeof(*oc));
+	FILE *f;
+
+	*ocp = oc;
+	if (!oc)
+		return NULL;
+	oc->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (oc->fd < 0)
+		return NULL;
+	f = fopencookie(oc, "w", fns);
+	if (!f)
+		close(oc->fd);
+	return f;
+}
+
 static void run_free(struct run *r)
 {
 	if (!r)
@@ -186,6 +242,8 @@ static void run_free(struct run *r)
 	td_resolver_free(r->res);
 	if (r->out.json)
 		fclose(r->out.json);
+	free(r->oc);
+	td_json_writer_free(r->out.jw);
 	free(r->out.json_buf);
 	td_counters_free(&r->counters);
 	free(r);
@@ -204,9 +262,11 @@ static struct run *run_new(struct tep_handle *tep, enum stage stage, const char 
 	if (td_counters_init(&r->counters, REPLAY_CPUS))
 		goto fail;
 	if (stage >= ST_JSON) {
-		r->out.json = fopen(json, "we");
+		r->out.json = out_count_open(json, &r->oc);
 		r->out.json_buf = malloc(JSON_BUF);
-		if (!r->out.json || !r->out.json_buf)
+		r->out.jw = td_json_writer_new(stage == ST_JSON_INTERNED ? TD_JSON_INTERNED :
+					       TD_JSON_FULL, 0);
+		if (!r->out.json || !r->out.json_buf || !r->out.jw)
 			goto fail;
 		setvbuf(r->out.json, r->out.json_buf, _IOFBF, JSON_BUF);
 	}
@@ -540,8 +600,16 @@ static json_object *run_json(const struct run *r, uint64_t events, uint64_t wall
 		add_u64(o, "user_frames", r->uframes);
 		add_dbl(o, "user_frames_named", r->uframes ? (double)r->named_u / r->uframes : 0);
 	}
-	if (r->stage >= ST_JSON)
+	if (r->stage >= ST_JSON) {
+		struct td_json_stats js;
+
 		add_u64(o, "json_errors", r->counters.write_errors);
+		add_u64(o, "json_bytes", r->oc->bytes);
+		add_dbl(o, "json_bytes_per_event", events ? (double)r->oc->bytes / events : 0);
+		td_json_writer_stats(r->out.jw, &js);
+		add_u64(o, "json_stack_lines", js.stacks);
+		add_u64(o, "json_epochs", js.epochs);
+	}
 	return o;
 }
 
@@ -694,7 +762,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: replay --formats DIR --prog FP_CHAIN [--events N] [--repeat R]\n"
 			"              [--procs N] [--raw-dir DIR] [--json FILE] [--memory]\n"
-			"              [--stages parse,stitch,symbol,json]\n");
+			"              [--stages parse,stitch,symbol,json,json_interned]\n");
 	return 2;
 }
 

@@ -73,13 +73,18 @@ def replay(r, work):
     prev = 0.0
     res = {"capture": cap, "stages": {}}
     for name, label in (("parse", "parse"), ("stitch", "+ stitch"), ("symbol", "+ symbolize"),
-                        ("json", "+ JSON to /dev/null")):
+                        ("json", "+ JSON to /dev/null"),
+                        ("json_interned", "+ JSON, interned")):
         s = st.get(name)
         if not s:
             continue
         cpu_ns = s["cpu_seconds"] * 1e9 / s["events"]
+        if name == "json_interned" and "symbol" in st:
+            # Both JSON rows add to the symbolize stage.
+            prev = st["symbol"]["cpu_seconds"] * 1e9 / st["symbol"]["events"]
         r.row((label, fmt_rate(s["events_per_s"]), "%.0f" % s["ns_per_event"],
                fmt_rate(1e9 / cpu_ns), "%.0f" % cpu_ns, "%+.0f" % (cpu_ns - prev)), w)
+        s["json_cpu_ns_per_event"] = cpu_ns - prev
         prev = cpu_ns
         s["cpu_events_per_s"] = 1e9 / cpu_ns
         res["stages"][name] = s
@@ -91,6 +96,21 @@ def replay(r, work):
                                 ", ".join("%s %d" % (k, sym[k]) for k in
                                           ("stitched", "user_lost", "unwind_failed", "no_user"))))
     js = st.get("json")
+    ji = st.get("json_interned")
+    if js and ji and js.get("json_bytes_per_event"):
+        bi, bf = ji["json_bytes_per_event"], js["json_bytes_per_event"]
+        ni, nf = ji["json_cpu_ns_per_event"], js["json_cpu_ns_per_event"]
+        print("  JSON layouts: full %.0f bytes/event, interned %.0f bytes/event (%d stack "
+              "lines, %d epochs): %.3fx the bytes; JSON cpu ns/event full %.0f, interned %.0f: "
+              "%.2fx" % (bf, bi, ji["json_stack_lines"], ji["json_epochs"], bi / bf, nf, ni,
+                         ni / nf if nf > 0 else float("nan")))
+        res["json_layouts"] = {"full_bytes_per_event": bf, "interned_bytes_per_event": bi,
+                               "bytes_ratio": bi / bf, "full_json_cpu_ns": nf,
+                               "interned_json_cpu_ns": ni}
+        r.target("replay: interned JSON bytes/event", "<= 150", round(bi, 1), bi <= 150)
+    elif js:
+        r.target("replay: interned JSON bytes/event", "<= 150", None, None,
+                 "json_interned stage not run")
     if tc and js:
         ev = cap["events"]
         tc_cpu = tc["user_s"] + tc["sys_s"]

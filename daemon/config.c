@@ -42,6 +42,7 @@ void td_config_init(struct td_config *cfg)
 	cfg->buffer_percent = 10;
 	cfg->kernel_stack = true;
 	cfg->symbolize = true;
+	cfg->json_layout = TD_JSON_INTERNED;
 	cfg->verbosity = TD_LOG_WARN;
 }
 
@@ -255,16 +256,25 @@ static int add_pid(struct td_config *cfg, const char *value, const char *where)
 	return 0;
 }
 
+/* The index of @value in @names, or -1. */
+static int name_index(const char *value, const char *const *names, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (!strcmp(value, names[i]))
+			return (int)i;
+	return -1;
+}
+
 static int set_mode(struct td_config *cfg, const char *value, const char *where)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(mode_names); i++) {
-		if (!strcmp(value, mode_names[i])) {
-			cfg->mode = i;
-			return 0;
-		}
+	int i = name_index(value, mode_names, ARRAY_SIZE(mode_names));
+
+	if (i < 0) {
+		td_err("%s: mode: '%s' is not one of auto, option, trigger, inplace", where, value);
+		return -1;
 	}
-	td_err("%s: mode: '%s' is not one of auto, option, trigger, inplace", where, value);
-	return -1;
+	cfg->mode = i;
+	return 0;
 }
 
 /* A tracefs instance name becomes a directory name: keep it simple and safe. */
@@ -288,6 +298,23 @@ static int set_comm(struct td_config *cfg, const char *value, const char *where)
 		return -1;
 	}
 	return set_string(&cfg->comm, value, where, "comm");
+}
+
+static const char *const layout_names[] = {
+	[TD_JSON_FULL] = "full",
+	[TD_JSON_INTERNED] = "interned",
+};
+
+static int set_layout(struct td_config *cfg, const char *value, const char *where)
+{
+	int i = name_index(value, layout_names, ARRAY_SIZE(layout_names));
+
+	if (i < 0) {
+		td_err("%s: json_layout: '%s' is not one of full, interned", where, value);
+		return -1;
+	}
+	cfg->json_layout = i;
+	return 0;
 }
 
 /*
@@ -343,6 +370,8 @@ int td_config_set(struct td_config *cfg, const char *key, const char *value, con
 		return set_string(&cfg->output, value, where, key);
 	if (!strcmp(key, "output_append"))
 		return parse_bool(value, &cfg->output_append, where, key);
+	if (!strcmp(key, "json_layout"))
+		return set_layout(cfg, value, where);
 	if (!strcmp(key, "folded"))
 		return set_string(&cfg->folded, value, where, key);
 	if (!strcmp(key, "flamegraph"))
@@ -491,6 +520,7 @@ void td_config_dump(const struct td_config *cfg, FILE *f)
 	if (cfg->output)
 		fprintf(f, "output = %s\n", cfg->output);
 	fprintf(f, "output_append = %s\n", cfg->output_append ? "yes" : "no");
+	fprintf(f, "json_layout = %s\n", layout_names[cfg->json_layout]);
 	if (cfg->folded)
 		fprintf(f, "folded = %s\n", cfg->folded);
 	if (cfg->flamegraph)

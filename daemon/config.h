@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <trace-defer/output.h>
+
 enum td_mode {
 	TD_MODE_AUTO = 0,	/* option mode if the kernel has it, else inplace */
 	TD_MODE_OPTION,		/* option userstacktrace_delay: every event asks */
@@ -55,6 +57,7 @@ struct td_config {
 
 	char *output;		/* JSON lines, "-" = stdout, NULL = none */
 	bool output_append;	/* open outputs with O_APPEND instead of truncating */
+	enum td_json_layout json_layout;	/* default interned */
 	char *folded;		/* folded stacks, written at exit and on SIGHUP */
 	char *flamegraph;	/* SVG, written at exit and on SIGHUP */
 	char *record;		/* trace.dat built from the raw sub-buffers at exit */

@@ -97,6 +97,10 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		c->fileid_named, c->fileid_unknown, r->files_mismatch);
 	fprintf(f, "trace-defer:   pending: events=%zu stacks=%zu\n", r->ss.pending_events,
 		r->ss.pending_stacks);
+	if (r->has_json)
+		fprintf(f, "trace-defer:   json: stack_lines=%" PRIu64 " epochs=%" PRIu64
+			" reopened=%" PRIu64 " table_stacks=%" PRIu64 "\n", r->js.stacks,
+			r->js.epochs, r->js.resets, r->js.table_stacks);
 	for (int i = 0; i < c->nr_cpus; i++) {
 		const struct td_cpu_counters *cc = &c->cpu[i];
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include <trace-defer/filetab.h>
+#include <trace-defer/output.h>
 #include <trace-defer/parse.h>
 #include <trace-defer/stitch.h>
 
@@ -42,6 +43,8 @@ struct td_report {
 	struct td_stitch_stats ss;
 	struct td_filetab_stats fs;
 	uint64_t files_mismatch;	/* recorded files whose path holds another build */
+	bool has_json;			/* a JSON output, with these counts: */
+	struct td_json_stats js;
 };
 
 int td_counters_init(struct td_counters *c, int nr_cpus);

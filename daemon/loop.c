@@ -286,6 +286,10 @@ static void fill_report(struct td_daemon *d, struct td_report *rep)
 	td_filetab_get_stats(td_resolver_filetab(d->resolver), &rep->fs);
 	if (td_resolver_sym_stats(d->resolver, &sst))
 		rep->files_mismatch = sst.files_mismatch;
+	if (d->outputs.jw) {
+		rep->has_json = true;
+		td_json_writer_stats(d->outputs.jw, &rep->js);
+	}
 }
 
 void td_daemon_report(struct td_daemon *d, const char *title)

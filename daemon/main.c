@@ -34,6 +34,7 @@ enum {
 	OPT_CLEANUP,
 	OPT_PRINT_CONFIG,
 	OPT_RECORD,
+	OPT_JSON_LAYOUT,
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +45,7 @@ static const struct option long_opts[] = {
 	{ "buffer-kb",		required_argument, NULL, 'b' },
 	{ "output",		required_argument, NULL, 'o' },
 	{ "append",		no_argument,	   NULL, 'a' },
+	{ "json-layout",	required_argument, NULL, OPT_JSON_LAYOUT },
 	{ "folded",		required_argument, NULL, 'f' },
 	{ "flamegraph",		required_argument, NULL, 'F' },
 	{ "record",		required_argument, NULL, OPT_RECORD },
@@ -99,6 +101,9 @@ static void usage(FILE *f)
 "  -o, --output FILE      JSON lines (- for stdout, the default when no output\n"
 "                         of any kind is given)\n"
 "  -a, --append           append to FILE instead of truncating it\n"
+"      --json-layout L    interned (default: each distinct stack once, as a\n"
+"                         \"stack\" line, events refer to it by id) or full\n"
+"                         (every event line holds its stacks, schema 1)\n"
 "  -f, --folded FILE      folded stacks for flame graph tools (- for stdout)\n"
 "  -F, --flamegraph FILE  flame graph SVG\n"
 "      --record FILE.dat  also save the raw buffers as a trace.dat (trace-cmd\n"
@@ -259,6 +264,9 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 			break;
 		case OPT_RECORD:
 			ret = apply(cfg, "record", optarg, "--record");
+			break;
+		case OPT_JSON_LAYOUT:
+			ret = apply(cfg, "json_layout", optarg, "--json-layout");
 			break;
 		case OPT_DEBUG_DIR:
 			ret = apply(cfg, "debug_dir", optarg, "--debug-dir");

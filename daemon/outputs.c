@@ -87,10 +87,17 @@ int td_outputs_open(struct td_outputs *o, const struct td_config *cfg)
 			return -1;
 		}
 	}
-	if (o->json_path && open_json(o, o->append)) {
-		td_folded_free(o->folded);
-		o->folded = NULL;
-		return -1;
+	if (o->json_path) {
+		o->jw = td_json_writer_new(cfg->json_layout, 0);
+		if (!o->jw)
+			td_err("out of memory");
+		if (!o->jw || open_json(o, o->append)) {
+			td_json_writer_free(o->jw);
+			o->jw = NULL;
+			td_folded_free(o->folded);
+			o->folded = NULL;
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -102,7 +109,7 @@ int td_outputs_write(struct td_outputs *o, const struct td_resolved *r)
 	if (o->folded && td_folded_add(o->folded, r))
 		ret = -ENOMEM;
 	if (o->json && !o->json_broken) {
-		int err = td_json_write(o->json, r);
+		int err = td_json_writer_write(o->jw, o->json, r);
 
 		if (err == -EPIPE)
 			o->json_broken = true;
@@ -169,6 +176,7 @@ int td_outputs_reopen(struct td_outputs *o)
 			ret = -1;
 		}
 		o->json = NULL;
+		td_json_writer_reset(o->jw);
 		if (open_json(o, true))
 			ret = -1;
 	}
@@ -193,6 +201,8 @@ int td_outputs_close(struct td_outputs *o)
 		}
 		o->json = NULL;
 	}
+	td_json_writer_free(o->jw);
+	o->jw = NULL;
 	td_folded_free(o->folded);
 	o->folded = NULL;
 	free(o->json_buf);

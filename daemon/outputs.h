@@ -5,7 +5,8 @@
  *
  * Paths are checked at start so an unwritable one fails before any
  * tracing starts. SIGHUP reopens the JSON file (append: logrotate has moved
- * the old one away) and rewrites the folded and SVG files with the totals
+ * the old one away; the interned layout starts its stack table afresh, so
+ * the new file defines every stack id it uses) and rewrites the folded and SVG files with the totals
  * so far. "-" means stdout for the JSON and folded outputs.
  */
 #ifndef TD_DAEMON_OUTPUTS_H
@@ -21,6 +22,7 @@
 struct td_outputs {
 	const char *json_path;
 	FILE *json;
+	struct td_json_writer *jw;	/* for json */
 	char *json_buf;			/* stdio buffer of json, ours */
 	bool append;
 	const char *folded_path;

@@ -90,12 +90,14 @@ enum {
 	OPT_MAX_PENDING,
 	OPT_MAX_STACKS,
 	OPT_MAX_WAIT_MS,
+	OPT_JSON_LAYOUT,
 };
 
 static const struct option long_opts[] = {
 	{ "output",		required_argument, NULL, 'o' },
 	{ "json",		no_argument,	   NULL, OPT_JSON },
 	{ "text",		no_argument,	   NULL, OPT_TEXT },
+	{ "json-layout",	required_argument, NULL, OPT_JSON_LAYOUT },
 	{ "folded",		required_argument, NULL, 'f' },
 	{ "flamegraph",		required_argument, NULL, 'F' },
 	{ "buffer",		required_argument, NULL, 'B' },
@@ -122,6 +124,7 @@ static void usage(FILE *f)
 "      --text             text on stdout, also when other outputs are given\n"
 "      --json             JSON lines on stdout (same as -o -)\n"
 "  -o, --output FILE      JSON lines, the live daemon's schema (- for stdout)\n"
+"      --json-layout L    interned (default) or full, as the live daemon's\n"
 "  -f, --folded FILE      folded stacks for flame graph tools (- for stdout)\n"
 "  -F, --flamegraph FILE  flame graph SVG\n"
 "\n"
@@ -187,6 +190,9 @@ static int parse_options(struct report *rp, int argc, char **argv)
 			break;
 		case OPT_TEXT:
 			rp->text = true;
+			break;
+		case OPT_JSON_LAYOUT:
+			ret = apply(&rp->cfg, "json_layout", optarg, "--json-layout");
 			break;
 		case 'f':
 			ret = apply(&rp->cfg, "folded", optarg, "--folded");

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * JSON lines writer: one object per event, schema version 1, documented key
- * by key in doc/trace-defer-json.7.md.
+ * JSON lines writer, documented key by key in doc/trace-defer-json.7.md:
+ * layout full, one object per event with its frames (schema version 1),
+ * or layout interned (schema version 2), where a td_json_writer remembers
+ * the stacks it wrote to its file as "stack" lines and event lines refer
+ * to them by id.
  *
  * Promises: the output is valid JSON on one line (strings are made valid
  * UTF-8: an invalid byte becomes U+FFFD), every key of the schema is always
@@ -30,6 +33,8 @@
 #include <trace-defer/output.h>
 
 #define JSON_FLAGS	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+#define TD_STR_(x)	#x
+#define TD_STR(x)	TD_STR_(x)
 
 size_t td_utf8_seq_len(const unsigned char *s, size_t n)
 {
@@ -571,32 +576,123 @@ struct sentry {
 	bool user;
 };
 
-/* Per-thread state: the caches, and td_json_write()'s line buffer. */
-struct jw_tls {
-	struct fentry *cache;
-	struct sentry *stacks;
-	bool cache_failed;
-	char *buf;
-	size_t cap;
+/*
+ * Interned stacks (layout "interned", schema version 2): the stacks already
+ * written to this file as "stack" lines, by id. Open addressing with linear
+ * probing; at most max_stacks entries and TD_JSON_STACK_BYTES of keys, then
+ * a new epoch (the table is emptied, ids go on). A key is either the frames
+ * themselves (every frame vouched for by a symbolizer: equal frames render
+ * to equal text) or, when a frame is not, the rendered text: either way,
+ * two events share an id only when their stacks are written the same.
+ */
+struct istack {
+	uint64_t hash;
+	uint64_t id;		/* 0: empty slot */
+	void *key;		/* frames (kernel then user) or text */
+	uint32_t len;		/* key bytes */
+	uint32_t nk;		/* kernel frames, or UINT32_MAX for a text key */
 };
 
+struct td_json_writer {
+	enum td_json_layout layout;
+	struct fentry *cache;	/* NULL (out of memory): frames not cached */
+	struct sentry *stacks;
+	char *buf;		/* line buffer, kept between lines */
+	size_t cap;
+	struct istack *tab;	/* interned layout only */
+	size_t tab_mask, nr, bytes, max;
+	uint64_t next_id;
+	struct td_json_stats stats;
+};
+
+static void writer_forget(struct td_json_writer *jw)
+{
+	size_t i;
+
+	if (!jw->tab)
+		return;
+	for (i = 0; i <= jw->tab_mask; i++)
+		free(jw->tab[i].key);
+	memset(jw->tab, 0, (jw->tab_mask + 1) * sizeof(*jw->tab));
+	jw->nr = 0;
+	jw->bytes = 0;
+}
+
+void td_json_writer_free(struct td_json_writer *jw)
+{
+	unsigned int i;
+
+	if (!jw)
+		return;
+	writer_forget(jw);
+	free(jw->tab);
+	if (jw->stacks)
+		for (i = 0; i < 1U << SCACHE_BITS; i++)
+			free(jw->stacks[i].block);
+	free(jw->stacks);
+	free(jw->cache);
+	free(jw->buf);
+	free(jw);
+}
+
+struct td_json_writer *td_json_writer_new(enum td_json_layout layout, unsigned int max_stacks)
+{
+	struct td_json_writer *jw;
+	size_t slots = 16;
+
+	if (layout != TD_JSON_FULL && layout != TD_JSON_INTERNED)
+		return NULL;
+	jw = calloc(1, sizeof(*jw));
+	if (!jw)
+		return NULL;
+	jw->layout = layout;
+	jw->next_id = 1;
+	jw->max = max_stacks ? max_stacks : TD_JSON_MAX_STACKS;
+	/* The caches only make writing faster: without them it still works. */
+	jw->cache = calloc(1U << FCACHE_BITS, sizeof(*jw->cache));
+	jw->stacks = calloc(1U << SCACHE_BITS, sizeof(*jw->stacks));
+	if (!jw->cache || !jw->stacks) {
+		free(jw->cache);
+		free(jw->stacks);
+		jw->cache = NULL;
+		jw->stacks = NULL;
+	}
+	if (layout == TD_JSON_INTERNED) {
+		/* At most half full. */
+		while (slots < 2 * (size_t)jw->max)
+			slots *= 2;
+		jw->tab = calloc(slots, sizeof(*jw->tab));
+		if (!jw->tab) {
+			td_json_writer_free(jw);
+			return NULL;
+		}
+		jw->tab_mask = slots - 1;
+	}
+	return jw;
+}
+
+void td_json_writer_reset(struct td_json_writer *jw)
+{
+	writer_forget(jw);
+	jw->stats.resets++;
+}
+
+void td_json_writer_stats(const struct td_json_writer *jw, struct td_json_stats *st)
+{
+	*st = jw->stats;
+	st->table_stacks = jw->nr;
+	st->table_bytes = jw->bytes;
+}
+
+/* The line writer of td_json_write() and td_json_format(), one per thread. */
 static pthread_key_t tls_key;
 static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
 static bool tls_key_ok;
-static __thread struct jw_tls *tls;
+static __thread struct td_json_writer *tls;
 
 static void tls_free(void *arg)
 {
-	struct jw_tls *t = arg;
-	unsigned int i;
-
-	if (t->stacks)
-		for (i = 0; i < 1U << SCACHE_BITS; i++)
-			free(t->stacks[i].block);
-	free(t->stacks);
-	free(t->cache);
-	free(t->buf);
-	free(t);
+	td_json_writer_free(arg);
 	tls = NULL;
 }
 
@@ -605,17 +701,17 @@ static void tls_key_init(void)
 	tls_key_ok = !pthread_key_create(&tls_key, tls_free);
 }
 
-/* This thread's state; NULL when out of memory (then nothing is cached). */
-static struct jw_tls *tls_get(void)
+/* This thread's writer; NULL when out of memory (then nothing is cached). */
+static struct td_json_writer *tls_get(void)
 {
 	if (tls)
 		return tls;
 	pthread_once(&tls_once, tls_key_init);
 	if (!tls_key_ok)
 		return NULL;
-	tls = calloc(1, sizeof(*tls));
+	tls = td_json_writer_new(TD_JSON_FULL, 0);
 	if (tls && pthread_setspecific(tls_key, tls)) {
-		free(tls);
+		td_json_writer_free(tls);
 		tls = NULL;
 	}
 	return tls;
@@ -630,8 +726,8 @@ static inline bool fentry_match(const struct fentry *e, const struct td_frame *f
 	       e->file_kind == fr->file_kind;
 }
 
-static void jw_frames_each(struct jw *w, struct jw_tls *t, const struct td_frame *frames,
-			   unsigned int nr, bool user)
+static void jw_frames_each(struct jw *w, struct td_json_writer *t,
+			   const struct td_frame *frames, unsigned int nr, bool user)
 {
 	unsigned int i;
 
@@ -671,6 +767,17 @@ static void jw_frames_each(struct jw *w, struct jw_tls *t, const struct td_frame
 	}
 }
 
+/* Every frame vouched for by a symbolizer (an empty stack is). */
+static bool frames_vouched(const struct td_frame *frames, unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		if (!frames[i].strings_id)
+			return false;
+	return true;
+}
+
 /*
  * Whole stacks: the same stacks come again and again, and comparing a
  * stack's frames with one memcmp, then copying its text at once, beats
@@ -680,17 +787,10 @@ static void jw_frames_each(struct jw *w, struct jw_tls *t, const struct td_frame
  */
 static bool stack_cacheable(const struct td_frame *frames, unsigned int nr)
 {
-	unsigned int i;
-
-	if (nr < 2 || nr > SCACHE_FRAMES)
-		return false;
-	for (i = 0; i < nr; i++)
-		if (!frames[i].strings_id)
-			return false;
-	return true;
+	return nr >= 2 && nr <= SCACHE_FRAMES && frames_vouched(frames, nr);
 }
 
-static struct sentry *stack_slot(struct jw_tls *t, const struct td_frame *frames,
+static struct sentry *stack_slot(struct td_json_writer *t, const struct td_frame *frames,
 				 unsigned int nr, bool user)
 {
 	uint64_t h = (frames[0].addr ^ frames[0].strings_id << 1 ^ user) * 0x9e3779b97f4a7c15ULL;
@@ -700,23 +800,13 @@ static struct sentry *stack_slot(struct jw_tls *t, const struct td_frame *frames
 	return &t->stacks[h >> (64 - SCACHE_BITS)];
 }
 
-static void jw_frames(struct jw *w, const struct td_frame *frames, unsigned int nr, bool user)
+/* @t: the writer whose caches to use, NULL for none. */
+static void jw_frames(struct jw *w, struct td_json_writer *t, const struct td_frame *frames,
+		      unsigned int nr, bool user)
 {
-	struct jw_tls *t = nr ? tls_get() : NULL;
 	struct sentry *e = NULL;
 	size_t start, len;
 
-	if (t && !t->cache && !t->cache_failed) {
-		t->cache = calloc(1U << FCACHE_BITS, sizeof(*t->cache));
-		t->stacks = calloc(1U << SCACHE_BITS, sizeof(*t->stacks));
-		t->cache_failed = !t->cache || !t->stacks;
-		if (t->cache_failed) {
-			free(t->cache);
-			free(t->stacks);
-			t->cache = NULL;
-			t->stacks = NULL;
-		}
-	}
 	if (t && t->stacks && stack_cacheable(frames, nr)) {
 		e = stack_slot(t, frames, nr, user);
 		if (e->nr == nr && e->user == user &&
@@ -751,6 +841,106 @@ static void jw_frames(struct jw *w, const struct td_frame *frames, unsigned int 
 	e->user = user;
 }
 
+/* "kernel_stack":[...],"user_stack":[...] */
+static void jw_stacks(struct jw *w, struct td_json_writer *t, const struct td_resolved *r)
+{
+	jw_lit(w, "\"kernel_stack\":");
+	jw_frames(w, t, r->kframes, r->nr_kframes, false);
+	jw_lit(w, ",\"user_stack\":");
+	jw_frames(w, t, r->uframes, r->nr_uframes, true);
+}
+
+/* ---- interned stacks ---- */
+
+#define MIX	0x9e3779b97f4a7c15ULL
+
+/* What a frame key is hashed on: what tells stacks apart cheaply. */
+static uint64_t frames_hash(uint64_t h, const struct td_frame *frames, unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		h = (h ^ frames[i].addr ^ (uintptr_t)frames[i].object) * MIX;
+	return h;
+}
+
+static uint64_t text_hash(const char *s, size_t len)
+{
+	uint64_t h = len * MIX, v;
+	size_t i;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&v, s + i, 8);
+		h = (h ^ v) * MIX;
+		h ^= h >> 29;
+	}
+	for (; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * MIX;
+	return h ^ h >> 32;
+}
+
+/* A lookup: the key (frames in two parts, or text) and its hash. */
+struct ikey {
+	uint64_t hash;
+	const void *a, *b;	/* frame key: kernel, user frames; text key: a only */
+	uint32_t alen, blen;
+	uint32_t nk;		/* UINT32_MAX: text key */
+	size_t text_off;	/* text key: where it starts in the line buffer */
+};
+
+static bool ikey_match(const struct istack *e, const struct ikey *k)
+{
+	const char *key = e->key;
+
+	return e->hash == k->hash && e->nk == k->nk && e->len == k->alen + k->blen &&
+	       (!k->alen || !memcmp(key, k->a, k->alen)) &&
+	       (!k->blen || !memcmp(key + k->alen, k->b, k->blen));
+}
+
+/* The slot holding @k, or the empty slot where it would go. */
+static struct istack *istack_find(struct td_json_writer *jw, const struct ikey *k)
+{
+	size_t i = k->hash & jw->tab_mask;
+
+	while (jw->tab[i].id && !ikey_match(&jw->tab[i], k))
+		i = (i + 1) & jw->tab_mask;
+	return &jw->tab[i];
+}
+
+/*
+ * Remember @k as @id, once its stack line is written. A full table starts
+ * a new epoch first. Out of memory: not remembered, the stack is simply
+ * written again next time.
+ */
+static void istack_add(struct td_json_writer *jw, const struct ikey *k, uint64_t id)
+{
+	size_t len = (size_t)k->alen + k->blen;
+	struct istack *e;
+	char *key;
+
+	if (len > TD_JSON_STACK_BYTES)
+		return;
+	if (jw->nr >= jw->max || jw->bytes + len > TD_JSON_STACK_BYTES) {
+		writer_forget(jw);
+		jw->stats.epochs++;
+	}
+	key = malloc(len ? len : 1);
+	if (!key)
+		return;
+	if (k->alen)
+		memcpy(key, k->a, k->alen);
+	if (k->blen)
+		memcpy(key + k->alen, k->b, k->blen);
+	e = istack_find(jw, k);
+	e->hash = k->hash;
+	e->id = id;
+	e->key = key;
+	e->len = (uint32_t)len;
+	e->nk = k->nk;
+	jw->nr++;
+	jw->bytes += len;
+}
+
 /* ---- the record ---- */
 
 static void jw_event_name(struct jw *w, const struct td_resolved *r)
@@ -768,14 +958,16 @@ static void jw_event_name(struct jw *w, const struct td_resolved *r)
 	jw_lit(w, "\"unknown\"");
 }
 
-static int jw_record(struct jw *w, const struct td_resolved *r)
+/* Everything of an event line but its stacks: "{...,"status":"..."," */
+static void jw_event_head(struct jw *w, const struct td_resolved *r, bool interned)
 {
 	const struct td_event *ev = r->ev;
 	const char *status = td_status_name(r->status);
 
-	jw_lit(w, "{\"v\":");
-	jw_u64(w, TD_JSON_SCHEMA_VERSION);
-	jw_lit(w, ",\"ts\":");
+	if (interned)
+		jw_lit(w, "{\"v\":" TD_STR(TD_JSON_INTERNED_VERSION) ",\"type\":\"event\",\"ts\":");
+	else
+		jw_lit(w, "{\"v\":" TD_STR(TD_JSON_SCHEMA_VERSION) ",\"ts\":");
 	jw_u64(w, ev->ts);
 	jw_lit(w, ",\"cpu\":");
 	jw_i64(w, ev->cpu);
@@ -799,49 +991,156 @@ static int jw_record(struct jw *w, const struct td_resolved *r)
 		jw_cstr(w, status);
 	else
 		jw_lit(w, "\"unknown\"");
-	jw_lit(w, ",\"kernel_stack\":");
-	jw_frames(w, r->kframes, r->nr_kframes, false);
-	jw_lit(w, ",\"user_stack\":");
-	jw_frames(w, r->uframes, r->nr_uframes, true);
+	jw_lit(w, ",");
+}
+
+/* Schema version 1: the stacks in the line. */
+static int jw_record(struct jw *w, struct td_json_writer *t, const struct td_resolved *r)
+{
+	jw_event_head(w, r, false);
+	jw_stacks(w, t, r);
 	jw_lit(w, "}\n");
 	return w->err;
 }
 
-int td_json_write(FILE *f, const struct td_resolved *r)
+#define STACK_HEAD	"{\"v\":" TD_STR(TD_JSON_INTERNED_VERSION) ",\"type\":\"stack\",\"id\":"
+
+/*
+ * Schema version 2: the event line refers to its stacks by id, and a
+ * "stack" line comes first when they are new to this file. @k is set to
+ * the key to remember as *@new_id once the lines are written; *@new_id
+ * stays 0 when the stacks were known.
+ */
+static int jw_interned(struct jw *w, struct td_json_writer *jw, const struct td_resolved *r,
+		       struct ikey *k, uint64_t *new_id)
 {
-	struct jw_tls *t = tls_get();
-	struct jw w = { 0 };
+	struct istack *e;
+	uint64_t id;
+	size_t n;
+
+	*new_id = 0;
+	if (frames_vouched(r->kframes, r->nr_kframes) &&
+	    frames_vouched(r->uframes, r->nr_uframes)) {
+		k->nk = r->nr_kframes;
+		k->a = r->kframes;
+		k->alen = r->nr_kframes * sizeof(struct td_frame);
+		k->b = r->uframes;
+		k->blen = r->nr_uframes * sizeof(struct td_frame);
+		k->hash = frames_hash(frames_hash(r->nr_kframes * MIX, r->kframes, r->nr_kframes),
+				      r->uframes, r->nr_uframes);
+		e = istack_find(jw, k);
+		if (!e->id) {
+			id = jw->next_id++;
+			jw_lit(w, STACK_HEAD);
+			jw_u64(w, id);
+			jw_lit(w, ",");
+			jw_stacks(w, jw, r);
+			jw_lit(w, "}\n");
+			*new_id = id;
+		} else {
+			id = e->id;
+		}
+	} else {
+		/* Keyed on the text: render it, then drop it or put the head before it. */
+		jw_stacks(w, jw, r);
+		if (w->err)
+			return w->err;
+		k->nk = UINT32_MAX;
+		k->a = w->buf;
+		k->alen = (uint32_t)w->len;
+		k->b = NULL;
+		k->blen = 0;
+		k->text_off = 0;
+		k->hash = text_hash(w->buf, w->len);
+		e = istack_find(jw, k);
+		if (e->id) {
+			id = e->id;
+			w->len = 0;
+		} else {
+			char head[64];
+
+			id = jw->next_id++;
+			n = (size_t)snprintf(head, sizeof(head), STACK_HEAD "%" PRIu64 ",", id);
+			jw_put(w, head, n);	/* room for it, then move the text */
+			if (w->err)
+				return w->err;
+			memmove(w->buf + n, w->buf, w->len - n);
+			memcpy(w->buf, head, n);
+			k->text_off = n;
+			jw_lit(w, "}\n");
+			*new_id = id;
+		}
+	}
+	jw_event_head(w, r, true);
+	jw_lit(w, "\"stack\":");
+	jw_u64(w, id);
+	jw_lit(w, "}\n");
+	if (w->err)
+		*new_id = 0;
+	return w->err;
+}
+
+int td_json_writer_write(struct td_json_writer *jw, FILE *f, const struct td_resolved *r)
+{
+	struct jw w = { .buf = jw->buf, .cap = jw->cap };
+	struct ikey k;
+	uint64_t new_id = 0;
 	int ret;
 
-	/* The line buffer is kept for the next line of this thread. */
-	if (t) {
-		w.buf = t->buf;
-		w.cap = t->cap;
-	}
-	ret = jw_record(&w, r);
+	if (jw->layout == TD_JSON_INTERNED)
+		ret = jw_interned(&w, jw, r, &k, &new_id);
+	else
+		ret = jw_record(&w, jw, r);
 	if (!ret) {
 		errno = 0;
 		if (fwrite(w.buf, 1, w.len, f) != w.len)
 			ret = errno ? -errno : -EIO;
 	}
-	/* ... unless one huge record made it grow: that memory goes back. */
-	if (t && w.cap <= LINE_BUF_KEEP) {
-		t->buf = w.buf;
-		t->cap = w.cap;
-	} else {
-		free(w.buf);
-		if (t) {
-			t->buf = NULL;
-			t->cap = 0;
+	if (!ret) {
+		jw->stats.events++;
+		if (new_id) {
+			/* A text key lives in the line buffer, which may have moved. */
+			if (k.nk == UINT32_MAX)
+				k.a = w.buf + k.text_off;
+			istack_add(jw, &k, new_id);
+			jw->stats.stacks++;
 		}
 	}
+	/* The line buffer is kept for the next line, unless one huge record made it grow. */
+	if (w.cap <= LINE_BUF_KEEP) {
+		jw->buf = w.buf;
+		jw->cap = w.cap;
+	} else {
+		free(w.buf);
+		jw->buf = NULL;
+		jw->cap = 0;
+	}
+	return ret;
+}
+
+int td_json_write(FILE *f, const struct td_resolved *r)
+{
+	struct td_json_writer *t = tls_get();
+	struct jw w = { 0 };
+	int ret;
+
+	if (t)
+		return td_json_writer_write(t, f, r);
+	/* Out of memory for the writer: one line without any cache. */
+	ret = jw_record(&w, NULL, r);
+	if (!ret) {
+		errno = 0;
+		if (fwrite(w.buf, 1, w.len, f) != w.len)
+			ret = errno ? -errno : -EIO;
+	}
+	free(w.buf);
 	return ret;
 }
 
 int td_json_format(const struct td_resolved *r, char **out)
 {
 	struct jw w = { 0 };
-	int ret = jw_record(&w, r);
+	int ret = jw_record(&w, tls_get(), r);
 
 	*out = NULL;
 	if (ret) {

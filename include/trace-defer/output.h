@@ -3,8 +3,11 @@
  * Output writers. They consume a td_resolved: an event with its status and
  * its symbolized frames; they never look anything up themselves.
  *
- * JSON lines: one object per event, schema version TD_JSON_SCHEMA_VERSION,
- * documented in doc/trace-defer-json.7.md. Folded stacks: one line per
+ * JSON lines, documented in doc/trace-defer-json.7.md: layout "full", one
+ * object per event with its stacks (schema version TD_JSON_SCHEMA_VERSION),
+ * or layout "interned" (TD_JSON_INTERNED_VERSION), where each distinct
+ * stack is written once as a "stack" line with an id and event lines refer
+ * to it. Folded stacks: one line per
  * distinct stack "comm;user outermost..;user innermost;kernel outermost..;
  * kernel innermost COUNT", the input of flame graph tools. Flame graph: a
  * self-contained SVG drawn from a td_folded.
@@ -18,7 +21,18 @@
 #include <trace-defer/symbolize.h>
 #include <trace-defer/types.h>
 
-#define TD_JSON_SCHEMA_VERSION 1
+#define TD_JSON_SCHEMA_VERSION 1	/* layout full */
+#define TD_JSON_INTERNED_VERSION 2	/* layout interned */
+
+enum td_json_layout {
+	TD_JSON_FULL = 0,	/* every event line holds its stacks (version 1) */
+	TD_JSON_INTERNED,	/* stacks as "stack" lines, events refer to them by id */
+};
+
+/* Interned stacks a writer keeps at most by default, then a new epoch. */
+#define TD_JSON_MAX_STACKS	8192
+/* ... and at most so many bytes of them (frames or text), whatever the count. */
+#define TD_JSON_STACK_BYTES	(16u << 20)
 
 struct td_resolved {
 	const struct td_event *ev;
@@ -32,7 +46,50 @@ struct td_resolved {
 };
 
 /*
- * Write one JSON object and a newline. Event fields are decoded from
+ * A JSON lines writer for one output file: its layout, the caches that make
+ * writing fast, and (layout interned) the table of the stacks already
+ * written to the file, at most @max_stacks of them (0:
+ * TD_JSON_MAX_STACKS) and TD_JSON_STACK_BYTES. When the table is full it
+ * is emptied (a new epoch, counted): stacks seen again are written again
+ * under new ids. Ids start at 1 and are never reused by one writer, not
+ * even across td_json_writer_reset(). One thread at a time per writer.
+ * NULL when out of memory or @layout is unknown.
+ */
+struct td_json_writer;
+
+struct td_json_stats {
+	uint64_t events;	/* event lines written */
+	uint64_t stacks;	/* stack lines written (interned) */
+	uint64_t epochs;	/* times the stack table was full and emptied */
+	uint64_t resets;	/* td_json_writer_reset() calls */
+	uint64_t table_stacks;	/* stacks in the table now */
+	uint64_t table_bytes;	/* bytes of their keys */
+};
+
+struct td_json_writer *td_json_writer_new(enum td_json_layout layout, unsigned int max_stacks);
+void td_json_writer_free(struct td_json_writer *jw);
+
+/*
+ * Write the lines of one event: layout full, its object and a newline;
+ * layout interned, a "stack" line first when its stacks are new to the
+ * file, then the event line. All of it is built in memory and handed to
+ * @f with one fwrite(). Returns 0 or a negative errno (write error,
+ * -ENOMEM); a stack whose line could not be written is not remembered.
+ */
+int td_json_writer_write(struct td_json_writer *jw, FILE *f, const struct td_resolved *r);
+
+/*
+ * The output is a new file (reopened after a rotation): forget every stack,
+ * so that the new file defines each id it uses. Ids go on from where they
+ * were.
+ */
+void td_json_writer_reset(struct td_json_writer *jw);
+
+void td_json_writer_stats(const struct td_json_writer *jw, struct td_json_stats *st);
+
+/*
+ * Layout full without a writer of one's own: write one JSON object and a
+ * newline. Event fields are decoded from
  * ev->raw with ev->tep_event (common_* fields left out). Returns 0 or a
  * negative errno (write error).
  */

@@ -44,6 +44,7 @@ static const struct td_stitch_config stitch_cfg = {
 };
 
 static FILE *devnull;
+static struct td_json_writer *interned;	/* a tiny table: epochs all the time */
 static bool verbose;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -52,7 +53,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	devnull = fopen("/dev/null", "w");
-	if (!devnull)
+	interned = td_json_writer_new(TD_JSON_INTERNED, 4);
+	if (!devnull || !interned)
 		abort();
 	/* FUZZ_VERBOSE=1: what each input gave (to check seeds). */
 	verbose = getenv("FUZZ_VERBOSE");
@@ -117,6 +119,7 @@ static void emit(const struct td_event *ev, const struct td_ustack *us, enum td_
 	res.nr_uframes = nu;
 	if (!td_json_format(&res, &json))
 		free(json);
+	td_json_writer_write(interned, devnull, &res);
 	td_folded_add(r->fo, &res);
 }
 
@@ -134,6 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 8)
 		return -1;
+	td_json_writer_reset(interned);
 	memcpy(&ts0, data, 8);
 	ts0 = le64toh(ts0);
 	old = ts0 & FUZZ_OLD_LAYOUT;

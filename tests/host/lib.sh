@@ -91,6 +91,11 @@ start_fp_chain() {
 }
 
 td() { "$TD" -i "$NAME" --run-dir "$RUN_DIR" "$@"; }
+
+# resolve DIR/X.jsonl: writes DIR/X.v1.jsonl, the same events with their
+# stacks in every line (layout full), through contrib/td-json-resolve;
+# fails when an event refers to a stack id no line before it defined.
+resolve() { "$TOP/contrib/td-json-resolve" "$1" >"${1%.jsonl}.v1.jsonl"; }
 # The daemon in the background, its own pid in $D (not a subshell's).
 td_bg() {
 	"$TD" -i "$NAME" --run-dir "$RUN_DIR" "$@" &

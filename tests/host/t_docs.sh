@@ -24,6 +24,7 @@ for k in $keys; do
 	case $k in
 	event) v="sched:sched_switch" ;;
 	mode) v="inplace" ;;
+	json_layout) v="full" ;;
 	trace_clock) v="mono" ;;
 	kernel_stack | output_append | symbolize) v="yes" ;;
 	instance | comm) v="x" ;;

@@ -15,13 +15,14 @@ check "exit status 0 (got $rc)" [ "$rc" = 0 ]
 check "fallback announced once on stderr" \
 	[ "$(grep -c 'no deferred user stacks' "$SCRATCH/err")" = 1 ]
 check "counters printed on exit" grep -q 'emitted: stitched=0 inplace=[1-9]' "$SCRATCH/err"
+check "every stack id resolves" resolve "$SCRATCH/out.jsonl"
 check "records of fp_chain are inplace with c, b, a (nm-checked)" \
-	python3 "$TOP/tests/host/check_records.py" "$SCRATCH/out.jsonl" "$FP_CHAIN" "$FP_PID" \
+	python3 "$TOP/tests/host/check_records.py" "$SCRATCH/out.v1.jsonl" "$FP_CHAIN" "$FP_PID" \
 	inplace 20
 check "only fp_chain's events (pid filter)" \
-	[ "$(jq -r .pid "$SCRATCH/out.jsonl" | sort -u)" = "$FP_PID" ]
+	[ "$(jq -r .pid "$SCRATCH/out.v1.jsonl" | sort -u)" = "$FP_PID" ]
 check "every record is a sched:sched_switch" \
-	[ "$(jq -r .event "$SCRATCH/out.jsonl" | sort -u)" = "sched:sched_switch" ]
+	[ "$(jq -r .event "$SCRATCH/out.v1.jsonl" | sort -u)" = "sched:sched_switch" ]
 check "folded stacks hold fp_chain;...;a;b;c" \
 	grep -Eq '^fp_chain;.*;a;b;c;.* [0-9]+$' "$SCRATCH/out.folded"
 check "flame graph SVG written" grep -q '<svg' "$SCRATCH/out.svg"
@@ -33,9 +34,10 @@ check "marker cleared" marker_clear
 td --comm fp_chain --no-kernel-stack -d 1 -o "$SCRATCH/comm.jsonl" 2>"$SCRATCH/err2"
 rc=$?
 check "--comm run exits 0 (got $rc)" [ "$rc" = 0 ]
+resolve "$SCRATCH/comm.jsonl"
 check "--comm: only fp_chain records" \
-	[ "$(jq -r .comm "$SCRATCH/comm.jsonl" | sort -u)" = fp_chain ]
+	[ "$(jq -r .comm "$SCRATCH/comm.v1.jsonl" | sort -u)" = fp_chain ]
 check "--no-kernel-stack: kernel stacks empty" \
-	[ "$(jq -c .kernel_stack "$SCRATCH/comm.jsonl" | sort -u)" = "[]" ]
+	[ "$(jq -c .kernel_stack "$SCRATCH/comm.v1.jsonl" | sort -u)" = "[]" ]
 check "instance removed" instance_gone
 finish

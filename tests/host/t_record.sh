@@ -31,7 +31,7 @@ check "instance removed" instance_gone
 # --record next to live JSON: the same events in both.
 td -p "$FP_PID" -d 1.5 -o "$SCRATCH/b.jsonl" --record "$SCRATCH/b.dat" 2>/dev/null
 check "--record with -o exits 0" [ $? = 0 ]
-json=$(wc -l <"$SCRATCH/b.jsonl")
+json=$(grep -c '"type":"event"' "$SCRATCH/b.jsonl")
 dat=$(trace-cmd report "$SCRATCH/b.dat" 2>/dev/null | grep -c ' sched_switch: ')
 check "JSON and trace.dat hold the same events ($json, $dat)" [ "$json" = "$dat" -a "$json" -gt 10 ]
 

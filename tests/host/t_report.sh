@@ -94,10 +94,12 @@ check "report --json exits 0 (got $rc)" [ "$rc" = 0 ]
 check "report says what it read" grep -q 'report: .*records=[1-9]' "$SCRATCH/rep.err"
 check "report no warnings on a sound file" \
 	[ -z "$(grep -v -e 'records=' -e 'emitted:' "$SCRATCH/rep.err")" ]
+check "live and report: every stack id resolves" \
+	eval 'resolve "$SCRATCH/live.jsonl" && resolve "$SCRATCH/rep.jsonl"'
 check "report = live: same records, statuses, fields and frames" \
-	compare "$SCRATCH/live.jsonl" "$SCRATCH/rep.jsonl"
+	compare "$SCRATCH/live.v1.jsonl" "$SCRATCH/rep.v1.jsonl"
 check "report: fp_chain inplace with c, b, a (nm-checked)" \
-	python3 "$TOP/tests/host/check_records.py" "$SCRATCH/rep.jsonl" "$FP_CHAIN" "$FP_PID" \
+	python3 "$TOP/tests/host/check_records.py" "$SCRATCH/rep.v1.jsonl" "$FP_CHAIN" "$FP_PID" \
 	inplace 20
 "$TD" report "$SCRATCH/x.dat" -o "$SCRATCH/rep-o.jsonl"
 check "-o FILE writes the same JSON as --json" cmp -s "$SCRATCH/rep.jsonl" "$SCRATCH/rep-o.jsonl"
@@ -123,8 +125,9 @@ check "report | head: exit 0, nothing on stderr" \
 
 # --- --no-symbolize, folded stacks --------------------------------------
 "$TD" report "$SCRATCH/x.dat" --json --no-symbolize >"$SCRATCH/raw.jsonl"
-check "--no-symbolize: no names, same addresses" python3 - "$SCRATCH/rep.jsonl" \
-	"$SCRATCH/raw.jsonl" <<'EOF'
+resolve "$SCRATCH/raw.jsonl"
+check "--no-symbolize: no names, same addresses" python3 - "$SCRATCH/rep.v1.jsonl" \
+	"$SCRATCH/raw.v1.jsonl" <<'EOF'
 import json, sys
 a = [json.loads(l) for l in open(sys.argv[1])]
 b = [json.loads(l) for l in open(sys.argv[2])]
@@ -168,8 +171,10 @@ check "foreign: says it is not this system's" grep -q 'not recorded on the runni
 trace-cmd restore -c -o "$raw/head2.dat" >/dev/null 2>&1 &&
 	trace-cmd restore -i "$raw/head2.dat" -o "$SCRATCH/native.dat" $cpus >/dev/null 2>&1
 "$TD" report "$SCRATCH/native.dat" --json >"$SCRATCH/native.jsonl" 2>/dev/null
+resolve "$SCRATCH/native.jsonl"
+resolve "$SCRATCH/foreign.jsonl"
 check "foreign: kernel names from the file, user frames raw, the rest the same" \
-	compare "$SCRATCH/native.jsonl" "$SCRATCH/foreign.jsonl" foreign
+	compare "$SCRATCH/native.v1.jsonl" "$SCRATCH/foreign.v1.jsonl" foreign
 
 # --- stock trace-cmd report on the same file -------------------------------
 trace-cmd report "$SCRATCH/x.dat" >"$SCRATCH/tc.txt" 2>"$SCRATCH/tc.err"
@@ -180,7 +185,7 @@ TRACEEVENT_PLUGIN_DIR="$BUILD/plugins" trace-cmd report "$SCRATCH/x.dat" \
 check "trace-cmd report with our plugin parses it too" \
 	[ $? = 0 -a -z "$(grep -iE 'error|fail|unknown|corrupt' "$SCRATCH/tcp.err")" ]
 nsw=$(grep -c ' sched_switch: ' "$SCRATCH/tc.txt")
-nlive=$(wc -l <"$SCRATCH/live.jsonl")
+nlive=$(wc -l <"$SCRATCH/live.v1.jsonl")
 check "trace-cmd report: as many sched_switch as reported ($nsw, $nlive)" \
 	[ "$nsw" = "$nlive" -a "$(grep -c ' sched_switch: ' "$SCRATCH/tcp.txt")" = "$nsw" ]
 

@@ -46,14 +46,16 @@ setpriv --bounding-set="-all,$caps" -- \
 	"$TD" -i "$NAME" --run-dir "$RUN_DIR" -p "$FP_PID" -d 1.5 -o "$SCRATCH/caps.jsonl" -q
 rc=$?
 check "runs with only the unit's capabilities (got $rc)" [ "$rc" = 0 ]
+resolve "$SCRATCH/caps.jsonl"
 check "kernel frames named with those capabilities" \
-	[ "$(jq -r '.kernel_stack[0].sym' "$SCRATCH/caps.jsonl" | grep -vc null)" -gt 0 ]
+	[ "$(jq -r '.kernel_stack[0].sym' "$SCRATCH/caps.v1.jsonl" | grep -vc null)" -gt 0 ]
 check "user frames named with those capabilities" \
-	[ "$(jq -r '.user_stack[].sym' "$SCRATCH/caps.jsonl" | grep -c '^b$')" -gt 0 ]
+	[ "$(jq -r '.user_stack[].sym' "$SCRATCH/caps.v1.jsonl" | grep -c '^b$')" -gt 0 ]
 # And that they are needed: without any, frames stay unnamed.
 setpriv --bounding-set=-all -- \
 	"$TD" -i "$NAME" --run-dir "$RUN_DIR" -p "$FP_PID" -d 1 -o "$SCRATCH/nocaps.jsonl" -q
+resolve "$SCRATCH/nocaps.jsonl"
 check "without CAP_SYSLOG kernel frames are not named" \
-	[ "$(jq -r '.kernel_stack[0].sym' "$SCRATCH/nocaps.jsonl" | sort -u)" = null ]
+	[ "$(jq -r '.kernel_stack[0].sym' "$SCRATCH/nocaps.v1.jsonl" | sort -u)" = null ]
 check "instance removed" instance_gone
 finish

@@ -135,18 +135,27 @@ static int teardown(void **state)
 
 /* ---- writing and reading back ---- */
 
-/* Write @r with td_json_write() and return the text (caller frees). */
-static char *write_one(const struct td_resolved *r)
+/*
+ * Everything @jw writes for @r (NULL: td_json_write(), layout full without
+ * a writer of one's own), as text (caller frees).
+ */
+static char *writer_lines(struct td_json_writer *jw, const struct td_resolved *r)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	assert_int_equal(td_json_write(f, r), 0);
+	assert_int_equal(jw ? td_json_writer_write(jw, f, r) : td_json_write(f, r), 0);
 	assert_int_equal(fclose(f), 0);
 	assert_non_null(buf);
 	return buf;
+}
+
+/* Write @r with td_json_write() and return the text (caller frees). */
+static char *write_one(const struct td_resolved *r)
+{
+	return writer_lines(NULL, r);
 }
 
 /* One line, newline-terminated, no other newline: parse it. */
@@ -962,6 +971,410 @@ static void test_frame_cache(void **state)
 	td_event_free(ev);
 }
 
+/* ---- layout interned (schema version 2) ---- */
+
+/* The stacks as layout full writes them: "\"kernel_stack\":[...],\"user_stack\":[...]". */
+static char *full_stacks(const struct td_resolved *r)
+{
+	char *text = write_one(r), *p = strstr(text, ",\"kernel_stack\":"), *s;
+	size_t n;
+
+	assert_non_null(p);
+	n = strlen(p + 1) - 2;	/* without "}\n" */
+	s = strndup(p + 1, n);
+	free(text);
+	return s;
+}
+
+#define MAX_IDS	4096
+
+/*
+ * A reader of one file: every line is one JSON object of schema version 2;
+ * a stack line defines an id not defined before in the file; an event
+ * line refers to an id defined before it. Keeps the text of each stack.
+ */
+struct reader {
+	char *stack[MAX_IDS];	/* by id: "\"kernel_stack\":...,\"user_stack\":[...]" */
+	unsigned int nr_stacks, nr_events;
+	uint64_t last_ref;	/* id the last event line referred to */
+};
+
+static void reader_free(struct reader *rd)
+{
+	for (unsigned int i = 0; i < MAX_IDS; i++)
+		free(rd->stack[i]);
+	memset(rd, 0, sizeof(*rd));
+}
+
+static const struct key_spec stack_schema[] = {
+	{ "v", T_INT },
+	{ "type", T_STR },
+	{ "id", T_INT },
+	{ "kernel_stack", T_ARR },
+	{ "user_stack", T_ARR },
+	{ NULL, 0 },
+};
+
+static const struct key_spec event2_schema[] = {
+	{ "v", T_INT },
+	{ "type", T_STR },
+	{ "ts", T_INT },
+	{ "cpu", T_INT },
+	{ "pid", T_INT },
+	{ "tid", T_INT },
+	{ "comm", T_STR },
+	{ "event", T_STR },
+	{ "fields", T_OBJ },
+	{ "cookie", T_STR | T_NULL },
+	{ "status", T_STR },
+	{ "stack", T_INT },
+	{ NULL, 0 },
+};
+
+/* Read @text (whole lines) into @rd; returns the number of stack lines. */
+static unsigned int reader_feed(struct reader *rd, const char *text)
+{
+	unsigned int stacks = 0;
+	const char *line = text;
+
+	while (*line) {
+		const char *nl = strchr(line, '\n');
+		char *one, *p;
+		struct json_object *o, *v;
+		uint64_t id;
+
+		assert_non_null(nl);
+		one = strndup(line, nl + 1 - line);
+		o = parse_line(one);
+		json_object_object_get_ex(o, "v", &v);
+		assert_int_equal(json_object_get_int(v), 2);
+		json_object_object_get_ex(o, "type", &v);
+		if (!strcmp(json_object_get_string(v), "stack")) {
+			check_keys(o, stack_schema);
+			json_object_object_get_ex(o, "id", &v);
+			id = json_object_get_uint64(v);
+			assert_true(id > 0 && id < MAX_IDS);
+			/* Never defined twice in one file. */
+			assert_null(rd->stack[id]);
+			p = strstr(one, ",\"kernel_stack\":");
+			assert_non_null(p);
+			rd->stack[id] = strndup(p + 1, strlen(p + 1) - 2);
+			rd->nr_stacks++;
+			stacks++;
+		} else {
+			assert_string_equal(json_object_get_string(v), "event");
+			check_keys(o, event2_schema);
+			json_object_object_get_ex(o, "stack", &v);
+			id = json_object_get_uint64(v);
+			assert_true(id > 0 && id < MAX_IDS);
+			if (!rd->stack[id])
+				fail_msg("stack %" PRIu64 " used before it was defined", id);
+			rd->last_ref = id;
+			rd->nr_events++;
+		}
+		json_object_put(o);
+		free(one);
+		line = nl + 1;
+	}
+	return stacks;
+}
+
+/* Write @r, read it back, and check that its stacks resolve to the full layout's. */
+static unsigned int write_check(struct td_json_writer *jw, struct reader *rd,
+				const struct td_resolved *r)
+{
+	char *text = writer_lines(jw, r), *want = full_stacks(r);
+	unsigned int stacks = reader_feed(rd, text);
+
+	assert_string_equal(rd->stack[rd->last_ref], want);
+	free(want);
+	free(text);
+	return stacks;
+}
+
+/* A copy of @src with every strings_id set to @id (0: none). */
+static void vouch(struct td_frame *dst, const struct td_frame *src, unsigned int nr, uint64_t id)
+{
+	for (unsigned int i = 0; i < nr; i++) {
+		dst[i] = src[i];
+		dst[i].strings_id = id;
+	}
+}
+
+/* The same stacks twice: one stack line, two events with its id. */
+static void test_intern_shared(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c);
+	struct td_frame kf[4], uf[4];
+	struct td_resolved r = {
+		.ev = ev, .status = TD_STITCHED, .cookie = ev->cookie,
+		.event_name = "sched:sched_switch",
+		.kframes = kf, .nr_kframes = 4, .uframes = uf, .nr_uframes = 4,
+	};
+	struct td_json_writer *jw;
+	struct reader rd = { 0 };
+	struct json_object *o, *v;
+	uint64_t id;
+	char *text;
+
+	for (uint64_t sid = 0; sid < 2; sid++) {
+		jw = td_json_writer_new(TD_JSON_INTERNED, 0);
+		assert_non_null(jw);
+		vouch(kf, kframes, 4, sid);
+		vouch(uf, uframes, 4, sid);
+		assert_int_equal(write_check(jw, &rd, &r), 1);
+		id = rd.last_ref;
+		/* Another event of another task, the same stacks. */
+		ev->tid = ev->pid = 99;
+		ev->ts++;
+		r.status = TD_INPLACE;
+		text = writer_lines(jw, &r);
+		assert_int_equal(reader_feed(&rd, text), 0);
+		assert_int_equal(rd.last_ref, id);
+		/* Everything else an event line of version 1 has is there. */
+		o = parse_line(text);
+		json_object_object_get_ex(o, "tid", &v);
+		assert_int_equal(json_object_get_int(v), 99);
+		json_object_object_get_ex(o, "status", &v);
+		assert_string_equal(json_object_get_string(v), "inplace");
+		json_object_object_get_ex(o, "cookie", &v);
+		assert_string_equal(json_object_get_string(v), "0x700000002");
+		json_object_object_get_ex(o, "fields", &v);
+		assert_int_equal(json_object_object_length(v), 7);
+		json_object_put(o);
+		assert_non_null(strstr(text, "{\"v\":2,\"type\":\"event\",\"ts\":"));
+		free(text);
+		/* No stacks at all: a stack of its own. */
+		r.nr_kframes = r.nr_uframes = 0;
+		assert_int_equal(write_check(jw, &rd, &r), 1);
+		assert_int_equal(write_check(jw, &rd, &r), 0);
+		r.nr_kframes = r.nr_uframes = 4;
+		r.status = TD_STITCHED;
+		reader_free(&rd);
+		td_json_writer_free(jw);
+	}
+	td_event_free(ev);
+}
+
+/*
+ * The same addresses in two processes can be in other files: their stacks
+ * are written apart. Whatever tells two rendered frames apart (file,
+ * offset in it, build-id, file id, symbol) gives another id; the pid
+ * alone does not (the text is the same).
+ */
+static void test_intern_files_differ(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c);
+	static char path_a[] = "/opt/a/lib.so", path_b[] = "/opt/b/lib.so";
+	struct td_frame kf[4], uf[4], base[2] = {
+		{ .addr = 0x7f0000001000ULL, .symbol = "f", .sym_offset = 4, .object = path_a,
+		  .file_offset = 0x1000, .build_id = "aa", .file_kind = TD_FILE_IN, .file_id = 3 },
+		{ .addr = 0x401000, .symbol = "main", .sym_offset = 8, .object = "/bin/x",
+		  .file_offset = 0x1000 },
+	};
+	struct td_resolved r = {
+		.ev = ev, .status = TD_STITCHED, .cookie = ev->cookie,
+		.event_name = "sched:sched_switch",
+		.kframes = kf, .nr_kframes = 2, .uframes = uf, .nr_uframes = 2,
+	};
+
+	for (uint64_t sid = 0; sid < 2; sid++) {
+		struct td_json_writer *jw = td_json_writer_new(TD_JSON_INTERNED, 0);
+		struct reader rd = { 0 };
+		uint64_t first;
+
+		assert_non_null(jw);
+		vouch(kf, kframes, 2, sid);
+		vouch(uf, base, 2, sid);
+		assert_int_equal(write_check(jw, &rd, &r), 1);
+		first = rd.last_ref;
+		/* Another process: same pid-independent text, same id. */
+		ev->pid = ev->tid = 1234;
+		assert_int_equal(write_check(jw, &rd, &r), 0);
+		assert_int_equal(rd.last_ref, first);
+		/* The same address in another file. */
+		uf[0].object = path_b;
+		assert_int_equal(write_check(jw, &rd, &r), 1);
+		assert_true(rd.last_ref != first);
+		/* Same file name, other file id (another file under that path). */
+		uf[0].object = path_a;
+		uf[0].file_id = 4;
+		assert_int_equal(write_check(jw, &rd, &r), 1);
+		/* Other offset in the file, other build-id, other symbol. */
+		uf[0].file_id = 3;
+		uf[0].file_offset = 0x2000;
+		assert_int_equal(write_check(jw, &rd, &r), 1);
+		uf[0].file_offset = 0x1000;
+		uf[0].build_id = "bb";
+		assert_int_equal(write_check(jw, &rd, &r), 1);
+		uf[0].build_id = "aa";
+		uf[0].symbol = "g";
+		assert_int_equal(write_check(jw, &rd, &r), 1);
+		uf[0].symbol = "f";
+		/* A user frame is not a kernel frame with the same text. */
+		r.nr_uframes = 1;
+		assert_int_equal(write_check(jw, &rd, &r), 1);
+		r.kframes = uf;
+		r.nr_kframes = 1;
+		r.nr_uframes = 0;
+		assert_int_equal(write_check(jw, &rd, &r), 1);
+		r.kframes = kf;
+		r.nr_kframes = 2;
+		r.nr_uframes = 2;
+		/* And back to the first: known. */
+		assert_int_equal(write_check(jw, &rd, &r), 0);
+		assert_int_equal(rd.last_ref, first);
+		reader_free(&rd);
+		td_json_writer_free(jw);
+	}
+	td_event_free(ev);
+}
+
+/* Unvouched strings may change in place: keyed on the text, never stale. */
+static void test_intern_text_key(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c);
+	char name[] = "alpha";
+	struct td_frame kf = { .addr = 0x2000, .symbol = name };
+	struct td_resolved r = { .ev = ev, .status = TD_NO_USER, .kframes = &kf, .nr_kframes = 1 };
+	struct td_json_writer *jw = td_json_writer_new(TD_JSON_INTERNED, 0);
+	struct reader rd = { 0 };
+	uint64_t first;
+
+	assert_non_null(jw);
+	assert_int_equal(write_check(jw, &rd, &r), 1);
+	first = rd.last_ref;
+	memcpy(name, "gamma", 5);
+	assert_int_equal(write_check(jw, &rd, &r), 1);
+	memcpy(name, "alpha", 5);
+	assert_int_equal(write_check(jw, &rd, &r), 0);
+	assert_int_equal(rd.last_ref, first);
+	reader_free(&rd);
+	td_json_writer_free(jw);
+	td_event_free(ev);
+}
+
+/*
+ * A reopened file (td_json_writer_reset()) defines every id it uses
+ * again; a full table starts an epoch: stacks written again under new
+ * ids, never an id reused. Stacks mixed at random, both kinds of keys.
+ */
+static void test_intern_reset_epoch(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c);
+	struct td_frame kf[4], uf[4];
+	struct td_resolved r = {
+		.ev = ev, .status = TD_STITCHED, .cookie = ev->cookie,
+		.kframes = kf, .uframes = uf,
+	};
+	struct td_json_writer *jw = td_json_writer_new(TD_JSON_INTERNED, 5);
+	struct td_json_stats st;
+	struct reader rd = { 0 };
+	unsigned int i, stacks = 0, seed = 1;
+	uint64_t max_id = 0;
+
+	assert_non_null(jw);
+	for (i = 0; i < 600; i++) {
+		seed = seed * 1103515245 + 12345;
+		/* Eight distinct stack pairs, half of them vouched for. */
+		r.nr_kframes = 1 + (seed >> 16) % 4;
+		r.nr_uframes = (seed >> 20) % 2 ? 4 : 0;
+		vouch(kf, kframes, r.nr_kframes, (seed >> 24) % 2 ? 9 : 0);
+		vouch(uf, uframes, r.nr_uframes, 9);
+		if (i == 300) {
+			/* A new file: its reader knows nothing. */
+			td_json_writer_reset(jw);
+			reader_free(&rd);
+		}
+		stacks += write_check(jw, &rd, &r);
+		/* Ids only grow. */
+		assert_true(rd.last_ref <= max_id + 1);
+		if (rd.last_ref > max_id)
+			max_id = rd.last_ref;
+	}
+	td_json_writer_stats(jw, &st);
+	assert_int_equal(st.events, 600);
+	assert_int_equal(st.stacks, stacks);
+	assert_int_equal(st.stacks, max_id);
+	assert_int_equal(st.resets, 1);
+	/* 16 pairs, at most 5 in the table: epochs happened, and the bound held. */
+	assert_true(st.epochs > 10);
+	assert_true(st.table_stacks <= 5);
+	reader_free(&rd);
+	td_json_writer_free(jw);
+
+	/* The default bound: a table that fills starts one epoch. */
+	jw = td_json_writer_new(TD_JSON_INTERNED, 0);
+	assert_non_null(jw);
+	r.nr_kframes = 1;
+	r.nr_uframes = 0;
+	for (i = 0; i <= TD_JSON_MAX_STACKS; i++) {
+		kf[0] = (struct td_frame){ .addr = 0x1000 + i, .strings_id = 3 };
+		free(writer_lines(jw, &r));
+	}
+	td_json_writer_stats(jw, &st);
+	assert_int_equal(st.stacks, TD_JSON_MAX_STACKS + 1);
+	assert_int_equal(st.epochs, 1);
+	assert_int_equal(st.table_stacks, 1);
+	td_json_writer_free(jw);
+	td_event_free(ev);
+}
+
+/* A stack line that could not be written is not remembered: the next file gets it. */
+static void test_intern_write_error(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c);
+	struct td_frame kf[4];
+	struct td_resolved r = { .ev = ev, .status = TD_NO_USER, .kframes = kf, .nr_kframes = 4 };
+	struct td_json_writer *jw = td_json_writer_new(TD_JSON_INTERNED, 0);
+	FILE *f = fopen("/dev/null", "r");
+	struct reader rd = { 0 };
+
+	assert_non_null(jw);
+	assert_non_null(f);
+	setvbuf(f, NULL, _IONBF, 0);
+	vouch(kf, kframes, 4, 5);
+	assert_true(td_json_writer_write(jw, f, &r) < 0);
+	fclose(f);
+	assert_int_equal(write_check(jw, &rd, &r), 1);
+	reader_free(&rd);
+	td_json_writer_free(jw);
+	td_event_free(ev);
+}
+
+/* Layout full through a writer of one's own: what td_json_write() writes. */
+static void test_writer_full(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c);
+	struct td_frame kf[4], uf[4];
+	struct td_resolved r = {
+		.ev = ev, .status = TD_STITCHED, .cookie = ev->cookie,
+		.kframes = kf, .nr_kframes = 4, .uframes = uf, .nr_uframes = 4,
+	};
+	struct td_json_writer *jw = td_json_writer_new(TD_JSON_FULL, 0);
+	char *a, *b;
+
+	assert_non_null(jw);
+	assert_null(td_json_writer_new((enum td_json_layout)7, 0));
+	for (int i = 0; i < 3; i++) {
+		vouch(kf, kframes, 4, i ? 8 : 0);
+		vouch(uf, uframes, 4, i ? 8 : 0);
+		a = writer_lines(jw, &r);
+		b = write_one(&r);
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+	}
+	td_json_writer_free(jw);
+	td_event_free(ev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -974,6 +1387,12 @@ int main(void)
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_frame_cache),
+		cmocka_unit_test(test_intern_shared),
+		cmocka_unit_test(test_intern_files_differ),
+		cmocka_unit_test(test_intern_text_key),
+		cmocka_unit_test(test_intern_reset_epoch),
+		cmocka_unit_test(test_intern_write_error),
+		cmocka_unit_test(test_writer_full),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

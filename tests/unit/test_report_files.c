@@ -119,15 +119,16 @@ static void make_trace(const char *file, uint64_t base, const uint64_t *ips)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* The report's JSON line, in @out. */
+/* The report's JSON line (layout full: the frames in the line), in @out. */
 static void report_json(char *out, size_t size)
 {
 	char cmd[PATH_MAX * 3];
 	size_t n;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "'%s/trace-defer' report '%s/trace.dat' --json -q", build_dir,
-		 work);
+	snprintf(cmd, sizeof(cmd),
+		 "'%s/trace-defer' report '%s/trace.dat' --json --json-layout=full -q",
+		 build_dir, work);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	n = fread(out, 1, size - 1, p);

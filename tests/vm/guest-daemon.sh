@@ -22,9 +22,10 @@ cat /tmp/d1.stderr
 check daemon_started test "$started" = yes
 check daemon_exit_ok test "$drc" -eq 0
 check daemon_mode_deferred grep -qiE 'deferred|option' /tmp/d1.stderr
+check daemon_json_ids_resolve resolve /tmp/d1.jsonl
 # The switch of fp_chain sleeping in nanosleep (prev_state 1: S)
 rec=$(jq -c --argjson p "$pid" 'select(.tid == $p and .event == "sched:sched_switch"
-	and .comm == "fp_chain" and .fields.prev_state == 1)' /tmp/d1.jsonl | head -n 1)
+	and .comm == "fp_chain" and .fields.prev_state == 1)' /tmp/d1.v1.jsonl | head -n 1)
 echo "record: $(echo "$rec" | cut -c1-600)"
 check daemon_record_found test -n "$rec"
 check daemon_status_stitched test "$(echo "$rec" | jq -r .status)" = stitched
@@ -47,11 +48,12 @@ run_daemon /tmp/d2 -e sched:sched_switch -e syscalls:sys_enter_nanosleep \
 pid=$("$fp" sleep 300 1 | sed -n 's/^fp_chain pid=//p')
 sleep 1.5
 stop_daemon
+check daemon_shared_entry_ids_resolve resolve /tmp/d2.jsonl
 # The cookie of fp_chain's nanosleep entry, and every record carrying it
 ck=$(jq -r --argjson p "$pid" 'select(.tid == $p and .event == "syscalls:sys_enter_nanosleep")
-	| .cookie' /tmp/d2.jsonl | head -n 1)
+	| .cookie' /tmp/d2.v1.jsonl | head -n 1)
 jq -c --argjson p "$pid" --arg c "$ck" 'select(.tid == $p and .cookie == $c) |
-	[.event, .status, ([.user_stack[].addr] | join(","))]' /tmp/d2.jsonl > /tmp/d2.sel
+	[.event, .status, ([.user_stack[].addr] | join(","))]' /tmp/d2.v1.jsonl > /tmp/d2.sel
 cat /tmp/d2.sel
 nev=$(wc -l < /tmp/d2.sel)
 nevents=$(jq -r '.[0]' /tmp/d2.sel | sort -u | wc -l)
@@ -84,8 +86,9 @@ flood_once() {
 	over=$(grep -oiE 'overrun[a-z ]*[:=] *[0-9]+' $d.stderr | grep -oE '[0-9]+$' |
 		sort -n | tail -n 1)
 	sed -n 's/^fp_chain thread tid=\([0-9]*\) depth=\([0-9]*\)$/\1 \2/p' $d.threads > $d.depth
+	resolve $d.jsonl || unresolved=$((unresolved + 1))
 	jq -r 'select(.comm == "fp_chain" and .status == "stitched")
-		| "\(.tid) \([.user_stack[].addr] | join(" "))"' $d.jsonl > $d.addrs
+		| "\(.tid) \([.user_stack[].addr] | join(" "))"' $d.v1.jsonl > $d.addrs
 	res=$(gawk '
 		$1 == "S" { s[++k] = $2; n[k] = $3; next }
 		FILENAME ~ /depth/ { want[$1] = $2; next }
@@ -101,14 +104,14 @@ flood_once() {
 		END { print g + 0, b + 0 }' /tmp/fp.syms $d.depth $d.addrs)
 	good=${res% *} bad=${res#* }
 	cp $d.jsonl $d.threads $d.depth "$TD_OUT/" 2>/dev/null
-	lost=$(jq -c 'select(.status == "user_lost")' $d.jsonl | wc -l)
+	lost=$(jq -c 'select(.status == "user_lost")' $d.v1.jsonl | wc -l)
 	# Cookies are unique per (tid, kernel entry): no cookie on two tasks.
-	badck=$(jq -r 'select(.status == "stitched") | [.tid, .cookie] | @tsv' $d.jsonl |
+	badck=$(jq -r 'select(.status == "stitched") | [.tid, .cookie] | @tsv' $d.v1.jsonl |
 		sort -u | gawk '{ print $2 }' | sort | uniq -d | wc -l)
 	echo "flood run $1: overruns ${over:-none}; $good stitched fp_chain thread records," \
 	     "$bad with a wrong stack, $lost user_lost; cookies shared by several tasks: $badck"
 }
-runs=0 all_over=0 all_good=0 all_bad=0 all_badck=0
+runs=0 all_over=0 all_good=0 all_bad=0 all_badck=0 unresolved=0
 for k in 1 2 3; do
 	flood_once $k
 	runs=$k
@@ -120,6 +123,7 @@ echo "flood: $runs run(s), $all_over with overruns, $all_good thread records che
 check flood_overruns_reported test "$all_over" -eq "$runs"
 check flood_no_wrong_stack test "$all_bad" -eq 0 -a "$all_good" -gt 0
 check flood_cookie_unique_per_task test "$all_badck" -eq 0 -a "$all_good" -gt 0
+check flood_json_ids_resolve test "$unresolved" -eq 0
 
 grep -q FAIL "$RESULTS" && exit 1
 exit 0

@@ -19,6 +19,10 @@ rpid=$("$fp" recurse 40 100 | sed -n 's/^fp_chain pid=//p')
 sleep 1.5
 kill -TERM $dpid
 wait $dpid
+# demo.jsonl has each distinct stack once (layout interned): the queries
+# below read it with every event's stacks in its line (layout full)
+v1=/tmp/demo.v1.jsonl
+"$(dirname "$0")/../../contrib/td-json-resolve" "$out/demo.jsonl" > $v1
 
 echo
 echo "=== fp_chain ($pid): its events, each with the one user stack of its system call"
@@ -27,15 +31,16 @@ echo "=== fp_chain ($pid): its events, each with the one user stack of its syste
 jq -r --argjson p "$pid" 'select(.tid == $p and (.event == "syscalls:sys_enter_nanosleep"
 	or (.event == "sched:sched_switch" and .fields.prev_state == 1))) |
 	"\(.event) cookie=\(.cookie) status=\(.status)\n  user:   \([.user_stack[] | .sym // .addr] | join(" <- "))\n  kernel: \([.kernel_stack[] | .sym // .addr] | join(" <- "))"' \
-	"$out/demo.jsonl" | head -n 12
+	$v1 | head -n 12
 echo
 echo "=== fp_chain recurse 40 ($rpid): user stack depth"
 jq -r --argjson p "$rpid" 'select(.tid == $p and .status == "stitched") |
 	"\(.event): \(.user_stack | length) user frames: \([.user_stack[0:6][] | .sym // .addr] | join(" <- ")) <- ..."' \
-	"$out/demo.jsonl" | head -n 1
+	$v1 | head -n 1
 echo
-echo "=== statuses of all $(wc -l < "$out/demo.jsonl") records"
-jq -r .status "$out/demo.jsonl" | sort | uniq -c
+echo "=== statuses of all $(wc -l < $v1) records ($(stat -c %s "$out/demo.jsonl") bytes" \
+	"of JSON, $(grep -c '"type":"stack"' "$out/demo.jsonl") distinct stacks)"
+jq -r .status $v1 | sort | uniq -c
 echo
 echo "=== folded stacks of fp_chain (flame graph input)"
 grep '^fp_chain;' "$out/demo.folded" | sort -t' ' -k2 -nr | head -n 3 | cut -c1-200
@@ -46,7 +51,7 @@ echo
 bad=0
 chain=$(jq -r --argjson p "$pid" 'select(.tid == $p and .status == "stitched"
 	and .event == "syscalls:sys_enter_nanosleep")
-	| [.user_stack[0:4][] | .sym // "?"] | join(" <- ")' "$out/demo.jsonl" | sort | uniq -c |
+	| [.user_stack[0:4][] | .sym // "?"] | join(" <- ")' $v1 | sort | uniq -c |
 	sort -nr | head -n 1 | sed 's/^ *[0-9]* //')
 if [ "$chain" = "c <- b <- a <- main" ]; then
 	echo "demo: fp_chain's stack is named: $chain"
@@ -55,7 +60,7 @@ else
 	bad=1
 fi
 nrec=$(jq -r --argjson p "$rpid" 'select(.tid == $p and .status == "stitched")
-	| [.user_stack[] | select(.sym == "rec")] | length' "$out/demo.jsonl" | sort -n | tail -n 1)
+	| [.user_stack[] | select(.sym == "rec")] | length' $v1 | sort -n | tail -n 1)
 if [ "${nrec:-0}" -eq 40 ]; then
 	echo "demo: the recursion is named: 40 frames in rec()"
 else

@@ -33,12 +33,12 @@ done > /tmp/all.elf
 
 # user_frames JSONL [COMM_PREFIX]: "index addr sym file_off obj" for every
 # user frame of every record of those tasks ("-" for null; obj's spaces
-# turned to _). Default: fp_chain's.
+# turned to _). Default: fp_chain's. Stack ids resolved (layout interned).
 user_frames() {
-	jq -r --arg c "${2-fp_chain}" 'select(.comm // "" | startswith($c)) | .user_stack // []
-		| to_entries[] | .key as $i | .value
+	"$TD_RESOLVE" "$1" | jq -r --arg c "${2-fp_chain}" 'select(.comm // "" | startswith($c))
+		| .user_stack // [] | to_entries[] | .key as $i | .value
 		| [$i, .addr, .sym // "-", .file_off // "-", (.obj // "-" | gsub(" "; "_"))]
-		| map(tostring) | join(" ")' "$1"
+		| map(tostring) | join(" ")'
 }
 
 # check_right NAME JSONL MIN: every named frame that lies in one of the
@@ -216,7 +216,8 @@ sleep 1
 stop /tmp/n-hard
 check_right names_hard_live_right /tmp/n-hard.jsonl 50
 # The library's frames are named although it was unloaded long before
-nlib=$(jq -r '.user_stack // [] | .[] | select(.sym == "fid_lib_inner") | .sym' /tmp/n-hard.jsonl | wc -l)
+nlib=$("$TD_RESOLVE" /tmp/n-hard.jsonl |
+	jq -r '.user_stack // [] | .[] | select(.sym == "fid_lib_inner") | .sym' | wc -l)
 echo "names_hard: $nlib frames named fid_lib_inner"
 check names_dlclosed_library_named test "$nlib" -ge 10
 "$td" report /tmp/n-hard.dat -o /tmp/n-hard-report.jsonl 2> /tmp/n-hard.rstderr
@@ -229,8 +230,9 @@ workload
 stop /tmp/n-flood
 over=$(grep -oiE 'overrun[a-z ]*[:=] *[0-9]+' /tmp/n-flood.stderr | grep -oE '[0-9]+$' |
 	sort -n | tail -n 1)
-unk=$(jq -r '.user_stack // [] | .[] | select(.sym == null and .file_id != null) | .file_id' \
-	/tmp/n-flood.jsonl | wc -l)
+unk=$("$TD_RESOLVE" /tmp/n-flood.jsonl |
+	jq -r '.user_stack // [] | .[] | select(.sym == null and .file_id != null) | .file_id' |
+	wc -l)
 echo "names_flood: overruns ${over:-none}, $unk frames with an id not (yet) known"
 check names_flood_overruns test "${over:-0}" -gt 0
 check_right names_flood_right /tmp/n-flood.jsonl 20
@@ -266,6 +268,12 @@ plugin_frames /tmp/n-rp.dat | gawk '{ print $1, $2, $3, "-", "-" }' > /tmp/n-plu
 read -r t nd w <<< "$(score addr /tmp/fp.elf /tmp/n-plugin-rp.frames)"
 echo "names_plugin_replaced: $t frames in fp_chain, $nd named"
 check names_plugin_replaced_not_used test "$t" -ge 20 -a "$nd" -eq 0
+# Every JSON file of the stage, live or reported, resolves on its own
+bad=
+for f in /tmp/n-*.jsonl; do
+	"$TD_RESOLVE" "$f" > /dev/null 2>&1 || bad="$bad ${f##*/}"
+done
+check names_json_ids_resolve test -z "$bad"
 
 grep -q FAIL "$RESULTS" && exit 1
 exit 0

@@ -11,16 +11,17 @@ build=$1
 td=$build/trace-defer
 fp=$build/progs/fp_chain
 
-# The fp_chain switch sleeping in nanosleep (prev_state 1: S) of JSON file $2
+# The fp_chain switch sleeping in nanosleep (prev_state 1: S) of JSON file
+# $2 (layout interned: the ids resolved)
 switch_of() {
-	jq -c --argjson p "$1" 'select(.tid == $p and .event == "sched:sched_switch"
-		and .fields.prev_state == 1)' "$2" | head -n 1
+	"$TD_RESOLVE" "$2" | jq -c --argjson p "$1" 'select(.tid == $p and
+		.event == "sched:sched_switch" and .fields.prev_state == 1)' | head -n 1
 }
 # Everything a record says but the pid (a process gone by report time
 # cannot be named from a trace.dat) and the frames' names.
 canon() {
-	jq -c '[.ts, .tid, .event, .comm, .cookie, .status, .fields,
-		[.user_stack[].addr], [.kernel_stack[].addr]]' "$1" | sort
+	"$TD_RESOLVE" "$1" | jq -c '[.ts, .tid, .event, .comm, .cookie, .status, .fields,
+		[.user_stack[].addr], [.kernel_stack[].addr]]' | sort
 }
 
 # --- live daemon and its --record file, one run ---------------------------
@@ -52,6 +53,13 @@ cat /tmp/r1.rep.stderr
 check report_exit_ok test "$rrc" -eq 0
 check report_stitched_some grep -q 'emitted: stitched=[1-9]' /tmp/r1.rep.stderr
 check report_same_system_no_notice test -z "$(grep 'not recorded' /tmp/r1.rep.stderr)"
+check live_json_ids_resolve resolve /tmp/r1.jsonl
+check report_json_ids_resolve resolve /tmp/r1.rep.jsonl
+# Layout interned, resolved, is layout full line for line.
+"$td" report /tmp/r1.dat --json --json-layout=full 2> /dev/null | jq -c . > /tmp/r1.full.jsonl
+check report_interned_resolves_to_full test -s /tmp/r1.full.jsonl -a \
+	"$(cmp -s /tmp/r1.rep.v1.jsonl /tmp/r1.full.jsonl && echo same)" = same
+echo "JSON bytes: interned $(stat -c %s /tmp/r1.rep.jsonl), full $(stat -c %s /tmp/r1.full.jsonl)"
 canon /tmp/r1.jsonl > /tmp/r1.live.canon
 canon /tmp/r1.rep.jsonl > /tmp/r1.rep.canon
 nlive=$(wc -l < /tmp/r1.live.canon)
@@ -63,8 +71,8 @@ check report_equals_live_all_records test "$nlive" -gt 0 -a "$ndiff" -eq 0
 # fp_chain's records with every key, names and pid included (not those of
 # the shell it was forked from: before the exec, another address space)
 sel='select(.tid == $p and .comm == "fp_chain")'
-jq -c --argjson p "$pid" "$sel" /tmp/r1.jsonl | sort > /tmp/r1.live.fp
-jq -c --argjson p "$pid" "$sel" /tmp/r1.rep.jsonl | sort > /tmp/r1.rep.fp
+jq -c --argjson p "$pid" "$sel" /tmp/r1.v1.jsonl | sort > /tmp/r1.live.fp
+jq -c --argjson p "$pid" "$sel" /tmp/r1.rep.v1.jsonl | sort > /tmp/r1.rep.fp
 echo "fp_chain records: $(wc -l < /tmp/r1.live.fp) live, $(wc -l < /tmp/r1.rep.fp) reported"
 diff /tmp/r1.live.fp /tmp/r1.rep.fp | head -n 4 | cut -c1-400
 check report_equals_live_fp_chain_whole test -s /tmp/r1.live.fp -a \

@@ -30,11 +30,14 @@ main_pid() { prop MainPID; }
 lock_pid() { cut -d' ' -f1 "$lock" 2>/dev/null; }
 is_active() { [ "$(systemctl is-active "$unit")" = active ]; }
 # A record of fp_chain in JSON lines file $1, stitched, user frames named
+# (stack ids resolved; a last line still being written is left out)
 stitched_in() {
-	[ -s "$1" ] && jq -c 'select(.comm == "fp_chain" and .status == "stitched" and
-		([.user_stack[0:4][].sym] | join(" ")) == "c b a main")' "$1" 2>/dev/null |
-		grep -q .
+	[ -s "$1" ] && "$TD_RESOLVE" "$1" 2>/dev/null | jq -c 'select(.comm == "fp_chain" and
+		.status == "stitched" and ([.user_stack[0:4][].sym] | join(" ")) == "c b a main")' \
+		2>/dev/null | grep -q .
 }
+# Event lines of JSON lines file $1 (stack lines left out)
+nr_events() { grep -c '"type":"event"' "$1"; }
 # No user_stacktrace trigger nor userstacktrace_delay left at the top level
 top_level_clean() {
 	[ "$(cat $T/options/userstacktrace_delay)" = 0 ] &&
@@ -81,8 +84,8 @@ check status_live_counters grep -Eq 'Status: "events [0-9]+, stitched [1-9]' /tm
 check journal_daemon_message wait_for 5 eval "journalctl -u $unit -o cat --no-pager |
 	grep -q \"tracing 1 event(s) in instance 'trace-defer', mode\""
 check output_stitched_named wait_for 20 stitched_in $logdir/events.jsonl
-rec=$(jq -c 'select(.comm == "fp_chain" and .status == "stitched")' $logdir/events.jsonl |
-	head -n 1)
+rec=$("$TD_RESOLVE" $logdir/events.jsonl 2>/dev/null |
+	jq -c 'select(.comm == "fp_chain" and .status == "stitched")' | head -n 1)
 echo "record: $(echo "$rec" | cut -c1-400)"
 check output_kernel_frames_named grep -qE '^(entry_SYSCALL_64|do_syscall_64)' \
 	<<< "$(echo "$rec" | jq -r '.kernel_stack[-1].sym')"
@@ -97,11 +100,14 @@ check stop systemctl stop $unit
 check stopped test "$(systemctl is-active $unit)" = inactive
 wait_for 5 eval "journalctl _PID=$pid -o cat --no-pager | grep -q 'written='"
 written=$(journal_counter "$pid" written)
-n1=$(wc -l < $logdir/events.jsonl.1)
-n2=$(wc -l < $logdir/events.jsonl)
-echo "written=$written; lines: $n1 before the reload, $n2 after"
+n1=$(nr_events $logdir/events.jsonl.1)
+n2=$(nr_events $logdir/events.jsonl)
+echo "written=$written; events: $n1 before the reload, $n2 after"
 check reload_nothing_lost test -n "$written" -a "$written" = "$((n1 + n2))"
 check reload_whole_lines eval "cat $logdir/events.jsonl.1 $logdir/events.jsonl | jq -e -c . > /dev/null"
+# Each file on its own: every stack id it uses defined in it
+check reload_files_self_contained eval "$TD_RESOLVE $logdir/events.jsonl.1 > /dev/null &&
+	$TD_RESOLVE $logdir/events.jsonl > /dev/null"
 check journal_exit_counters test "$(journal_counter "$pid" write_errors)" = 0
 check stop_instance_removed test ! -d $inst
 check stop_top_level_untouched top_level_clean
@@ -135,7 +141,7 @@ restarted() { local p; p=$(main_pid); [ "$p" != 0 ] && [ "$p" != "$pid" ] && is_
 # WatchdogSec=30s, then SIGABRT, which a stopped process leaves pending:
 # SIGKILL after TimeoutStopSec=30s; RestartSec=2s
 check watchdog_restart wait_for 150 restarted
-n=$(wc -l < $logdir/events.jsonl)
+n=$(nr_events $logdir/events.jsonl)
 echo "watchdog: restarted after $((SECONDS - t0)) s as pid $(main_pid)"
 journalctl -u $unit -o short-monotonic --no-pager | tail -n 12
 check watchdog_logged eval "journalctl -u $unit -o cat --no-pager | grep -q 'Watchdog timeout'"
@@ -143,7 +149,9 @@ check watchdog_nrestarts test "$(prop NRestarts)" = "$((nr + 1))"
 check watchdog_old_gone test ! -d /proc/"$pid"
 check watchdog_fresh_instance wait_for 10 eval "[ \"\$(cat $inst/options/irq-info)\" = 1 ]"
 check watchdog_lock_new_pid test "$(lock_pid)" = "$(main_pid)"
-check watchdog_stitched_after wait_for 20 eval "tail -n +$((n + 1)) $logdir/events.jsonl > /tmp/new.jsonl; stitched_in /tmp/new.jsonl"
+# The events after the first n, their stacks resolved (appended runs define ids anew)
+check watchdog_stitched_after wait_for 20 eval "$TD_RESOLVE $logdir/events.jsonl 2> /dev/null |
+	tail -n +$((n + 1)) > /tmp/new.jsonl; stitched_in /tmp/new.jsonl"
 
 # --- kill -9: ExecStopPost removes the instance, then a restart --------------
 pid=$(main_pid)

@@ -7,6 +7,12 @@ AWKDIR=$(dirname "${BASH_SOURCE[0]}")
 # in the guest on dmesg and on the host on the console log.
 KREPORTS='BUG:|WARNING:|KASAN|circular locking|suspicious RCU|inconsistent lock|lock held when returning|Oops|Call Trace'
 
+# resolve DIR/X.jsonl: writes DIR/X.v1.jsonl, the same events with their
+# stacks in every line (layout full), through contrib/td-json-resolve;
+# fails when an event refers to a stack id no line before it defined.
+TD_RESOLVE=$(cd "$AWKDIR/../.." && pwd)/contrib/td-json-resolve
+resolve() { "$TD_RESOLVE" "$1" > "${1%.jsonl}.v1.jsonl"; }
+
 pass() { echo "PASS $1" | tee -a "$RESULTS"; }
 fail() { echo "FAIL $1: $2" | tee -a "$RESULTS"; }
 

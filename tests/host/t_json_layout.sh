@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The JSON layouts: one trace.dat reported twice, interned (the default)
+# and full. In the interned file every line is a stack or an event of
+# schema 2, each stack id is defined once and before any event uses it,
+# and resolving the ids (contrib/td-json-resolve) gives exactly the full
+# report, line for line. Then the live daemon: SIGHUP after a rotation
+# starts a file that defines every id it uses, and the option and config
+# key are read and shown.
+. "$(dirname "$0")/lib.sh"
+
+start_fp_chain 5
+sleep 0.2
+# Every task: many stacks, the same addresses in many processes.
+"$TD" record -i "$NAME" --run-dir "$RUN_DIR" -d 1 -o "$SCRATCH/x.dat" \
+	2>/dev/null
+check "record exits 0" [ $? = 0 ]
+"$TD" report "$SCRATCH/x.dat" -o "$SCRATCH/int.jsonl"
+check "report, default layout: exit 0" [ $? = 0 ]
+"$TD" report "$SCRATCH/x.dat" --json-layout=full -o "$SCRATCH/full.jsonl"
+check "report --json-layout=full: exit 0" [ $? = 0 ]
+
+check "interned: stack and event lines of schema 2, ids defined once, before use" \
+	python3 - "$SCRATCH/int.jsonl" <<'PY'
+import json, sys
+defined, events, bad = set(), 0, []
+for n, line in enumerate(open(sys.argv[1]), 1):
+    r = json.loads(line)
+    if r.get("v") != 2:
+        bad.append(f"line {n}: v {r.get('v')}")
+    elif r.get("type") == "stack":
+        if r["id"] in defined:
+            bad.append(f"line {n}: id {r['id']} defined again")
+        defined.add(r["id"])
+        if set(r) != {"v", "type", "id", "kernel_stack", "user_stack"}:
+            bad.append(f"line {n}: stack keys {sorted(r)}")
+    elif r.get("type") == "event":
+        events += 1
+        if r["stack"] not in defined:
+            bad.append(f"line {n}: stack {r['stack']} not defined before")
+        if "kernel_stack" in r or "user_stack" in r:
+            bad.append(f"line {n}: frames in an event line")
+    else:
+        bad.append(f"line {n}: type {r.get('type')}")
+print(f"{events} events, {len(defined)} stacks, {len(bad)} problems", *bad[:5], sep="\n  ")
+sys.exit(1 if bad or events < 20 else 0)
+PY
+check "every stack id resolves" resolve "$SCRATCH/int.jsonl"
+jq -c . "$SCRATCH/full.jsonl" >"$SCRATCH/full.jq.jsonl"
+check "resolved interned = full, line for line" \
+	cmp "$SCRATCH/int.v1.jsonl" "$SCRATCH/full.jq.jsonl"
+check "the full report is schema 1 throughout" \
+	[ "$(jq -r .v "$SCRATCH/full.jsonl" | sort -u)" = 1 ]
+nev=$(wc -l <"$SCRATCH/full.jsonl")
+bi=$(stat -c %s "$SCRATCH/int.jsonl")
+bf=$(stat -c %s "$SCRATCH/full.jsonl")
+log "$nev events: interned $((bi / nev)) bytes/event, full $((bf / nev)) bytes/event"
+check "interned is smaller" [ "$bi" -lt "$bf" ]
+
+# The resolver refuses an id nothing defined.
+grep '"type":"event"' "$SCRATCH/int.jsonl" >"$SCRATCH/orphans.jsonl"
+"$TOP/contrib/td-json-resolve" "$SCRATCH/orphans.jsonl" >/dev/null 2>"$SCRATCH/orphans.err"
+check "resolver: an undefined id is an error" [ $? != 0 ]
+check "resolver: says which" grep -q "not defined before it" "$SCRATCH/orphans.err"
+
+# --- live: SIGHUP after a rotation, each file self-contained ------------
+td_bg -p "$FP_PID" -o "$SCRATCH/live.jsonl" 2>/dev/null
+check "daemon tracing" wait_tracing
+for i in $(seq 50); do [ -s "$SCRATCH/live.jsonl" ] && break; sleep 0.1; done
+sleep 0.5
+mv "$SCRATCH/live.jsonl" "$SCRATCH/live.1.jsonl"
+kill -HUP "$D"
+sleep 1.5
+kill -INT "$D"
+wait "$D"
+check "daemon exits 0 after SIGHUP and SIGINT" [ $? = 0 ]
+check "rotated file resolves on its own" resolve "$SCRATCH/live.1.jsonl"
+check "reopened file resolves on its own" resolve "$SCRATCH/live.jsonl"
+check "reopened file has events" [ "$(grep -c '"type":"event"' "$SCRATCH/live.jsonl")" -gt 5 ]
+max1=$(jq -r 'select(.type == "stack") | .id' "$SCRATCH/live.1.jsonl" | sort -n | tail -n 1)
+min2=$(jq -r 'select(.type == "stack") | .id' "$SCRATCH/live.jsonl" | sort -n | head -n 1)
+check "ids go on after the reopen ($max1 < $min2)" [ "${max1:-0}" -lt "${min2:-0}" ]
+
+# --- option, config key, --print-config --------------------------------
+check "--print-config: json_layout = interned by default" \
+	eval '"$TD" --print-config | grep -qx "json_layout = interned"'
+printf 'json_layout = full\n' >"$SCRATCH/l.conf"
+check "config key json_layout = full" \
+	eval '"$TD" -c "$SCRATCH/l.conf" --print-config | grep -qx "json_layout = full"'
+check "--json-layout overrides the config" eval '"$TD" -c "$SCRATCH/l.conf" \
+	--json-layout=interned --print-config | grep -qx "json_layout = interned"'
+"$TD" --json-layout=compact --print-config >/dev/null 2>"$SCRATCH/bad.err"
+check "unknown layout: status 2" [ $? = 2 ]
+check "unknown layout: says which there are" grep -q "not one of full, interned" \
+	"$SCRATCH/bad.err"
+finish

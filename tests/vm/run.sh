@@ -140,19 +140,23 @@ for stage in $stages; do
 		# PCI interrupt routing method (_PRT) hits ACPICA's 30 s loop
 		# timeout and virtio gets no IRQ; acpi=noirq takes the routing
 		# from the BIOS tables instead (ACPI still enumerates the CPUs).
-		nf=${#failed[@]}
-		if ! stress_boot && boot_report "$outtop/stress/console.log"; then
-			# Seen once in six runs: a KASAN report from an interrupt in
-			# start_kernel, before any tracing. Shown, kept, and the
-			# stage booted again; a second one fails it.
-			echo "vm: stress: a kernel report during boot, before the test ran;" \
-			     "kept in vm-out/stress-boot1/, booting again"
-			rm -rf "$outtop/stress-boot1"
-			mv "$outtop/stress" "$outtop/stress-boot1"
-			mv "$outtop/stress-boot1/results" "$outtop/stress-boot1/results.first-boot"
+		nf=${#failed[@]} nt=${#tails[@]} try=1
+		# A KASAN report from an interrupt in start_kernel, at about
+		# 0.005 s, before any tracing (seen in 1 of 6 boots, and twice in
+		# a row on a loaded host): kept, shown, and the stage booted
+		# again, up to three boots; a report after the guest script
+		# started is never retried.
+		while ! stress_boot && boot_report "$outtop/stress/console.log" &&
+			[ "$try" -lt 3 ]; do
+			echo "vm: stress: boot $try met a kernel report before the test ran;" \
+			     "kept in vm-out/stress-boot$try/, booting again"
+			rm -rf "$outtop/stress-boot$try"
+			mv "$outtop/stress" "$outtop/stress-boot$try"
+			mv "$outtop/stress-boot$try/results" "$outtop/stress-boot$try/results.boot$try"
 			failed=("${failed[@]:0:$nf}")
-			stress_boot
-		fi
+			tails=("${tails[@]:0:$nt}")
+			try=$((try + 1))
+		done
 		;;
 	*)
 		echo "vm: unknown stage $stage" >&2

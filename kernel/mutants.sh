@@ -14,13 +14,13 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export KCACHE=${KCACHE:-$top/.cache/kernel}
 out=${MUTANT_OUT:-$top/vm-out/mutants}
 
-# name|file|sed expression|what it breaks
+# name@file@sed expression@what it breaks
 mutants=(
-"no_frames|kernel/trace/trace_user_unwind.c|s/nr = min_t(unsigned long, trace->nr, max \/ (sizeof(long) + 1));/nr = 0;/|every stack recorded empty"
-"top_buffer|kernel/trace/trace_user_unwind.c|0,/trace_user_unwind_record(tr, trace, cookie, maps,/s//trace_user_unwind_record(top_trace_array(), trace, cookie, maps,/|stacks of the first 63 instances go to the top buffer"
-"no_exec_flag|kernel/trace/trace_user_unwind.c|s/flags |= USER_UNWIND_STACK_EXEC;/flags = 0;/|a stack unwound after execve() is not marked"
-"no_cookie|kernel/trace/trace_user_unwind.c|/^void trace_user_unwind_request/,/^}/s/entry->cookie = cookie;/entry->cookie = 0;/|cookie records carry no cookie"
-"zero_cookies|kernel/trace/trace_user_unwind.c|s/entry->cookie = cookie;/entry->cookie = 0;/|every record carries cookie 0"
+"no_frames@kernel/trace/trace_user_unwind.c@s/nr = min_t(unsigned long, trace->nr, max \/ (sizeof(long) + 1));/nr = 0;/@every stack recorded empty"
+"top_buffer@kernel/trace/trace_user_unwind.c@0,/trace_user_unwind_record(tr, trace, cookie, maps,/s//trace_user_unwind_record(top_trace_array(), trace, cookie, maps,/@stacks of the first 63 instances go to the top buffer"
+"no_exec_flag@kernel/trace/trace_user_unwind.c@s/flags |= USER_UNWIND_STACK_EXEC;/flags = 0;/@a stack unwound after execve() is not marked"
+"no_cookie@kernel/trace/trace_user_unwind.c@/^void trace_user_unwind_request/,/^}/s/entry->cookie = cookie;/entry->cookie = 0;/@cookie records carry no cookie"
+"zero_cookies@kernel/trace/trace_user_unwind.c@s/entry->cookie = cookie;/entry->cookie = 0;/@every record carries cookie 0"
 )
 want=("$@")
 
@@ -39,7 +39,7 @@ trap 'git -C "$tree" checkout -q -- .' EXIT
 
 bad=0
 for m in "${mutants[@]}"; do
-	IFS='|' read -r name file expr what <<< "$m"
+	IFS='@' read -r name file expr what <<< "$m"
 	if [ ${#want[@]} -gt 0 ] && [[ ! " ${want[*]} " == *" $name "* ]]; then
 		continue
 	fi

@@ -21,16 +21,8 @@ export KCACHE=${KCACHE:-$top/.cache/kernel}
 build=1
 [ "${1:-}" = --no-build ] && build=0
 
-"$top/kernel/build.sh" patched > /dev/null
-full=$(git -C "$KCACHE/tree-patched" rev-parse HEAD)
-tree=$KCACHE/tree-series out=$KCACHE/build-series
-if [ ! -e "$tree/.git" ]; then
-	git -C "$KCACHE/src" worktree prune
-	git -C "$KCACHE/src" worktree add -q --detach "$tree" pristine
-fi
-mkdir -p "$out"
-cmp -s "$KCACHE/build-patched/.config" "$out/.config" ||
-	cp "$KCACHE/build-patched/.config" "$out/.config"
+. "$top/kernel/series-tree.sh"
+out=$series_build
 mapfile -t commits < <(git -C "$tree" rev-list --reverse pristine.."$full")
 
 bad=0 n=0

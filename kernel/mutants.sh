@@ -24,16 +24,9 @@ mutants=(
 )
 want=("$@")
 
-"$top/kernel/build.sh" patched > /dev/null
-full=$(git -C "$KCACHE/tree-patched" rev-parse HEAD)
-tree=$KCACHE/tree-series build=$KCACHE/build-series
-if [ ! -e "$tree/.git" ]; then
-	git -C "$KCACHE/src" worktree prune
-	git -C "$KCACHE/src" worktree add -q --detach "$tree" pristine
-fi
-mkdir -p "$build" "$out"
-cmp -s "$KCACHE/build-patched/.config" "$build/.config" ||
-	cp "$KCACHE/build-patched/.config" "$build/.config"
+. "$top/kernel/series-tree.sh"
+build=$series_build
+mkdir -p "$out"
 git -C "$tree" checkout -q --detach "$full"
 trap 'git -C "$tree" checkout -q -- .' EXIT
 

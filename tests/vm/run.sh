@@ -24,6 +24,7 @@ outtop=${VM_OUT:-$top/vm-out}
 stages=${VM_TESTS:-kernel ftrace daemon report names systemd stress}
 failed=()
 tails=()		# what the summary repeats for a failed stage
+digests=()		# one short line per kernel report, printed last
 
 say() { printf '\n== %s\n' "$*"; }
 
@@ -32,6 +33,25 @@ say() { printf '\n== %s\n' "$*"; }
 # Kernel reports in a console log that no test should ever cause.
 splats() {
 	grep -E "$KREPORTS" "$1" | head -n 20
+}
+
+# digest STAGE LOG: the first kernel report of LOG in three lines (what,
+# where, called from), for the very end of the output, which is all CI shows.
+digest() {
+	awk -v stage="$1" -v re="$KREPORTS" '
+	{ sub(/^\[ *[0-9.]+\] /, "") }
+	!what && $0 ~ re { what = $0; next }
+	!what { next }
+	/^RIP: / && !rip { rip = $0 }
+	/Call Trace:/ { intrace = 1; next }
+	intrace && /^ +[a-z_0-9.]+\+0x/ && n < 8 {
+		f = $1; sub(/\+.*/, "", f); trace = trace (n++ ? " < " : "") f
+	}
+	intrace && /^ *<\/TASK>/ { exit }
+	END {
+		if (!what) exit
+		printf "%s: %s\n  %s\n  called from: %s\n", stage, what, rip, trace
+	}' "$2"
 }
 
 # boot FLAVOR STAGE SCRIPT ARGS...: run one guest script; record failures.
@@ -58,6 +78,7 @@ boot() {
 		# CI shows only the end of the output: repeat the first report there
 		tails+=("== $stage: first kernel report" "$(grep -m 1 -A 25 -E "$KREPORTS" \
 			"$outtop/$stage/console.log")")
+		digests+=("$(digest "$stage" "$outtop/$stage/console.log")")
 	fi
 	if [ "$rc" -ne 0 ]; then
 		failed+=("$stage: exit $rc")
@@ -140,7 +161,7 @@ for stage in $stages; do
 		# PCI interrupt routing method (_PRT) hits ACPICA's 30 s loop
 		# timeout and virtio gets no IRQ; acpi=noirq takes the routing
 		# from the BIOS tables instead (ACPI still enumerates the CPUs).
-		nf=${#failed[@]} nt=${#tails[@]} try=1
+		nf=${#failed[@]} nt=${#tails[@]} nd=${#digests[@]} try=1
 		# A KASAN report from an interrupt in start_kernel, at about
 		# 0.005 s, before any tracing (seen in 1 of 6 boots, and twice in
 		# a row on a loaded host): kept, shown, and the stage booted
@@ -155,6 +176,7 @@ for stage in $stages; do
 			mv "$outtop/stress-boot$try/results" "$outtop/stress-boot$try/results.boot$try"
 			failed=("${failed[@]:0:$nf}")
 			tails=("${tails[@]:0:$nt}")
+			digests=("${digests[@]:0:$nd}")
 			try=$((try + 1))
 		done
 		;;
@@ -171,6 +193,8 @@ echo "  $(cat "$outtop"/*/results 2>/dev/null | grep -c '^PASS') checks passed,"
      "$(cat "$outtop"/*/results 2>/dev/null | grep -c '^FAIL') failed"
 if [ "${#failed[@]}" -ne 0 ]; then
 	[ "${#tails[@]}" -ne 0 ] && printf '%s\n' "${tails[@]}" | cut -c1-160
+	[ "${#digests[@]}" -ne 0 ] && printf '%s\n' "== kernel reports" "${digests[@]}" |
+		cut -c1-200
 	printf 'vm-test FAILED:\n'
 	printf '  %s\n' "${failed[@]}"
 	exit 1

@@ -34,121 +34,9 @@
 #include <trace-defer/symbolize.h>
 
 #include "elfsyms.h"
+#include "htab.h"
 #include "kallsyms.h"
 #include "procmaps.h"
-
-/* ---- a small chained hash table --------------------------------------- */
-
-struct hnode {
-	struct hnode *next;
-	uint64_t hash;
-};
-
-struct htab {
-	struct hnode **b;
-	size_t mask;
-	size_t nr;
-};
-
-#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
-
-static int htab_init(struct htab *t)
-{
-	t->b = calloc(64, sizeof(*t->b));
-	t->mask = 63;
-	t->nr = 0;
-	return t->b ? 0 : -ENOMEM;
-}
-
-static struct hnode *htab_first(const struct htab *t, uint64_t hash)
-{
-	struct hnode *n = t->b[hash & t->mask];
-
-	while (n && n->hash != hash)
-		n = n->next;
-	return n;
-}
-
-static struct hnode *htab_next(struct hnode *n)
-{
-	uint64_t hash = n->hash;
-
-	for (n = n->next; n && n->hash != hash; n = n->next)
-		;
-	return n;
-}
-
-static void htab_add(struct htab *t, struct hnode *n, uint64_t hash)
-{
-	n->hash = hash;
-	if (t->nr + 1 > t->mask + 1) {
-		size_t cap = (t->mask + 1) * 2, i;
-		struct hnode **b = calloc(cap, sizeof(*b));
-
-		/* Out of memory: keep the table as it is, only longer chains. */
-		if (b) {
-			for (i = 0; i <= t->mask; i++) {
-				while (t->b[i]) {
-					struct hnode *x = t->b[i];
-
-					t->b[i] = x->next;
-					x->next = b[x->hash & (cap - 1)];
-					b[x->hash & (cap - 1)] = x;
-				}
-			}
-			free(t->b);
-			t->b = b;
-			t->mask = cap - 1;
-		}
-	}
-	n->next = t->b[hash & t->mask];
-	t->b[hash & t->mask] = n;
-	t->nr++;
-}
-
-static void htab_del(struct htab *t, struct hnode *n)
-{
-	struct hnode **pp;
-
-	for (pp = &t->b[n->hash & t->mask]; *pp; pp = &(*pp)->next) {
-		if (*pp == n) {
-			*pp = n->next;
-			t->nr--;
-			return;
-		}
-	}
-}
-
-/* Empty @t, calling @fn on every node. */
-static void htab_destroy(struct htab *t, void (*fn)(struct hnode *))
-{
-	size_t i;
-
-	if (!t->b)
-		return;
-	for (i = 0; i <= t->mask; i++) {
-		while (t->b[i]) {
-			struct hnode *x = t->b[i];
-
-			t->b[i] = x->next;
-			fn(x);
-		}
-	}
-	free(t->b);
-	t->b = NULL;
-}
-
-static uint64_t hash_bytes(const void *p, size_t len, uint64_t h)
-{
-	const unsigned char *s = p;
-
-	/* FNV-1a */
-	while (len--)
-		h = (h ^ *s++) * 0x100000001b3ull;
-	return h;
-}
-
-#define HASH_SEED 0xcbf29ce484222325ull
 
 /* ---- caches ----------------------------------------------------------- */
 
@@ -251,7 +139,7 @@ static uint64_t last_strings_id;
 static const char *intern(void *ctx, const char *s, size_t len)
 {
 	struct td_symbolizer *sym = ctx;
-	uint64_t h = hash_bytes(s, len, HASH_SEED);
+	uint64_t h = htab_hash_bytes(s, len, HTAB_SEED);
 	struct hnode *n;
 	struct istr *is;
 
@@ -272,7 +160,7 @@ static const char *intern(void *ctx, const char *s, size_t len)
 
 static uint64_t key_hash(const struct file_key *k)
 {
-	return hash_bytes(k, sizeof(*k), HASH_SEED);
+	return htab_hash_bytes(k, sizeof(*k), HTAB_SEED);
 }
 
 static struct object *object_lookup(struct td_symbolizer *sym, const struct file_key *k)
@@ -309,7 +197,7 @@ static const char *build_id_hex(struct td_symbolizer *sym, const uint8_t *id, un
  */
 static struct td_elfsyms *object_symbols(struct td_symbolizer *sym, struct td_elf *e)
 {
-	uint64_t h = hash_bytes(e->build_id, e->build_id_len, HASH_SEED);
+	uint64_t h = htab_hash_bytes(e->build_id, e->build_id_len, HTAB_SEED);
 	struct symtab *st, *shared = NULL;
 	struct hnode *n;
 
@@ -823,13 +711,13 @@ found:
 
 static struct fres *resolve_file(struct td_symbolizer *sym, struct td_file *f)
 {
-	uint64_t h = hash_bytes(f->path, strlen(f->path), HASH_SEED);
+	uint64_t h = htab_hash_bytes(f->path, strlen(f->path), HTAB_SEED);
 	struct fres *r;
 	struct hnode *n;
 
 	if (f->sym_owner == sym->strings_id && f->sym_res)
 		return f->sym_res;
-	h = hash_bytes(f->build_id, f->build_id_len, h);
+	h = htab_hash_bytes(f->build_id, f->build_id_len, h);
 	for (n = htab_first(&sym->fileids, h); n; n = htab_next(n)) {
 		r = container_of(n, struct fres, node);
 		if (!strcmp(r->path, f->path) &&

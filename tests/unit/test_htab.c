@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The library's hash table: lookups through collisions, growth, deletion,
+ * destruction with a callback.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "../../lib/htab.h"
+
+struct item {
+	struct hnode node;
+	int key;
+};
+
+static int freed;
+
+static void free_item(struct hnode *n)
+{
+	freed++;
+	free(container_of(n, struct item, node));
+}
+
+static struct item *find(struct htab *t, int key, uint64_t hash)
+{
+	struct hnode *n;
+
+	for (n = htab_first(t, hash); n; n = htab_next(n)) {
+		struct item *it = container_of(n, struct item, node);
+
+		if (it->key == key)
+			return it;
+	}
+	return NULL;
+}
+
+/* A weak hash (key % 7): long chains of equal hashes must still be told apart. */
+static void test_collisions_and_growth(void **state)
+{
+	struct htab t;
+	int i;
+
+	assert_int_equal(htab_init(&t), 0);
+	for (i = 0; i < 1000; i++) {
+		struct item *it = malloc(sizeof(*it));
+
+		assert_non_null(it);
+		it->key = i;
+		htab_add(&t, &it->node, i % 7);
+	}
+	assert_int_equal(t.nr, 1000);
+	assert_true(t.mask + 1 >= 1000);	/* grew */
+	for (i = 0; i < 1000; i++) {
+		struct item *it = find(&t, i, i % 7);
+
+		assert_non_null(it);
+		assert_int_equal(it->key, i);
+	}
+	assert_null(find(&t, 1000, 1000 % 7));
+	assert_null(find(&t, 3, 4));		/* right key, wrong hash */
+
+	for (i = 0; i < 1000; i += 2) {
+		struct item *it = find(&t, i, i % 7);
+
+		htab_del(&t, &it->node);
+		free(it);
+	}
+	assert_int_equal(t.nr, 500);
+	for (i = 0; i < 1000; i++)
+		assert_true((find(&t, i, i % 7) != NULL) == (i % 2 == 1));
+
+	freed = 0;
+	htab_destroy(&t, free_item);
+	assert_int_equal(freed, 500);
+	assert_null(t.b);
+	assert_int_equal(t.nr, 0);
+}
+
+static void test_hashes(void **state)
+{
+	/* FNV-1a's published value for "a" */
+	assert_true(htab_hash_bytes("a", 1, HTAB_SEED) == 0xaf63dc4c8601ec8cull);
+	assert_true(htab_hash_bytes("ab", 2, HTAB_SEED) ==
+		    htab_hash_bytes("b", 1, htab_hash_bytes("a", 1, HTAB_SEED)));
+	assert_true(htab_hash_u64(1, 2) != htab_hash_u64(1, 3));
+	assert_true(htab_hash_u64(1, 2) != htab_hash_u64(2, 2));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_collisions_and_growth),
+		cmocka_unit_test(test_hashes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

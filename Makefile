@@ -18,14 +18,15 @@ BUILD		?= build
 SAN		?=
 V		?=
 
-PKGS		:= libtracefs libtraceevent json-c libdw libelf libdebuginfod libsystemd
+PKGS		:= libtracefs libtraceevent json-c libdw libelf libdebuginfod libsystemd \
+		   libprotobuf-c zlib
 PKG_CFLAGS	:= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 WARN		:= -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
 		   -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS		?= -O2 -g
-ALL_CFLAGS	:= -std=gnu11 $(CFLAGS) $(WARN) -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS)
+ALL_CFLAGS	:= -std=gnu11 $(CFLAGS) $(WARN) -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen $(PKG_CFLAGS)
 LDLIBS		:= $(PKG_LIBS) -lpthread
 ifneq ($(SAN),)
 ALL_CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer \

@@ -16,6 +16,8 @@ pkgs=(
 	# symbolization, output, tests, service
 	libelf-dev libdw-dev libdebuginfod-dev elfutils binutils libjson-c-dev libcmocka-dev
 	libsystemd-dev
+	# pprof profiles: protobuf-c and its compiler, zlib; go tool pprof reads them in tests
+	protobuf-c-compiler libprotobuf-c-dev zlib1g-dev golang-go
 	# kernel build and VM
 	flex bison bc libssl-dev libelf-dev cpio xz-utils kmod
 	qemu-system-x86 perl python3 python3-ply python3-git

@@ -1,0 +1,774 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pprof profiles (see trace-defer/pprof.h). Strings, mappings, functions,
+ * locations and samples are interned in lib/htab.c tables as events come;
+ * the protobuf-c message is built only when a profile is written, and
+ * zlib gzips it on the way to the file.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include <trace-defer/pprof.h>
+
+#include "htab.h"
+#include "profile.pb-c.h"
+
+/* A growing array of pointers; what they point to belongs to a table. */
+struct vec {
+	void **v;
+	size_t nr, cap;
+};
+
+struct pstr {
+	struct hnode node;
+	uint32_t idx;
+	uint32_t len;
+	char s[];
+};
+
+struct pmap {
+	struct hnode node;
+	uint32_t id, file, build_id;
+};
+
+struct pfunc {
+	struct hnode node;
+	uint32_t id, name, file;
+};
+
+struct ploc {
+	struct hnode node;
+	uint32_t id, map, func;
+	uint64_t addr;
+};
+
+/* A frame as a symbolizer handed it out, to its location: no string hashed. */
+struct pcache {
+	struct hnode node;
+	uint64_t strings_id, addr;
+	const char *symbol, *object, *build_id;
+	bool user;
+	uint32_t loc;
+};
+
+struct psample {
+	struct hnode node;
+	uint64_t value;
+	int64_t pid;
+	uint32_t comm, event, nloc;
+	uint32_t loc[];
+};
+
+struct td_pprof {
+	uint64_t start_ns, events, mem;
+	struct htab strs, maps, funcs, locs, cache, samples;
+	struct vec strv, mapv, funcv, locv, samplev;
+	uint32_t *locbuf;		/* the sample being built */
+	size_t loccap;
+	char *tmp;			/* names made up, sanitized strings */
+	size_t tmpcap;
+	/* fixed strings and pseudo locations of this interval */
+	uint32_t s_events, s_count, s_comm, s_event, s_pid, s_unknown;
+	uint32_t loc_user_lost, loc_unwind_failed;
+	const char *last_event;		/* event name pointer -> its string */
+	uint32_t last_event_idx;
+	bool broken;			/* a reset ran out of memory: tables unusable */
+};
+
+static int vec_push(struct vec *a, void *p)
+{
+	if (a->nr == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 64;
+		void **v = realloc(a->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->nr++] = p;
+	return 0;
+}
+
+static int reserve_tmp(struct td_pprof *pp, size_t len)
+{
+	char *t;
+
+	if (len <= pp->tmpcap)
+		return 0;
+	t = realloc(pp->tmp, len);
+	if (!t)
+		return -ENOMEM;
+	pp->tmp = t;
+	pp->tmpcap = len;
+	return 0;
+}
+
+/* ---- strings ---- */
+
+/* Protobuf strings must be UTF-8 without surprises: comms may hold anything. */
+static bool clean_utf8(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, n;
+
+	while (i < len) {
+		if (u[i] >= 0x80) {
+			n = td_utf8_seq_len(u + i, len - i);
+			if (!n)
+				return false;
+			i += n;
+		} else if (u[i] < 0x20 || u[i] == 0x7f) {
+			return false;
+		} else {
+			i++;
+		}
+	}
+	return true;
+}
+
+static const char *sanitize(struct td_pprof *pp, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, n;
+	char *out;
+
+	if (reserve_tmp(pp, len + 1))
+		return NULL;
+	out = pp->tmp;
+	while (i < len) {
+		n = u[i] >= 0x80 ? td_utf8_seq_len(u + i, len - i) : 1;
+		if (!n || (n == 1 && (u[i] < 0x20 || u[i] == 0x7f))) {
+			*out++ = '?';
+			i++;
+			continue;
+		}
+		memcpy(out, s + i, n);
+		out += n;
+		i += n;
+	}
+	*out = '\0';
+	return pp->tmp;
+}
+
+/* The string table index of @s (@len bytes), added when new; -1: no memory. */
+static int64_t intern(struct td_pprof *pp, const char *s, size_t len)
+{
+	struct hnode *n;
+	struct pstr *ps;
+	uint64_t h;
+
+	if (!clean_utf8(s, len)) {
+		s = sanitize(pp, s, len);
+		if (!s)
+			return -1;
+	}
+	h = htab_hash_bytes(s, len, HTAB_SEED);
+	for (n = htab_first(&pp->strs, h); n; n = htab_next(n)) {
+		ps = container_of(n, struct pstr, node);
+		if (ps->len == len && !memcmp(ps->s, s, len))
+			return ps->idx;
+	}
+	ps = malloc(sizeof(*ps) + len + 1);
+	if (!ps)
+		return -1;
+	ps->idx = pp->strv.nr;
+	ps->len = len;
+	memcpy(ps->s, s, len);
+	ps->s[len] = '\0';
+	if (vec_push(&pp->strv, ps->s)) {
+		free(ps);
+		return -1;
+	}
+	htab_add(&pp->strs, &ps->node, h);
+	pp->mem += sizeof(*ps) + len + 1 + sizeof(void *);
+	return ps->idx;
+}
+
+static int64_t intern_str(struct td_pprof *pp, const char *s)
+{
+	return intern(pp, s, strlen(s));
+}
+
+/* ---- mappings, functions, locations ---- */
+
+static int64_t mapping(struct td_pprof *pp, uint32_t file, uint32_t build_id)
+{
+	uint64_t h = htab_hash_u64(htab_hash_u64(HTAB_SEED, file), build_id);
+	struct hnode *n;
+	struct pmap *m;
+
+	for (n = htab_first(&pp->maps, h); n; n = htab_next(n)) {
+		m = container_of(n, struct pmap, node);
+		if (m->file == file && m->build_id == build_id)
+			return m->id;
+	}
+	m = malloc(sizeof(*m));
+	if (!m || vec_push(&pp->mapv, m)) {
+		free(m);
+		return -1;
+	}
+	m->id = pp->mapv.nr;
+	m->file = file;
+	m->build_id = build_id;
+	htab_add(&pp->maps, &m->node, h);
+	pp->mem += sizeof(*m) + sizeof(void *);
+	return m->id;
+}
+
+static int64_t function(struct td_pprof *pp, uint32_t name, uint32_t file)
+{
+	uint64_t h = htab_hash_u64(htab_hash_u64(HTAB_SEED, name), file);
+	struct hnode *n;
+	struct pfunc *f;
+
+	for (n = htab_first(&pp->funcs, h); n; n = htab_next(n)) {
+		f = container_of(n, struct pfunc, node);
+		if (f->name == name && f->file == file)
+			return f->id;
+	}
+	f = malloc(sizeof(*f));
+	if (!f || vec_push(&pp->funcv, f)) {
+		free(f);
+		return -1;
+	}
+	f->id = pp->funcv.nr;
+	f->name = name;
+	f->file = file;
+	htab_add(&pp->funcs, &f->node, h);
+	pp->mem += sizeof(*f) + sizeof(void *);
+	return f->id;
+}
+
+static int64_t location(struct td_pprof *pp, uint32_t map, uint32_t func, uint64_t addr)
+{
+	uint64_t h = htab_hash_u64(htab_hash_u64(htab_hash_u64(HTAB_SEED, map), func), addr);
+	struct hnode *n;
+	struct ploc *l;
+
+	for (n = htab_first(&pp->locs, h); n; n = htab_next(n)) {
+		l = container_of(n, struct ploc, node);
+		if (l->map == map && l->func == func && l->addr == addr)
+			return l->id;
+	}
+	l = malloc(sizeof(*l));
+	if (!l || vec_push(&pp->locv, l)) {
+		free(l);
+		return -1;
+	}
+	l->id = pp->locv.nr;
+	l->map = map;
+	l->func = func;
+	l->addr = addr;
+	htab_add(&pp->locs, &l->node, h);
+	pp->mem += sizeof(*l) + sizeof(void *);
+	return l->id;
+}
+
+/* A location with no mapping whose function is just @name ("[user_lost]"). */
+static int64_t pseudo_location(struct td_pprof *pp, const char *name)
+{
+	int64_t s = intern_str(pp, name), f;
+
+	if (s < 0)
+		return -1;
+	f = function(pp, s, 0);
+	return f < 0 ? -1 : location(pp, 0, f, 0);
+}
+
+/* The name folded stacks give a frame (see trace-defer/output.h). */
+static const char *frame_name(struct td_pprof *pp, const struct td_frame *fr, bool user)
+{
+	const char *base;
+	size_t len;
+
+	if (fr->symbol && fr->symbol[0])
+		return fr->symbol;
+	if (user && fr->object) {
+		base = strrchr(fr->object, '/');
+		base = base && base[1] ? base + 1 : fr->object;
+		len = strlen(base) + 24;
+		if (reserve_tmp(pp, len))
+			return NULL;
+		snprintf(pp->tmp, len, "%s+0x%" PRIx64, base, fr->file_offset);
+	} else {
+		if (reserve_tmp(pp, 24))
+			return NULL;
+		snprintf(pp->tmp, 24, "0x%" PRIx64, fr->addr);
+	}
+	return pp->tmp;
+}
+
+static uint64_t cache_hash(const struct td_frame *fr, uint64_t addr, bool user)
+{
+	uint64_t h = htab_hash_u64(HTAB_SEED, fr->strings_id);
+
+	h = htab_hash_u64(h, (uintptr_t)fr->symbol);
+	h = htab_hash_u64(h, (uintptr_t)fr->object);
+	h = htab_hash_u64(h, (uintptr_t)fr->build_id);
+	return htab_hash_u64(h, addr * 2 + user);
+}
+
+static int64_t frame_location(struct td_pprof *pp, const struct td_frame *fr, bool user)
+{
+	uint64_t addr = user && fr->object ? fr->file_offset : fr->addr, h = 0;
+	int64_t name, file = 0, build_id = 0, map = 0, func, loc;
+	struct hnode *n;
+	struct pcache *c;
+	const char *s;
+
+	if (fr->strings_id) {
+		h = cache_hash(fr, addr, user);
+		for (n = htab_first(&pp->cache, h); n; n = htab_next(n)) {
+			c = container_of(n, struct pcache, node);
+			if (c->strings_id == fr->strings_id && c->addr == addr &&
+			    c->symbol == fr->symbol && c->object == fr->object &&
+			    c->build_id == fr->build_id && c->user == user)
+				return c->loc;
+		}
+	}
+	if (fr->object) {
+		file = intern_str(pp, fr->object);
+		if (fr->build_id)
+			build_id = intern_str(pp, fr->build_id);
+		if (file < 0 || build_id < 0)
+			return -1;
+		map = mapping(pp, file, build_id);
+		if (map < 0)
+			return -1;
+	}
+	s = frame_name(pp, fr, user);
+	name = s ? intern_str(pp, s) : -1;
+	if (name < 0)
+		return -1;
+	func = function(pp, name, file);
+	loc = func < 0 ? -1 : location(pp, map, func, addr);
+	if (loc < 0 || !fr->strings_id)
+		return loc;
+	/* Not caching only costs time. */
+	c = malloc(sizeof(*c));
+	if (c) {
+		c->strings_id = fr->strings_id;
+		c->addr = addr;
+		c->symbol = fr->symbol;
+		c->object = fr->object;
+		c->build_id = fr->build_id;
+		c->user = user;
+		c->loc = loc;
+		htab_add(&pp->cache, &c->node, h);
+		pp->mem += sizeof(*c);
+	}
+	return loc;
+}
+
+/* ---- life cycle ---- */
+
+static void free_node(struct hnode *n)
+{
+	/* every entry starts with its node */
+	free(n);
+}
+
+static void empty_tables(struct td_pprof *pp)
+{
+	htab_destroy(&pp->samples, free_node);
+	htab_destroy(&pp->cache, free_node);
+	htab_destroy(&pp->locs, free_node);
+	htab_destroy(&pp->funcs, free_node);
+	htab_destroy(&pp->maps, free_node);
+	htab_destroy(&pp->strs, free_node);
+	pp->strv.nr = pp->mapv.nr = pp->funcv.nr = pp->locv.nr = pp->samplev.nr = 0;
+	pp->events = pp->mem = 0;
+	pp->last_event = NULL;
+}
+
+/* Tables ready for an interval, with its fixed strings. Returns 0 or -ENOMEM. */
+static int start_interval(struct td_pprof *pp, uint64_t start_ns)
+{
+	int64_t v[6];
+
+	pp->start_ns = start_ns;
+	if (htab_init(&pp->strs) || htab_init(&pp->maps) || htab_init(&pp->funcs) ||
+	    htab_init(&pp->locs) || htab_init(&pp->cache) || htab_init(&pp->samples))
+		return -ENOMEM;
+	if (intern_str(pp, "") != 0)
+		return -ENOMEM;
+	v[0] = pp->s_events = intern_str(pp, "events");
+	v[1] = pp->s_count = intern_str(pp, "count");
+	v[2] = pp->s_comm = intern_str(pp, "comm");
+	v[3] = pp->s_event = intern_str(pp, "event");
+	v[4] = pp->s_pid = intern_str(pp, "pid");
+	v[5] = pp->s_unknown = intern_str(pp, "[unknown]");
+	if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0 || v[4] < 0 || v[5] < 0)
+		return -ENOMEM;
+	v[0] = pp->loc_user_lost = pseudo_location(pp, "[user_lost]");
+	v[1] = pp->loc_unwind_failed = pseudo_location(pp, "[unwind_failed]");
+	return v[0] < 0 || v[1] < 0 ? -ENOMEM : 0;
+}
+
+/* ---- samples ---- */
+
+static int count_sample(struct td_pprof *pp, uint32_t nloc, uint32_t comm, uint32_t event,
+			int64_t pid)
+{
+	uint64_t h = htab_hash_u64(htab_hash_u64(htab_hash_u64(HTAB_SEED, comm), event), pid);
+	struct psample *s;
+	struct hnode *n;
+	uint32_t i;
+
+	for (i = 0; i < nloc; i++)
+		h = htab_hash_u64(h, pp->locbuf[i]);
+	for (n = htab_first(&pp->samples, h); n; n = htab_next(n)) {
+		s = container_of(n, struct psample, node);
+		if (s->nloc == nloc && s->comm == comm && s->event == event && s->pid == pid &&
+		    !memcmp(s->loc, pp->locbuf, nloc * sizeof(*s->loc))) {
+			s->value++;
+			return 0;
+		}
+	}
+	s = malloc(sizeof(*s) + nloc * sizeof(*s->loc));
+	if (!s || vec_push(&pp->samplev, s)) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->value = 1;
+	s->pid = pid;
+	s->comm = comm;
+	s->event = event;
+	s->nloc = nloc;
+	memcpy(s->loc, pp->locbuf, nloc * sizeof(*s->loc));
+	htab_add(&pp->samples, &s->node, h);
+	pp->mem += sizeof(*s) + nloc * sizeof(*s->loc) + sizeof(void *);
+	return 0;
+}
+
+int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
+{
+	unsigned int nr = r->nr_kframes + r->nr_uframes + 1, i, n = 0;
+	const char *comm = r->ev->comm;
+	size_t clen = strnlen(comm, TD_COMM_LEN);
+	int64_t loc, c, ev;
+
+	if (pp->broken) {
+		pp->broken = start_interval(pp, pp->start_ns) != 0;
+		if (pp->broken) {
+			empty_tables(pp);
+			return -ENOMEM;
+		}
+	}
+	if (nr > pp->loccap) {
+		uint32_t *b = realloc(pp->locbuf, nr * sizeof(*b));
+
+		if (!b)
+			return -ENOMEM;
+		pp->locbuf = b;
+		pp->loccap = nr;
+	}
+	for (i = 0; i < r->nr_kframes; i++) {
+		loc = frame_location(pp, &r->kframes[i], false);
+		if (loc < 0)
+			return -ENOMEM;
+		pp->locbuf[n++] = loc;
+	}
+	for (i = 0; i < r->nr_uframes; i++) {
+		loc = frame_location(pp, &r->uframes[i], true);
+		if (loc < 0)
+			return -ENOMEM;
+		pp->locbuf[n++] = loc;
+	}
+	if (!r->nr_uframes && r->status == TD_USER_LOST)
+		pp->locbuf[n++] = pp->loc_user_lost;
+	else if (!r->nr_uframes && r->status == TD_UNWIND_FAILED)
+		pp->locbuf[n++] = pp->loc_unwind_failed;
+
+	c = clen ? intern(pp, comm, clen) : pp->s_unknown;
+	if (r->event_name != pp->last_event || !pp->last_event) {
+		ev = intern_str(pp, r->event_name ? r->event_name : "unknown");
+		if (ev < 0)
+			return -ENOMEM;
+		pp->last_event = r->event_name;
+		pp->last_event_idx = ev;
+	}
+	if (c < 0 || count_sample(pp, n, c, pp->last_event_idx,
+				  r->ev->pid > 0 ? r->ev->pid : r->ev->tid))
+		return -ENOMEM;
+	pp->events++;
+	return 0;
+}
+
+struct td_pprof *td_pprof_new(uint64_t start_ns)
+{
+	struct td_pprof *pp = calloc(1, sizeof(*pp));
+
+	if (!pp)
+		return NULL;
+	if (start_interval(pp, start_ns)) {
+		td_pprof_free(pp);
+		return NULL;
+	}
+	return pp;
+}
+
+void td_pprof_free(struct td_pprof *pp)
+{
+	if (!pp)
+		return;
+	empty_tables(pp);
+	free(pp->strv.v);
+	free(pp->mapv.v);
+	free(pp->funcv.v);
+	free(pp->locv.v);
+	free(pp->samplev.v);
+	free(pp->locbuf);
+	free(pp->tmp);
+	free(pp);
+}
+
+void td_pprof_reset(struct td_pprof *pp, uint64_t start_ns)
+{
+	empty_tables(pp);
+	/* Out of memory: no tables; td_pprof_add() tries again. */
+	pp->broken = start_interval(pp, start_ns) != 0;
+	if (pp->broken)
+		empty_tables(pp);
+}
+
+void td_pprof_stats(const struct td_pprof *pp, struct td_pprof_stats *st)
+{
+	st->events = pp->events;
+	st->samples = pp->samplev.nr;
+	st->locations = pp->locv.nr;
+	st->functions = pp->funcv.nr;
+	st->mappings = pp->mapv.nr;
+	st->strings = pp->strv.nr;
+	st->mem_bytes = pp->mem;
+}
+
+/* ---- writing ---- */
+
+/* Every message of a profile, in arrays allocated once. */
+struct msg {
+	Perftools__Profiles__Profile prof;
+	Perftools__Profiles__ValueType st, period;
+	Perftools__Profiles__ValueType *stp;
+	Perftools__Profiles__Sample *samples, **samplep;
+	Perftools__Profiles__Label *labels, **labelp;
+	uint64_t *locids;
+	int64_t *values;
+	Perftools__Profiles__Mapping *maps, **mapp;
+	Perftools__Profiles__Location *locs, **locp;
+	Perftools__Profiles__Line *lines, **linep;
+	Perftools__Profiles__Function *funcs, **funcp;
+};
+
+static void msg_free(struct msg *m)
+{
+	free(m->samples);
+	free(m->samplep);
+	free(m->labels);
+	free(m->labelp);
+	free(m->locids);
+	free(m->values);
+	free(m->maps);
+	free(m->mapp);
+	free(m->locs);
+	free(m->locp);
+	free(m->lines);
+	free(m->linep);
+	free(m->funcs);
+	free(m->funcp);
+}
+
+#define NR_LABELS 3
+
+static int msg_build(struct td_pprof *pp, struct msg *m, uint64_t end_ns)
+{
+	static const Perftools__Profiles__Profile prof0 = PERFTOOLS__PROFILES__PROFILE__INIT;
+	static const Perftools__Profiles__ValueType vt0 = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	static const Perftools__Profiles__Sample s0 = PERFTOOLS__PROFILES__SAMPLE__INIT;
+	static const Perftools__Profiles__Label l0 = PERFTOOLS__PROFILES__LABEL__INIT;
+	static const Perftools__Profiles__Mapping m0 = PERFTOOLS__PROFILES__MAPPING__INIT;
+	static const Perftools__Profiles__Location lo0 = PERFTOOLS__PROFILES__LOCATION__INIT;
+	static const Perftools__Profiles__Line li0 = PERFTOOLS__PROFILES__LINE__INIT;
+	static const Perftools__Profiles__Function f0 = PERFTOOLS__PROFILES__FUNCTION__INIT;
+	size_t ns = pp->samplev.nr, nl = pp->locv.nr, nm = pp->mapv.nr, nf = pp->funcv.nr;
+	size_t i, j, nids = 0;
+
+	for (i = 0; i < ns; i++)
+		nids += ((struct psample *)pp->samplev.v[i])->nloc;
+	/* calloc(0) may return NULL: ask for one more of each. */
+	m->samples = calloc(ns + 1, sizeof(*m->samples));
+	m->samplep = calloc(ns + 1, sizeof(*m->samplep));
+	m->labels = calloc(ns * NR_LABELS + 1, sizeof(*m->labels));
+	m->labelp = calloc(ns * NR_LABELS + 1, sizeof(*m->labelp));
+	m->locids = calloc(nids + 1, sizeof(*m->locids));
+	m->values = calloc(ns + 1, sizeof(*m->values));
+	m->maps = calloc(nm + 1, sizeof(*m->maps));
+	m->mapp = calloc(nm + 1, sizeof(*m->mapp));
+	m->locs = calloc(nl + 1, sizeof(*m->locs));
+	m->locp = calloc(nl + 1, sizeof(*m->locp));
+	m->lines = calloc(nl + 1, sizeof(*m->lines));
+	m->linep = calloc(nl + 1, sizeof(*m->linep));
+	m->funcs = calloc(nf + 1, sizeof(*m->funcs));
+	m->funcp = calloc(nf + 1, sizeof(*m->funcp));
+	if (!m->samples || !m->samplep || !m->labels || !m->labelp || !m->locids ||
+	    !m->values || !m->maps || !m->mapp || !m->locs || !m->locp || !m->lines ||
+	    !m->linep || !m->funcs || !m->funcp)
+		return -ENOMEM;
+
+	m->prof = prof0;
+	m->st = vt0;
+	m->st.type = pp->s_events;
+	m->st.unit = pp->s_count;
+	m->period = m->st;
+	m->stp = &m->st;
+	m->prof.n_sample_type = 1;
+	m->prof.sample_type = &m->stp;
+	m->prof.period_type = &m->period;
+	m->prof.period = 1;
+	m->prof.time_nanos = pp->start_ns;
+	m->prof.duration_nanos = end_ns > pp->start_ns ? end_ns - pp->start_ns : 0;
+	m->prof.n_string_table = pp->strv.nr;
+	m->prof.string_table = (char **)pp->strv.v;
+
+	nids = 0;
+	for (i = 0; i < ns; i++) {
+		struct psample *ps = pp->samplev.v[i];
+		Perftools__Profiles__Sample *s = &m->samples[i];
+		Perftools__Profiles__Label *l = &m->labels[i * NR_LABELS];
+
+		*s = s0;
+		s->n_location_id = ps->nloc;
+		s->location_id = m->locids + nids;
+		for (j = 0; j < ps->nloc; j++)
+			m->locids[nids++] = ps->loc[j];
+		m->values[i] = ps->value;
+		s->n_value = 1;
+		s->value = &m->values[i];
+		for (j = 0; j < NR_LABELS; j++) {
+			l[j] = l0;
+			m->labelp[i * NR_LABELS + j] = &l[j];
+		}
+		l[0].key = pp->s_comm;
+		l[0].str = ps->comm;
+		l[1].key = pp->s_event;
+		l[1].str = ps->event;
+		l[2].key = pp->s_pid;
+		l[2].num = ps->pid;
+		s->n_label = NR_LABELS;
+		s->label = &m->labelp[i * NR_LABELS];
+		m->samplep[i] = s;
+	}
+	m->prof.n_sample = ns;
+	m->prof.sample = m->samplep;
+
+	for (i = 0; i < nm; i++) {
+		struct pmap *pm = pp->mapv.v[i];
+
+		m->maps[i] = m0;
+		m->maps[i].id = pm->id;
+		m->maps[i].filename = pm->file;
+		m->maps[i].build_id = pm->build_id;
+		m->maps[i].has_functions = 1;
+		m->mapp[i] = &m->maps[i];
+	}
+	m->prof.n_mapping = nm;
+	m->prof.mapping = m->mapp;
+
+	for (i = 0; i < nl; i++) {
+		struct ploc *pl = pp->locv.v[i];
+
+		m->lines[i] = li0;
+		m->lines[i].function_id = pl->func;
+		m->linep[i] = &m->lines[i];
+		m->locs[i] = lo0;
+		m->locs[i].id = pl->id;
+		m->locs[i].mapping_id = pl->map;
+		m->locs[i].address = pl->addr;
+		m->locs[i].n_line = 1;
+		m->locs[i].line = &m->linep[i];
+		m->locp[i] = &m->locs[i];
+	}
+	m->prof.n_location = nl;
+	m->prof.location = m->locp;
+
+	for (i = 0; i < nf; i++) {
+		struct pfunc *pf = pp->funcv.v[i];
+
+		m->funcs[i] = f0;
+		m->funcs[i].id = pf->id;
+		m->funcs[i].name = pf->name;
+		m->funcs[i].system_name = pf->name;
+		m->funcs[i].filename = pf->file;
+		m->funcp[i] = &m->funcs[i];
+	}
+	m->prof.n_function = nf;
+	m->prof.function = m->funcp;
+	return 0;
+}
+
+/* gzip @len bytes of @data to @f. Returns 0 or a negative errno. */
+static int write_gzip(FILE *f, const uint8_t *data, size_t len, size_t *written)
+{
+	unsigned char out[1 << 15];
+	z_stream zs = { 0 };
+	int zr, ret = 0;
+
+	/* 15 + 16: a gzip header and trailer around the deflate stream */
+	if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	zs.next_in = (unsigned char *)data;
+	zs.avail_in = len;
+	do {
+		size_t n;
+
+		zs.next_out = out;
+		zs.avail_out = sizeof(out);
+		zr = deflate(&zs, Z_FINISH);
+		if (zr == Z_STREAM_ERROR) {
+			ret = -EIO;
+			break;
+		}
+		n = sizeof(out) - zs.avail_out;
+		if (n && fwrite(out, 1, n, f) != n) {
+			ret = errno ? -errno : -EIO;
+			break;
+		}
+		*written += n;
+	} while (zr != Z_STREAM_END);
+	deflateEnd(&zs);
+	return ret;
+}
+
+int td_pprof_write(struct td_pprof *pp, FILE *f, uint64_t end_ns, size_t *bytes)
+{
+	struct msg m = { 0 };
+	size_t len = 0, written = 0;
+	uint8_t *buf = NULL;
+	int ret;
+
+	if (bytes)
+		*bytes = 0;
+	if (pp->broken)
+		return -ENOMEM;
+	ret = msg_build(pp, &m, end_ns);
+	if (!ret) {
+		len = perftools__profiles__profile__get_packed_size(&m.prof);
+		buf = malloc(len + 1);
+		if (!buf)
+			ret = -ENOMEM;
+	}
+	if (!ret) {
+		perftools__profiles__profile__pack(&m.prof, buf);
+		ret = write_gzip(f, buf, len, &written);
+	}
+	free(buf);
+	msg_free(&m);
+	if (bytes)
+		*bytes = written;
+	return ret;
+}

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for pprof profiles (lib/pprof.c). Every profile is read back
+ * the way a reader would: gunzipped with zlib and unpacked with protobuf-c
+ * from the same profile.proto, then checked field by field: aggregation,
+ * frame order, names of unknown frames, labels, mappings, status markers,
+ * the frame cache, UTF-8 sanitizing and interval resets.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include <trace-defer/pprof.h>
+
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile Profile;
+
+static const struct td_frame kfr[] = {
+	{ .addr = 0xffffffff81000100ULL, .symbol = "__schedule", .object = "[kernel]" },
+	{ .addr = 0xffffffff81000200ULL, .symbol = "schedule", .object = "[kernel]" },
+	{ .addr = 0xffffffff81000400ULL },	/* nothing known */
+};
+
+static const struct td_frame ufr[] = {
+	{ .addr = 0x401000, .symbol = "c", .object = "/bin/fp_chain", .file_offset = 0x1000,
+	  .build_id = "abcd" },
+	{ .addr = 0x401100, .symbol = "b", .object = "/bin/fp_chain", .file_offset = 0x1100,
+	  .build_id = "abcd" },
+	{ .addr = 0x7f0000027234ULL, .object = "/usr/lib/x86_64-linux-gnu/libc.so.6",
+	  .file_offset = 0x27234 },
+};
+
+static struct td_event *event(const char *comm, int tid, int pid)
+{
+	struct td_event *ev = td_event_new();
+
+	assert_non_null(ev);
+	strncpy(ev->comm, comm, TD_COMM_LEN);
+	ev->tid = tid;
+	ev->pid = pid;
+	return ev;
+}
+
+static struct td_resolved resolved(const struct td_event *ev, const char *name,
+				   enum td_status st, unsigned int nk, unsigned int nu)
+{
+	struct td_resolved r = {
+		.ev = ev, .status = st, .event_name = name,
+		.kframes = kfr, .nr_kframes = nk, .uframes = ufr, .nr_uframes = nu,
+	};
+
+	return r;
+}
+
+/* Write @pp, gunzip and unpack it. */
+static Profile *read_back(struct td_pprof *pp, uint64_t end_ns)
+{
+	char *buf = NULL;
+	size_t len = 0, bytes, cap = 1 << 20;
+	FILE *f = open_memstream(&buf, &len);
+	unsigned char *raw = malloc(cap);
+	z_stream zs = { 0 };
+	Profile *p;
+
+	assert_non_null(f);
+	assert_non_null(raw);
+	assert_int_equal(td_pprof_write(pp, f, end_ns, &bytes), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(bytes, len);
+	assert_true(len > 18);
+	assert_int_equal((unsigned char)buf[0], 0x1f);	/* gzip magic */
+	assert_int_equal((unsigned char)buf[1], 0x8b);
+
+	assert_int_equal(inflateInit2(&zs, 15 + 16), Z_OK);
+	zs.next_in = (unsigned char *)buf;
+	zs.avail_in = len;
+	zs.next_out = raw;
+	zs.avail_out = cap;
+	assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+	p = perftools__profiles__profile__unpack(NULL, zs.total_out, raw);
+	assert_non_null(p);
+	inflateEnd(&zs);
+	free(raw);
+	free(buf);
+	return p;
+}
+
+static const char *str(const Profile *p, int64_t i)
+{
+	assert_true(i >= 0 && (size_t)i < p->n_string_table);
+	return p->string_table[i];
+}
+
+static const Perftools__Profiles__Location *loc(const Profile *p, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_location; i++)
+		if (p->location[i]->id == id)
+			return p->location[i];
+	fail_msg("no location %lu", (unsigned long)id);
+	return NULL;
+}
+
+static const Perftools__Profiles__Function *func(const Profile *p, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_function; i++)
+		if (p->function[i]->id == id)
+			return p->function[i];
+	fail_msg("no function %lu", (unsigned long)id);
+	return NULL;
+}
+
+static const Perftools__Profiles__Mapping *mapping(const Profile *p, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_mapping; i++)
+		if (p->mapping[i]->id == id)
+			return p->mapping[i];
+	return NULL;
+}
+
+/* The function name of location @i of sample @s. */
+static const char *frame(const Profile *p, const Perftools__Profiles__Sample *s, size_t i)
+{
+	const Perftools__Profiles__Location *l;
+
+	assert_true(i < s->n_location_id);
+	l = loc(p, s->location_id[i]);
+	assert_int_equal(l->n_line, 1);
+	return str(p, func(p, l->line[0]->function_id)->name);
+}
+
+static const char *label_str(const Profile *p, const Perftools__Profiles__Sample *s,
+			     const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < s->n_label; i++)
+		if (!strcmp(str(p, s->label[i]->key), key))
+			return str(p, s->label[i]->str);
+	return NULL;
+}
+
+static int64_t label_num(const Profile *p, const Perftools__Profiles__Sample *s,
+			 const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < s->n_label; i++)
+		if (!strcmp(str(p, s->label[i]->key), key))
+			return s->label[i]->num;
+	return -1;
+}
+
+/* The sample with @n locations and comm @comm, or NULL. */
+static const Perftools__Profiles__Sample *find(const Profile *p, size_t n, const char *comm)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_sample; i++) {
+		const char *c = label_str(p, p->sample[i], "comm");
+
+		if (p->sample[i]->n_location_id == n && c && !strcmp(c, comm))
+			return p->sample[i];
+	}
+	return NULL;
+}
+
+static void test_aggregate_and_order(void **state)
+{
+	struct td_pprof *pp = td_pprof_new(1000);
+	struct td_event *a = event("fp_chain", 101, 100), *b = event("other", 7, 0);
+	struct td_resolved r;
+	struct td_pprof_stats st;
+	const Perftools__Profiles__Sample *s;
+	const Perftools__Profiles__Mapping *m;
+	Profile *p;
+	int i;
+
+	assert_non_null(pp);
+	r = resolved(a, "sched:sched_switch", TD_STITCHED, 3, 3);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(td_pprof_add(pp, &r), 0);
+	r = resolved(b, "sched:sched_switch", TD_STITCHED, 2, 2);
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	td_pprof_stats(pp, &st);
+	assert_int_equal(st.events, 6);
+	assert_int_equal(st.samples, 2);
+
+	p = read_back(pp, 4000);
+	assert_string_equal(str(p, 0), "");
+	assert_int_equal(p->n_sample_type, 1);
+	assert_string_equal(str(p, p->sample_type[0]->type), "events");
+	assert_string_equal(str(p, p->sample_type[0]->unit), "count");
+	assert_int_equal(p->time_nanos, 1000);
+	assert_int_equal(p->duration_nanos, 3000);
+	assert_int_equal(p->n_sample, 2);
+
+	s = find(p, 6, "fp_chain");
+	assert_non_null(s);
+	assert_int_equal(s->n_value, 1);
+	assert_int_equal(s->value[0], 5);
+	/* kernel innermost first, then user innermost first */
+	assert_string_equal(frame(p, s, 0), "__schedule");
+	assert_string_equal(frame(p, s, 1), "schedule");
+	assert_string_equal(frame(p, s, 2), "0xffffffff81000400");
+	assert_string_equal(frame(p, s, 3), "c");
+	assert_string_equal(frame(p, s, 4), "b");
+	assert_string_equal(frame(p, s, 5), "libc.so.6+0x27234");
+	assert_string_equal(label_str(p, s, "event"), "sched:sched_switch");
+	assert_int_equal(label_num(p, s, "pid"), 100);
+
+	/* a user frame: its offset in the object, a mapping with the build-id */
+	assert_int_equal(loc(p, s->location_id[3])->address, 0x1000);
+	m = mapping(p, loc(p, s->location_id[3])->mapping_id);
+	assert_non_null(m);
+	assert_string_equal(str(p, m->filename), "/bin/fp_chain");
+	assert_string_equal(str(p, m->build_id), "abcd");
+	assert_true(m->has_functions);
+	assert_string_equal(str(p, func(p, loc(p, s->location_id[3])->line[0]->function_id)
+				    ->filename), "/bin/fp_chain");
+	/* a frame with no object: its address, no mapping */
+	assert_int_equal(loc(p, s->location_id[2])->address, 0xffffffff81000400ULL);
+	assert_int_equal(loc(p, s->location_id[2])->mapping_id, 0);
+
+	s = find(p, 4, "other");
+	assert_non_null(s);
+	assert_int_equal(s->value[0], 1);
+	assert_int_equal(label_num(p, s, "pid"), 7);	/* no process id: the thread's */
+	/* shared frames share locations */
+	assert_int_equal(s->location_id[0], find(p, 6, "fp_chain")->location_id[0]);
+
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	td_event_free(a);
+	td_event_free(b);
+	td_pprof_free(pp);
+}
+
+static void test_status_markers(void **state)
+{
+	struct td_pprof *pp = td_pprof_new(0);
+	struct td_event *a = event("lost", 1, 1), *b = event("failed", 2, 2),
+			*c = event("kthread", 3, 3);
+	struct td_resolved r;
+	const Perftools__Profiles__Sample *s;
+	Profile *p;
+
+	r = resolved(a, "x:y", TD_USER_LOST, 2, 0);
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	r = resolved(b, "x:y", TD_UNWIND_FAILED, 2, 0);
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	r = resolved(c, "x:y", TD_NO_USER, 2, 0);
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	p = read_back(pp, 0);
+	s = find(p, 3, "lost");
+	assert_non_null(s);
+	assert_string_equal(frame(p, s, 2), "[user_lost]");
+	assert_int_equal(loc(p, s->location_id[2])->mapping_id, 0);
+	s = find(p, 3, "failed");
+	assert_non_null(s);
+	assert_string_equal(frame(p, s, 2), "[unwind_failed]");
+	assert_non_null(find(p, 2, "kthread"));
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	td_event_free(a);
+	td_event_free(b);
+	td_event_free(c);
+	td_pprof_free(pp);
+}
+
+/* Frames from a symbolizer (strings_id set) take the cache: the same profile. */
+static void test_cache_same_result(void **state)
+{
+	struct td_frame k2[3], u2[3];
+	struct td_pprof *pp = td_pprof_new(0);
+	struct td_event *a = event("fp_chain", 5, 5);
+	struct td_resolved r = resolved(a, "x:y", TD_STITCHED, 3, 3);
+	struct td_pprof_stats st;
+	const Perftools__Profiles__Sample *s;
+	Profile *p;
+	int i;
+
+	memcpy(k2, kfr, sizeof(k2));
+	memcpy(u2, ufr, sizeof(u2));
+	for (i = 0; i < 3; i++)
+		k2[i].strings_id = u2[i].strings_id = 42;
+	for (i = 0; i < 3; i++)
+		assert_int_equal(td_pprof_add(pp, &r), 0);
+	r.kframes = k2;
+	r.uframes = u2;
+	for (i = 0; i < 4; i++)
+		assert_int_equal(td_pprof_add(pp, &r), 0);
+	td_pprof_stats(pp, &st);
+	assert_int_equal(st.samples, 1);
+	assert_int_equal(st.events, 7);
+	p = read_back(pp, 0);
+	s = find(p, 6, "fp_chain");
+	assert_non_null(s);
+	assert_int_equal(s->value[0], 7);
+	assert_string_equal(frame(p, s, 5), "libc.so.6+0x27234");
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	td_event_free(a);
+	td_pprof_free(pp);
+}
+
+static void test_sanitize_and_reset(void **state)
+{
+	struct td_pprof *pp = td_pprof_new(10);
+	struct td_event *a = event("bad\xff\x01x", 9, 9), *b = event("", 8, 8);
+	struct td_resolved r = resolved(a, "x:y", TD_STITCHED, 1, 0);
+	struct td_pprof_stats st;
+	Profile *p;
+
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	r.ev = b;
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	p = read_back(pp, 20);
+	assert_non_null(find(p, 1, "bad??x"));
+	assert_non_null(find(p, 1, "[unknown]"));
+	perftools__profiles__profile__free_unpacked(p, NULL);
+
+	td_pprof_reset(pp, 500);
+	td_pprof_stats(pp, &st);
+	assert_int_equal(st.events, 0);
+	assert_int_equal(st.samples, 0);
+	p = read_back(pp, 800);
+	assert_int_equal(p->n_sample, 0);
+	assert_int_equal(p->time_nanos, 500);
+	assert_int_equal(p->duration_nanos, 300);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+
+	/* and it counts again after the reset */
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	p = read_back(pp, 900);
+	assert_int_equal(p->n_sample, 1);
+	assert_string_equal(frame(p, p->sample[0], 0), "__schedule");
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	td_event_free(a);
+	td_event_free(b);
+	td_pprof_free(pp);
+}
+
+/* A write error reaches the caller. */
+static void test_write_error(void **state)
+{
+	struct td_pprof *pp = td_pprof_new(0);
+	struct td_event *a = event("x", 1, 1);
+	struct td_resolved r = resolved(a, "x:y", TD_STITCHED, 3, 3);
+	FILE *f = fopen("/dev/full", "w");
+
+	assert_non_null(f);
+	setvbuf(f, NULL, _IONBF, 0);
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	assert_int_equal(td_pprof_write(pp, f, 1, NULL), -ENOSPC);
+	fclose(f);
+	td_event_free(a);
+	td_pprof_free(pp);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_aggregate_and_order),
+		cmocka_unit_test(test_status_markers),
+		cmocka_unit_test(test_cache_same_result),
+		cmocka_unit_test(test_sanitize_and_reset),
+		cmocka_unit_test(test_write_error),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -43,6 +43,9 @@ void td_config_init(struct td_config *cfg)
 	cfg->kernel_stack = true;
 	cfg->symbolize = true;
 	cfg->json_layout = TD_JSON_INTERNED;
+	cfg->profile_interval = 60;
+	cfg->profile_keep = 60;
+	cfg->profile_max_kb = 64 << 10;
 	cfg->verbosity = TD_LOG_WARN;
 }
 
@@ -82,6 +85,8 @@ void td_config_free(struct td_config *cfg)
 	free(cfg->folded);
 	free(cfg->flamegraph);
 	free(cfg->record);
+	free(cfg->pprof);
+	free(cfg->profile_dir);
 	free(cfg->debug_dir);
 	memset(cfg, 0, sizeof(*cfg));
 }
@@ -378,6 +383,18 @@ int td_config_set(struct td_config *cfg, const char *key, const char *value, con
 		return set_string(&cfg->flamegraph, value, where, key);
 	if (!strcmp(key, "record"))
 		return set_string(&cfg->record, value, where, key);
+	if (!strcmp(key, "pprof"))
+		return set_string(&cfg->pprof, value, where, key);
+	if (!strcmp(key, "profile_dir"))
+		return set_string(&cfg->profile_dir, value, where, key);
+	if (!strcmp(key, "profile_interval"))
+		return parse_seconds(value, &cfg->profile_interval, where, key);
+	if (!strcmp(key, "profile_folded"))
+		return parse_bool(value, &cfg->profile_folded, where, key);
+	if (!strcmp(key, "profile_keep"))
+		return parse_u64(value, 0, 1ULL << 20, &cfg->profile_keep, where, key);
+	if (!strcmp(key, "profile_max_kb"))
+		return parse_u64(value, 0, 1ULL << 40, &cfg->profile_max_kb, where, key);
 	if (!strcmp(key, "symbolize"))
 		return parse_bool(value, &cfg->symbolize, where, key);
 	if (!strcmp(key, "debug_dir"))
@@ -491,6 +508,14 @@ int td_config_check(struct td_config *cfg)
 		td_err("only one of output and folded can be stdout");
 		return -1;
 	}
+	if (cfg->pprof && !strcmp(cfg->pprof, "-")) {
+		td_err("pprof needs a file name, not '-' (the profile is binary)");
+		return -1;
+	}
+	if (cfg->profile_dir && cfg->profile_interval < 0.01) {
+		td_err("profile_interval must be at least 0.01 s");
+		return -1;
+	}
 	if (cfg->record && (!strcmp(cfg->record, "-") ||
 			    (cfg->output && !strcmp(cfg->record, cfg->output)))) {
 		td_err("record needs a file of its own, not '%s'", cfg->record);
@@ -527,6 +552,14 @@ void td_config_dump(const struct td_config *cfg, FILE *f)
 		fprintf(f, "flamegraph = %s\n", cfg->flamegraph);
 	if (cfg->record)
 		fprintf(f, "record = %s\n", cfg->record);
+	if (cfg->pprof)
+		fprintf(f, "pprof = %s\n", cfg->pprof);
+	if (cfg->profile_dir)
+		fprintf(f, "profile_dir = %s\n", cfg->profile_dir);
+	fprintf(f, "profile_interval = %g\nprofile_folded = %s\n", cfg->profile_interval,
+		cfg->profile_folded ? "yes" : "no");
+	fprintf(f, "profile_keep = %llu\nprofile_max_kb = %llu\n",
+		(unsigned long long)cfg->profile_keep, (unsigned long long)cfg->profile_max_kb);
 	fprintf(f, "symbolize = %s\n", cfg->symbolize ? "yes" : "no");
 	if (cfg->debug_dir)
 		fprintf(f, "debug_dir = %s\n", cfg->debug_dir);

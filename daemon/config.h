@@ -61,6 +61,12 @@ struct td_config {
 	char *folded;		/* folded stacks, written at exit and on SIGHUP */
 	char *flamegraph;	/* SVG, written at exit and on SIGHUP */
 	char *record;		/* trace.dat built from the raw sub-buffers at exit */
+	char *pprof;		/* one pprof profile of the run, written at exit and on SIGHUP */
+	char *profile_dir;	/* profiles cut every profile_interval (profiles.h) */
+	double profile_interval;	/* seconds, default 60 */
+	bool profile_folded;	/* folded stacks per interval too */
+	uint64_t profile_keep;	/* intervals kept in profile_dir, 0 = no bound (default 60) */
+	uint64_t profile_max_kb;	/* KiB kept in profile_dir, 0 = no bound (default 65536) */
 
 	bool symbolize;
 	char *debug_dir;

@@ -16,6 +16,8 @@
 #include <trace-defer/parse.h>
 #include <trace-defer/stitch.h>
 
+#include "profiles.h"
+
 struct td_cpu_counters {
 	uint64_t reads;		/* sub-buffers read */
 	uint64_t bytes;		/* bytes read */
@@ -45,6 +47,8 @@ struct td_report {
 	uint64_t files_mismatch;	/* recorded files whose path holds another build */
 	bool has_json;			/* a JSON output, with these counts: */
 	struct td_json_stats js;
+	bool has_profiles;		/* a profile directory, with these counts: */
+	struct td_profiles_stats prof;
 };
 
 int td_counters_init(struct td_counters *c, int nr_cpus);

@@ -189,6 +189,8 @@ int td_daemon_run(struct td_config *cfg)
 	td_loop_drain_and_stop(&d);
 	ran = true;
 	code = d.exit_code;
+	if (td_outputs_end_profiles(&d.outputs) && code == TD_EXIT_OK)
+		code = TD_EXIT_RUNTIME;
 	if (td_log_level >= TD_LOG_WARN || cfg->stats_interval > 0)
 		td_daemon_report(&d, "done");
 out:

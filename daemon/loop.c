@@ -290,6 +290,7 @@ static void fill_report(struct td_daemon *d, struct td_report *rep)
 		rep->has_json = true;
 		td_json_writer_stats(d->outputs.jw, &rep->js);
 	}
+	rep->has_profiles = td_outputs_profile_stats(&d->outputs, &rep->prof);
 }
 
 void td_daemon_report(struct td_daemon *d, const char *title)
@@ -328,6 +329,7 @@ static void tick(struct td_daemon *d)
 		td_stitch_advance(d->stitcher, trace_now);
 	}
 	td_outputs_flush(&d->outputs);
+	td_outputs_tick(&d->outputs, now_ns);
 	if (td_resolver_output_broken(d->resolver)) {
 		td_info("output reader went away: stopping");
 		d->stop = true;

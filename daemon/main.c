@@ -35,6 +35,12 @@ enum {
 	OPT_PRINT_CONFIG,
 	OPT_RECORD,
 	OPT_JSON_LAYOUT,
+	OPT_PPROF,
+	OPT_PROFILE_DIR,
+	OPT_PROFILE_INTERVAL,
+	OPT_PROFILE_FOLDED,
+	OPT_PROFILE_KEEP,
+	OPT_PROFILE_MAX_KB,
 };
 
 static const struct option long_opts[] = {
@@ -49,6 +55,12 @@ static const struct option long_opts[] = {
 	{ "folded",		required_argument, NULL, 'f' },
 	{ "flamegraph",		required_argument, NULL, 'F' },
 	{ "record",		required_argument, NULL, OPT_RECORD },
+	{ "pprof",		required_argument, NULL, OPT_PPROF },
+	{ "profile-dir",	required_argument, NULL, OPT_PROFILE_DIR },
+	{ "profile-interval",	required_argument, NULL, OPT_PROFILE_INTERVAL },
+	{ "profile-folded",	no_argument,	   NULL, OPT_PROFILE_FOLDED },
+	{ "profile-keep",	required_argument, NULL, OPT_PROFILE_KEEP },
+	{ "profile-max-kb",	required_argument, NULL, OPT_PROFILE_MAX_KB },
 	{ "pid",		required_argument, NULL, 'p' },
 	{ "comm",		required_argument, NULL, OPT_COMM },
 	{ "duration",		required_argument, NULL, 'd' },
@@ -81,7 +93,7 @@ static void usage(FILE *f)
 "       trace-defer report FILE.dat [--text|--json|-o FILE.jsonl] [OPTION]...\n"
 "Trace kernel events with their kernel and user-space stacks: ftrace deferred\n"
 "user stacks stitched to their events, symbolized, written as JSON lines,\n"
-"folded stacks and a flame graph. Runs until SIGINT/SIGTERM or --duration.\n"
+"folded stacks, flame graphs and pprof profiles. Runs until SIGINT/SIGTERM or --duration.\n"
 "\n"
 "Capture:\n"
 "  -e, --event SYS:NAME[:FILTER]  event to trace, with an optional ftrace filter\n"
@@ -106,6 +118,13 @@ static void usage(FILE *f)
 "                         (every event line holds its stacks, schema 1)\n"
 "  -f, --folded FILE      folded stacks for flame graph tools (- for stdout)\n"
 "  -F, --flamegraph FILE  flame graph SVG\n"
+"      --pprof FILE       pprof profile of the whole run (gzipped profile.proto,\n"
+"                         for go tool pprof), written at exit and on SIGHUP\n"
+"      --profile-dir DIR  a pprof profile per interval, DIR/profile-TIME.pb.gz\n"
+"      --profile-interval SEC  its length (default 60)\n"
+"      --profile-folded   folded stacks per interval too (profile-TIME.folded)\n"
+"      --profile-keep N   keep at most N intervals (default 60, 0: no bound)\n"
+"      --profile-max-kb K and at most K KiB of them (default 65536, 0: no bound)\n"
 "      --record FILE.dat  also save the raw buffers as a trace.dat (trace-cmd\n"
 "                         report, KernelShark), built at exit with trace-cmd\n"
 "      --no-symbolize     raw addresses only\n"
@@ -268,6 +287,24 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 		case OPT_JSON_LAYOUT:
 			ret = apply(cfg, "json_layout", optarg, "--json-layout");
 			break;
+		case OPT_PPROF:
+			ret = apply(cfg, "pprof", optarg, "--pprof");
+			break;
+		case OPT_PROFILE_DIR:
+			ret = apply(cfg, "profile_dir", optarg, "--profile-dir");
+			break;
+		case OPT_PROFILE_INTERVAL:
+			ret = apply(cfg, "profile_interval", optarg, "--profile-interval");
+			break;
+		case OPT_PROFILE_FOLDED:
+			cfg->profile_folded = true;
+			break;
+		case OPT_PROFILE_KEEP:
+			ret = apply(cfg, "profile_keep", optarg, "--profile-keep");
+			break;
+		case OPT_PROFILE_MAX_KB:
+			ret = apply(cfg, "profile_max_kb", optarg, "--profile-max-kb");
+			break;
 		case OPT_DEBUG_DIR:
 			ret = apply(cfg, "debug_dir", optarg, "--debug-dir");
 			break;
@@ -356,7 +393,7 @@ int main(int argc, char **argv)
 		cfg.record = cfg.output;
 		cfg.output = NULL;
 		/* No output shows frames: naming them would be work for nothing. */
-		if (!cfg.folded && !cfg.flamegraph)
+		if (!cfg.folded && !cfg.flamegraph && !cfg.pprof && !cfg.profile_dir)
 			cfg.symbolize = false;
 	}
 	if (cli.quiet)
@@ -380,7 +417,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Nothing asked for: a person at a terminal wants to see the records. */
-	if (!cfg.output && !cfg.folded && !cfg.flamegraph && !cfg.record) {
+	if (!cfg.output && !cfg.folded && !cfg.flamegraph && !cfg.record && !cfg.pprof &&
+	    !cfg.profile_dir) {
 		cfg.output = strdup("-");
 		if (!cfg.output) {
 			td_err("out of memory");

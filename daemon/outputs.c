@@ -6,10 +6,20 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "log.h"
 #include "outputs.h"
+
+static uint64_t now_real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
 
 static bool is_stdout(const char *path)
 {
@@ -72,7 +82,10 @@ int td_outputs_open(struct td_outputs *o, const struct td_config *cfg)
 	o->json_path = cfg->output;
 	o->folded_path = cfg->folded;
 	o->flame_path = cfg->flamegraph;
+	o->pprof_path = cfg->pprof;
 	o->append = cfg->output_append;
+	if (o->pprof_path && check_writable(o->pprof_path))
+		return -1;
 	if (o->folded_path && check_writable(o->folded_path))
 		return -1;
 	if (o->flame_path && (is_stdout(o->flame_path) || check_writable(o->flame_path))) {
@@ -87,19 +100,37 @@ int td_outputs_open(struct td_outputs *o, const struct td_config *cfg)
 			return -1;
 		}
 	}
+	if (o->pprof_path) {
+		o->pprof = td_pprof_new(now_real_ns());
+		if (!o->pprof) {
+			td_err("out of memory");
+			goto fail;
+		}
+	}
+	if (cfg->profile_dir) {
+		o->profiles = td_profiles_open(cfg, td_now_mono_ns());
+		if (!o->profiles)
+			goto fail;
+	}
 	if (o->json_path) {
 		o->jw = td_json_writer_new(cfg->json_layout, 0);
 		if (!o->jw)
 			td_err("out of memory");
-		if (!o->jw || open_json(o, o->append)) {
-			td_json_writer_free(o->jw);
-			o->jw = NULL;
-			td_folded_free(o->folded);
-			o->folded = NULL;
-			return -1;
-		}
+		if (!o->jw || open_json(o, o->append))
+			goto fail;
 	}
 	return 0;
+fail:
+	td_json_writer_free(o->jw);
+	o->jw = NULL;
+	td_folded_free(o->folded);
+	o->folded = NULL;
+	td_pprof_free(o->pprof);
+	o->pprof = NULL;
+	/* nothing was counted: the close writes no file */
+	td_profiles_close(o->profiles, NULL);
+	o->profiles = NULL;
+	return -1;
 }
 
 int td_outputs_write(struct td_outputs *o, const struct td_resolved *r)
@@ -107,6 +138,10 @@ int td_outputs_write(struct td_outputs *o, const struct td_resolved *r)
 	int ret = 0;
 
 	if (o->folded && td_folded_add(o->folded, r))
+		ret = -ENOMEM;
+	if (o->pprof && td_pprof_add(o->pprof, r))
+		ret = -ENOMEM;
+	if (o->profiles && td_profiles_add(o->profiles, r))
 		ret = -ENOMEM;
 	if (o->json && !o->json_broken) {
 		int err = td_json_writer_write(o->jw, o->json, r);
@@ -123,6 +158,53 @@ void td_outputs_flush(struct td_outputs *o)
 {
 	if (o->json && !o->json_broken && fflush(o->json) && errno == EPIPE)
 		o->json_broken = true;
+}
+
+void td_outputs_tick(struct td_outputs *o, uint64_t mono_ns)
+{
+	if (o->profiles)
+		td_profiles_tick(o->profiles, mono_ns);
+}
+
+bool td_outputs_profile_stats(const struct td_outputs *o, struct td_profiles_stats *st)
+{
+	if (o->profiles)
+		td_profiles_stats(o->profiles, st);
+	else if (o->had_profiles)
+		*st = o->pstats;
+	return o->profiles || o->had_profiles;
+}
+
+int td_outputs_end_profiles(struct td_outputs *o)
+{
+	int ret;
+
+	if (!o->profiles)
+		return 0;
+	/* the counters after the final cut stay for the report at exit */
+	ret = td_profiles_close(o->profiles, &o->pstats);
+	o->profiles = NULL;
+	o->had_profiles = true;
+	return ret;
+}
+
+static int write_pprof(struct td_outputs *o)
+{
+	FILE *f = fopen(o->pprof_path, "we");
+	int ret;
+
+	if (!f) {
+		td_err("cannot write %s: %s", o->pprof_path, strerror(errno));
+		return -1;
+	}
+	ret = td_pprof_write(o->pprof, f, now_real_ns(), NULL);
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (ret) {
+		td_err("cannot write %s: %s", o->pprof_path, strerror(-ret));
+		return -1;
+	}
+	return 0;
 }
 
 static int write_file(const char *path, const struct td_folded *fo, bool svg)
@@ -156,8 +238,10 @@ static int write_accumulated(struct td_outputs *o, bool final)
 {
 	int ret = 0;
 
+	if (o->pprof && write_pprof(o))
+		ret = -1;
 	if (!o->folded)
-		return 0;
+		return ret;
 	if (o->folded_path && (final || !is_stdout(o->folded_path)) &&
 	    write_file(o->folded_path, o->folded, false))
 		ret = -1;
@@ -189,6 +273,9 @@ int td_outputs_close(struct td_outputs *o)
 {
 	int ret = write_accumulated(o, true);
 
+	if (td_outputs_end_profiles(o))
+		ret = -1;
+
 	if (o->json) {
 		if (is_stdout(o->json_path)) {
 			if (fflush(o->json) && errno != EPIPE) {
@@ -205,6 +292,8 @@ int td_outputs_close(struct td_outputs *o)
 	o->jw = NULL;
 	td_folded_free(o->folded);
 	o->folded = NULL;
+	td_pprof_free(o->pprof);
+	o->pprof = NULL;
 	free(o->json_buf);
 	o->json_buf = NULL;
 	return ret;

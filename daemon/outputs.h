@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The daemon's output files: JSON lines (streamed), folded stacks and a
- * flame graph (accumulated, written at exit and on SIGHUP).
+ * The daemon's output files: JSON lines (streamed), folded stacks, a flame
+ * graph and a pprof profile (accumulated, written at exit and on SIGHUP),
+ * and profiles cut per interval into a directory (profiles.h).
  *
  * Paths are checked at start so an unwritable one fails before any
  * tracing starts. SIGHUP reopens the JSON file (append: logrotate has moved
@@ -16,8 +17,10 @@
 #include <stdio.h>
 
 #include <trace-defer/output.h>
+#include <trace-defer/pprof.h>
 
 #include "config.h"
+#include "profiles.h"
 
 struct td_outputs {
 	const char *json_path;
@@ -28,6 +31,11 @@ struct td_outputs {
 	const char *folded_path;
 	const char *flame_path;
 	struct td_folded *folded;	/* NULL when neither folded nor SVG is wanted */
+	const char *pprof_path;
+	struct td_pprof *pprof;		/* the whole run, NULL without pprof */
+	struct td_profiles *profiles;	/* per interval, NULL without profile_dir */
+	struct td_profiles_stats pstats;	/* kept at close, for the last report */
+	bool had_profiles;
 	bool json_broken;		/* stdout reader went away (EPIPE) */
 };
 
@@ -42,6 +50,18 @@ int td_outputs_write(struct td_outputs *o, const struct td_resolved *r);
 
 /* Push buffered JSON to the file (every drain tick, for bounded latency). */
 void td_outputs_flush(struct td_outputs *o);
+
+/* Every drain tick: cut the interval profile when its time is up. */
+void td_outputs_tick(struct td_outputs *o, uint64_t mono_ns);
+
+/*
+ * No event will come: cut the last interval profile now, so the final
+ * counters show it. Returns 0 or -1 (message printed).
+ */
+int td_outputs_end_profiles(struct td_outputs *o);
+
+/* Interval profile counters; false when there is no profile_dir. */
+bool td_outputs_profile_stats(const struct td_outputs *o, struct td_profiles_stats *st);
 
 /* SIGHUP. Returns 0 or -1 (message printed; outputs that failed are off). */
 int td_outputs_reopen(struct td_outputs *o);

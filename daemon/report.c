@@ -91,6 +91,7 @@ enum {
 	OPT_MAX_STACKS,
 	OPT_MAX_WAIT_MS,
 	OPT_JSON_LAYOUT,
+	OPT_PPROF,
 };
 
 static const struct option long_opts[] = {
@@ -100,6 +101,7 @@ static const struct option long_opts[] = {
 	{ "json-layout",	required_argument, NULL, OPT_JSON_LAYOUT },
 	{ "folded",		required_argument, NULL, 'f' },
 	{ "flamegraph",		required_argument, NULL, 'F' },
+	{ "pprof",		required_argument, NULL, OPT_PPROF },
 	{ "buffer",		required_argument, NULL, 'B' },
 	{ "no-symbolize",	no_argument,	   NULL, OPT_NO_SYMBOLIZE },
 	{ "debug-dir",		required_argument, NULL, OPT_DEBUG_DIR },
@@ -127,6 +129,7 @@ static void usage(FILE *f)
 "      --json-layout L    interned (default) or full, as the live daemon's\n"
 "  -f, --folded FILE      folded stacks for flame graph tools (- for stdout)\n"
 "  -F, --flamegraph FILE  flame graph SVG\n"
+"      --pprof FILE       pprof profile (gzipped profile.proto, go tool pprof)\n"
 "\n"
 "Input and naming:\n"
 "  -B, --buffer NAME      read the instance buffer NAME (trace-cmd record -B)\n"
@@ -200,6 +203,9 @@ static int parse_options(struct report *rp, int argc, char **argv)
 		case 'F':
 			ret = apply(&rp->cfg, "flamegraph", optarg, "--flamegraph");
 			break;
+		case OPT_PPROF:
+			ret = apply(&rp->cfg, "pprof", optarg, "--pprof");
+			break;
 		case 'B':
 			rp->buffer = optarg;
 			break;
@@ -247,7 +253,7 @@ static int parse_options(struct report *rp, int argc, char **argv)
 		return -1;
 	}
 	/* Nothing asked for: a person wants to read the events. */
-	if (!rp->cfg.output && !rp->cfg.folded && !rp->cfg.flamegraph)
+	if (!rp->cfg.output && !rp->cfg.folded && !rp->cfg.flamegraph && !rp->cfg.pprof)
 		rp->text = true;
 	if (rp->text && ((rp->cfg.output && !strcmp(rp->cfg.output, "-")) ||
 			 (rp->cfg.folded && !strcmp(rp->cfg.folded, "-")))) {
@@ -562,7 +568,7 @@ static int setup_pipeline(struct report *rp)
 		return TD_EXIT_RUNTIME;
 	}
 	if (overwrites_input(rp, rp->cfg.output) || overwrites_input(rp, rp->cfg.folded) ||
-	    overwrites_input(rp, rp->cfg.flamegraph)) {
+	    overwrites_input(rp, rp->cfg.flamegraph) || overwrites_input(rp, rp->cfg.pprof)) {
 		td_err("report: an output names the trace.dat being read, %s", rp->path);
 		return TD_EXIT_USAGE;
 	}

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Interval profiles in a bounded directory (see profiles.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <trace-defer/pprof.h>
+
+#include "log.h"
+#include "profiles.h"
+
+#define PREFIX		"profile-"
+#define EXT_PPROF	".pb.gz"
+#define EXT_FOLDED	".folded"
+#define STEM_MAX	64
+
+struct td_profiles {
+	char *dir;
+	int dirfd;
+	uint64_t interval_ns, keep, max_bytes;
+	uint64_t start_mono, start_real;	/* of the interval being counted */
+	uint64_t events;			/* in it */
+	struct td_pprof *pp;
+	struct td_folded *fo;			/* NULL without profile_folded */
+	struct td_profiles_stats st;
+};
+
+static uint64_t now_real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* A listing of the directory from its start (a dup() would share the offset). */
+static DIR *open_listing(struct td_profiles *p)
+{
+	int fd = openat(p->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d && fd >= 0)
+		close(fd);
+	return d;
+}
+
+/* Dot-files of ours left by a run that died while writing. */
+static void remove_stale(struct td_profiles *p)
+{
+	DIR *d = open_listing(p);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (!strncmp(de->d_name, "." PREFIX, strlen("." PREFIX)) &&
+		    has_suffix(de->d_name, ".tmp") && !unlinkat(p->dirfd, de->d_name, 0))
+			td_info("removed %s/%s, left by an earlier run", p->dir, de->d_name);
+	}
+	closedir(d);
+}
+
+struct td_profiles *td_profiles_open(const struct td_config *cfg, uint64_t mono_ns)
+{
+	struct td_profiles *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		goto nomem;
+	p->dirfd = -1;
+	p->dir = strdup(cfg->profile_dir);
+	p->pp = td_pprof_new(now_real_ns());
+	if (!p->dir || !p->pp)
+		goto nomem;
+	if (cfg->profile_folded) {
+		p->fo = td_folded_new();
+		if (!p->fo)
+			goto nomem;
+	}
+	p->interval_ns = (uint64_t)(cfg->profile_interval * 1e9);
+	p->keep = cfg->profile_keep;
+	p->max_bytes = cfg->profile_max_kb << 10;
+	if (mkdir(p->dir, 0750) && errno != EEXIST) {
+		td_err("cannot create profile directory %s: %s", p->dir, strerror(errno));
+		goto fail;
+	}
+	p->dirfd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p->dirfd < 0) {
+		td_err("cannot open profile directory %s: %s", p->dir, strerror(errno));
+		goto fail;
+	}
+	if (faccessat(p->dirfd, ".", W_OK, AT_EACCESS)) {
+		td_err("cannot write to profile directory %s: %s", p->dir, strerror(errno));
+		goto fail;
+	}
+	remove_stale(p);
+	p->start_mono = mono_ns;
+	p->start_real = now_real_ns();
+	return p;
+nomem:
+	td_err("out of memory");
+fail:
+	if (p && p->dirfd >= 0)
+		close(p->dirfd);
+	if (p) {
+		td_pprof_free(p->pp);
+		td_folded_free(p->fo);
+		free(p->dir);
+		free(p);
+	}
+	return NULL;
+}
+
+int td_profiles_add(struct td_profiles *p, const struct td_resolved *r)
+{
+	int ret = td_pprof_add(p->pp, r);
+
+	if (!ret && p->fo)
+		ret = td_folded_add(p->fo, r);
+	if (!ret)
+		p->events++;
+	return ret;
+}
+
+/* Write one file of the interval as DIR/STEM.EXT, through a dot-name. */
+static int write_one(struct td_profiles *p, const char *stem, const char *ext, bool pprof,
+		     uint64_t end_real)
+{
+	char tmp[STEM_MAX + 16], name[STEM_MAX + 16];
+	size_t bytes = 0;
+	FILE *f;
+	int fd, ret;
+
+	snprintf(tmp, sizeof(tmp), ".%s%s.tmp", stem, ext);
+	snprintf(name, sizeof(name), "%s%s", stem, ext);
+	fd = openat(p->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		ret = -errno;
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	if (pprof) {
+		ret = td_pprof_write(p->pp, f, end_real, &bytes);
+	} else {
+		ret = td_folded_write(p->fo, f);
+		bytes = ret ? 0 : (size_t)ftell(f);
+	}
+	if (fflush(f) && !ret)
+		ret = -errno;
+	if (fsync(fileno(f)) && !ret)
+		ret = -errno;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (!ret && renameat(p->dirfd, tmp, p->dirfd, name))
+		ret = -errno;
+out:
+	if (ret) {
+		td_err("cannot write profile %s/%s: %s", p->dir, name, strerror(-ret));
+		unlinkat(p->dirfd, tmp, 0);
+		return ret;
+	}
+	p->st.bytes += bytes;
+	if (pprof)
+		p->st.last_bytes = bytes;
+	return 0;
+}
+
+struct entry {
+	char stem[STEM_MAX];
+	uint64_t bytes;
+};
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct entry *)a)->stem, ((const struct entry *)b)->stem);
+}
+
+/* The intervals in the directory, oldest first, each with its files' bytes. */
+static struct entry *list_intervals(struct td_profiles *p, size_t *nr)
+{
+	DIR *d = open_listing(p);
+	struct entry *v = NULL, *nv;
+	size_t n = 0, cap = 0, i, j;
+	struct dirent *de;
+	struct stat st;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		const char *s = de->d_name;
+		size_t len = strlen(s);
+
+		if (strncmp(s, PREFIX, strlen(PREFIX)))
+			continue;
+		if (has_suffix(s, EXT_PPROF))
+			len -= strlen(EXT_PPROF);
+		else if (has_suffix(s, EXT_FOLDED))
+			len -= strlen(EXT_FOLDED);
+		else
+			continue;
+		if (len >= STEM_MAX || fstatat(p->dirfd, s, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return NULL;
+			}
+			v = nv;
+		}
+		memcpy(v[n].stem, s, len);
+		v[n].stem[len] = '\0';
+		v[n].bytes = st.st_size;
+		n++;
+	}
+	closedir(d);
+	*nr = n;
+	if (!n)
+		return v ? v : calloc(1, sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp_entry);
+	/* one entry per interval */
+	for (i = 0, j = 1; j < n; j++) {
+		if (!strcmp(v[i].stem, v[j].stem))
+			v[i].bytes += v[j].bytes;
+		else
+			v[++i] = v[j];
+	}
+	*nr = i + 1;
+	return v;
+}
+
+static void remove_interval(struct td_profiles *p, const char *stem)
+{
+	static const char *const exts[] = { EXT_PPROF, EXT_FOLDED };
+	char name[STEM_MAX + 16];
+	size_t i;
+
+	for (i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		snprintf(name, sizeof(name), "%s%s", stem, exts[i]);
+		if (unlinkat(p->dirfd, name, 0) && errno != ENOENT)
+			td_warn("cannot remove %s/%s: %s", p->dir, name, strerror(errno));
+	}
+	p->st.removed++;
+}
+
+static void prune(struct td_profiles *p)
+{
+	uint64_t total = 0;
+	struct entry *v;
+	size_t n, i;
+
+	if (!p->keep && !p->max_bytes)
+		return;
+	v = list_intervals(p, &n);
+	if (!v) {
+		td_warn("cannot list profile directory %s", p->dir);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		total += v[i].bytes;
+	/* v[n - 1], the newest, always stays */
+	for (i = 0; i + 1 < n; i++) {
+		if (!(p->keep && n - i > p->keep) && !(p->max_bytes && total > p->max_bytes))
+			break;
+		remove_interval(p, v[i].stem);
+		total -= v[i].bytes;
+	}
+	free(v);
+}
+
+/* A name for the interval that started at @real_ns, not used yet. */
+static void interval_stem(struct td_profiles *p, uint64_t real_ns, char *stem)
+{
+	time_t t = real_ns / 1000000000ULL;
+	char base[STEM_MAX - 8], name[STEM_MAX + 16];
+	struct tm tm;
+	int i;
+
+	gmtime_r(&t, &tm);
+	strftime(base, sizeof(base), PREFIX "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(stem, STEM_MAX, "%s", base);
+	/* two cuts within a second (a short last interval at exit) */
+	for (i = 2; i < 100; i++) {
+		snprintf(name, sizeof(name), "%s%s", stem, EXT_PPROF);
+		if (faccessat(p->dirfd, name, F_OK, AT_EACCESS) && errno == ENOENT)
+			break;
+		snprintf(stem, STEM_MAX, "%s-%d", base, i);
+	}
+}
+
+static int cut(struct td_profiles *p, uint64_t mono_ns)
+{
+	uint64_t end_real = now_real_ns();
+	char stem[STEM_MAX];
+	int ret = 0;
+
+	if (p->events) {
+		interval_stem(p, p->start_real, stem);
+		if (write_one(p, stem, EXT_PPROF, true, end_real) ||
+		    (p->fo && write_one(p, stem, EXT_FOLDED, false, end_real))) {
+			p->st.errors++;
+			ret = -1;
+		} else {
+			p->st.written++;
+		}
+		prune(p);
+	}
+	td_pprof_reset(p->pp, end_real);
+	if (p->fo) {
+		struct td_folded *fo = td_folded_new();
+
+		/* Out of memory: the next interval's folded stacks add to this one's. */
+		if (fo) {
+			td_folded_free(p->fo);
+			p->fo = fo;
+		}
+	}
+	p->events = 0;
+	p->start_mono = mono_ns;
+	p->start_real = end_real;
+	return ret;
+}
+
+int td_profiles_tick(struct td_profiles *p, uint64_t mono_ns)
+{
+	if (!p->interval_ns || mono_ns - p->start_mono < p->interval_ns)
+		return 0;
+	return cut(p, mono_ns);
+}
+
+int td_profiles_close(struct td_profiles *p, struct td_profiles_stats *st)
+{
+	int ret;
+
+	if (!p)
+		return 0;
+	ret = cut(p, p->start_mono);
+	if (st)
+		*st = p->st;
+	close(p->dirfd);
+	td_pprof_free(p->pp);
+	td_folded_free(p->fo);
+	free(p->dir);
+	free(p);
+	return ret;
+}
+
+void td_profiles_stats(const struct td_profiles *p, struct td_profiles_stats *st)
+{
+	*st = p->st;
+}

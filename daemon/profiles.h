@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Profiles cut every interval into a directory, with bounded disk use: what
+ * an always-on daemon keeps instead of a line per event.
+ *
+ * Every profile_interval seconds (and at exit) the events counted since the
+ * last cut go to DIR/profile-YYYYMMDDTHHMMSSZ.pb.gz (pprof, gzipped; the
+ * time is the interval's start, UTC) and, with profile_folded, to
+ * DIR/profile-....folded. Each file is written under a dot-name and renamed
+ * into place, so readers never see half a profile; files are 0640 and a
+ * directory we create is 0750. After each cut the oldest intervals are
+ * removed until at most profile_keep remain and their files take at most
+ * profile_max_kb KiB (0: that bound off); the newest interval is always
+ * kept. Only names of that pattern are ever touched. An interval without
+ * events writes nothing.
+ */
+#ifndef TD_DAEMON_PROFILES_H
+#define TD_DAEMON_PROFILES_H
+
+#include <stdint.h>
+
+#include <trace-defer/output.h>
+
+#include "config.h"
+
+struct td_profiles;
+
+struct td_profiles_stats {
+	uint64_t written;	/* intervals written */
+	uint64_t removed;	/* intervals removed to stay within the bounds */
+	uint64_t bytes;		/* bytes written, over all files */
+	uint64_t last_bytes;	/* of the last interval's pprof file */
+	uint64_t errors;	/* cuts that failed (message printed) */
+};
+
+/*
+ * Create or check the directory (a stale dot-file of a crashed run is
+ * removed). NULL on error (message printed).
+ */
+struct td_profiles *td_profiles_open(const struct td_config *cfg, uint64_t mono_ns);
+
+/* Count one event. Returns 0 or -ENOMEM. */
+int td_profiles_add(struct td_profiles *p, const struct td_resolved *r);
+
+/* Cut when the interval is over. Returns 0 or -1 (message printed). */
+int td_profiles_tick(struct td_profiles *p, uint64_t mono_ns);
+
+/*
+ * Cut what is left and free; *@st (may be NULL) gets the final counters.
+ * Returns 0 or -1 (message printed).
+ */
+int td_profiles_close(struct td_profiles *p, struct td_profiles_stats *st);
+
+void td_profiles_stats(const struct td_profiles *p, struct td_profiles_stats *st);
+
+#endif /* TD_DAEMON_PROFILES_H */

@@ -137,17 +137,19 @@ int td_profiles_add(struct td_profiles *p, const struct td_resolved *r)
 	return ret;
 }
 
-/* Write one file of the interval as DIR/STEM.EXT, through a dot-name. */
-static int write_one(struct td_profiles *p, const char *stem, const char *ext, bool pprof,
-		     uint64_t end_real)
+/*
+ * Write one file of the interval under its dot-name .STEM.EXT.tmp; *@bytes
+ * gets its size. Returns 0 or a negative errno (message printed, nothing left).
+ */
+static int write_tmp(struct td_profiles *p, const char *stem, const char *ext, bool pprof,
+		     uint64_t end_real, size_t *bytes)
 {
-	char tmp[STEM_MAX + 16], name[STEM_MAX + 16];
-	size_t bytes = 0;
+	char tmp[STEM_MAX + 16];
 	FILE *f;
 	int fd, ret;
 
+	*bytes = 0;
 	snprintf(tmp, sizeof(tmp), ".%s%s.tmp", stem, ext);
-	snprintf(name, sizeof(name), "%s%s", stem, ext);
 	fd = openat(p->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
 	f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
@@ -157,10 +159,10 @@ static int write_one(struct td_profiles *p, const char *stem, const char *ext, b
 		goto out;
 	}
 	if (pprof) {
-		ret = td_pprof_write(p->pp, f, end_real, &bytes);
+		ret = td_pprof_write(p->pp, f, end_real, bytes);
 	} else {
 		ret = td_folded_write(p->fo, f);
-		bytes = ret ? 0 : (size_t)ftell(f);
+		*bytes = ret ? 0 : (size_t)ftell(f);
 	}
 	if (fflush(f) && !ret)
 		ret = -errno;
@@ -168,17 +170,30 @@ static int write_one(struct td_profiles *p, const char *stem, const char *ext, b
 		ret = -errno;
 	if (fclose(f) && !ret)
 		ret = -errno;
-	if (!ret && renameat(p->dirfd, tmp, p->dirfd, name))
-		ret = -errno;
 out:
 	if (ret) {
-		td_err("cannot write profile %s/%s: %s", p->dir, name, strerror(-ret));
+		td_err("cannot write profile %s/%s: %s", p->dir, tmp, strerror(-ret));
 		unlinkat(p->dirfd, tmp, 0);
-		return ret;
 	}
-	p->st.bytes += bytes;
-	if (pprof)
-		p->st.last_bytes = bytes;
+	return ret;
+}
+
+/* .STEM.EXT.tmp becomes STEM.EXT (or is removed, @keep false). */
+static int publish(struct td_profiles *p, const char *stem, const char *ext, bool keep)
+{
+	char tmp[STEM_MAX + 16], name[STEM_MAX + 16];
+
+	snprintf(tmp, sizeof(tmp), ".%s%s.tmp", stem, ext);
+	snprintf(name, sizeof(name), "%s%s", stem, ext);
+	if (!keep) {
+		unlinkat(p->dirfd, tmp, 0);
+		return 0;
+	}
+	if (renameat(p->dirfd, tmp, p->dirfd, name)) {
+		td_err("cannot rename %s/%s: %s", p->dir, tmp, strerror(errno));
+		unlinkat(p->dirfd, tmp, 0);
+		return -1;
+	}
 	return 0;
 }
 
@@ -263,9 +278,14 @@ static void remove_interval(struct td_profiles *p, const char *stem)
 	p->st.removed++;
 }
 
-static void prune(struct td_profiles *p)
+/*
+ * Make room for an interval of @bytes: remove the oldest until at most
+ * keep - 1 remain and their bytes plus @bytes fit, so that the directory
+ * never holds more than the bounds, not even for a moment.
+ */
+static void prune(struct td_profiles *p, uint64_t bytes)
 {
-	uint64_t total = 0;
+	uint64_t total = bytes;
 	struct entry *v;
 	size_t n, i;
 
@@ -278,9 +298,8 @@ static void prune(struct td_profiles *p)
 	}
 	for (i = 0; i < n; i++)
 		total += v[i].bytes;
-	/* v[n - 1], the newest, always stays */
-	for (i = 0; i + 1 < n; i++) {
-		if (!(p->keep && n - i > p->keep) && !(p->max_bytes && total > p->max_bytes))
+	for (i = 0; i < n; i++) {
+		if (!(p->keep && n - i + 1 > p->keep) && !(p->max_bytes && total > p->max_bytes))
 			break;
 		remove_interval(p, v[i].stem);
 		total -= v[i].bytes;
@@ -315,15 +334,26 @@ static int cut(struct td_profiles *p, uint64_t mono_ns)
 	int ret = 0;
 
 	if (p->events) {
+		size_t pb = 0, fb = 0;
+
 		interval_stem(p, p->start_real, stem);
-		if (write_one(p, stem, EXT_PPROF, true, end_real) ||
-		    (p->fo && write_one(p, stem, EXT_FOLDED, false, end_real))) {
-			p->st.errors++;
+		if (write_tmp(p, stem, EXT_PPROF, true, end_real, &pb) ||
+		    (p->fo && write_tmp(p, stem, EXT_FOLDED, false, end_real, &fb)))
 			ret = -1;
+		/* One interval bigger than the bound on its own is still written. */
+		if (!ret)
+			prune(p, pb + fb);
+		if (publish(p, stem, EXT_PPROF, !ret))
+			ret = -1;
+		if (p->fo && publish(p, stem, EXT_FOLDED, !ret))
+			ret = -1;
+		if (ret) {
+			p->st.errors++;
 		} else {
 			p->st.written++;
+			p->st.bytes += pb + fb;
+			p->st.last_bytes = pb;
 		}
-		prune(p);
 	}
 	td_pprof_reset(p->pp, end_real);
 	if (p->fo) {

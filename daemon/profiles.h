@@ -8,10 +8,11 @@
  * time is the interval's start, UTC) and, with profile_folded, to
  * DIR/profile-....folded. Each file is written under a dot-name and renamed
  * into place, so readers never see half a profile; files are 0640 and a
- * directory we create is 0750. After each cut the oldest intervals are
- * removed until at most profile_keep remain and their files take at most
- * profile_max_kb KiB (0: that bound off); the newest interval is always
- * kept. Only names of that pattern are ever touched. An interval without
+ * directory we create is 0750. Before the new interval is renamed into
+ * place the oldest are removed, so that the intervals in the directory
+ * never number more than profile_keep nor take more than profile_max_kb
+ * KiB (0: that bound off); an interval bigger than the bound on its own is
+ * still written, alone. Only names of that pattern are ever touched. An interval without
  * events writes nothing.
  */
 #ifndef TD_DAEMON_PROFILES_H

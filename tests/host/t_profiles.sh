@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# pprof profiles of the live daemon, read back by go tool pprof: the
+# whole-run profile holds exactly the events the JSON output holds, and
+# fp_chain's c has as many samples as JSON events with c in their user
+# stack; interval profiles are cut, each one's folded twin counts the same
+# events, and the directory never holds more than --profile-keep intervals
+# nor more than --profile-max-kb, watched while the daemon runs. A crashed
+# run's dot-file is removed, a file not ours is left alone, and bad
+# settings are refused with exit status 2.
+. "$(dirname "$0")/lib.sh"
+
+export HOME=$SCRATCH GOCACHE=$SCRATCH/gocache GOFLAGS=
+pprof_top() { go tool pprof -top -nodecount=1000 "$@" 2>&1; }
+# "Total samples = N" of pprof's header
+pprof_total() { pprof_top "$1" | sed -n 's/.*Total samples = \([0-9]*\).*/\1/p'; }
+
+check "go tool pprof is installed" command -v go
+start_fp_chain 12
+sleep 0.2
+
+# run_bounded KEEP MAX_KB DIR [ARGS...]: run the daemon for 4 s cutting intervals
+# into DIR, watching the bounds while it runs; then check them.
+run_bounded() {
+	local keep=$1 max_kb=$2 dir=$3 td worst_n=0 worst_kb=0 n kb written removed left
+	shift 3
+	"$TD" -i "$NAME" --run-dir "$RUN_DIR" -e sched:sched_switch -d 4 --profile-dir "$dir" \
+		--profile-interval 0.25 --profile-keep "$keep" --profile-max-kb "$max_kb" \
+		--profile-folded -v "$@" 2>"$SCRATCH/err" &
+	td=$!
+	while kill -0 $td 2>/dev/null; do
+		n=$(find "$dir" -maxdepth 1 -name 'profile-*.pb.gz' 2>/dev/null | wc -l)
+		kb=$(find "$dir" -maxdepth 1 -name 'profile-*' -printf '%s\n' |
+			awk '{ s += $1 } END { print int((s + 1023) / 1024) }')
+		[ "$n" -gt "$worst_n" ] && worst_n=$n
+		[ "$kb" -gt "$worst_kb" ] && worst_kb=$kb
+		sleep 0.05
+	done
+	wait $td
+	check "keep $keep, max $max_kb KiB: daemon exits 0" [ $? = 0 ]
+	sed -n 's/^trace-defer:   profiles: /  counters: /p' "$SCRATCH/err"
+	log "at most $worst_n intervals and $worst_kb KiB seen"
+	written=$(grep -o 'profiles: written=[0-9]*' "$SCRATCH/err" | cut -d= -f2)
+	removed=$(grep -o ' removed=[0-9]*' "$SCRATCH/err" | cut -d= -f2)
+	left=$(find "$dir" -maxdepth 1 -name 'profile-*.pb.gz' 2>/dev/null | wc -l)
+	check "intervals were cut and old ones removed" \
+		[ "${written:-0}" -gt "$keep" -a "${removed:-0}" -gt 0 ]
+	check "written - removed intervals are left" [ "$left" = "$((written - removed))" ]
+	[ "$keep" != 0 ] && check "never more than $keep intervals, and $keep at the end" \
+		[ "$worst_n" -le "$keep" -a "$left" = "$keep" ]
+	[ "$max_kb" != 0 ] && check "never more than $max_kb KiB" [ "$worst_kb" -le "$max_kb" ]
+	check "no dot-file of ours left" [ -z "$(find "$dir" -name '.profile-*')" ]
+	check "interval files are not world-readable" \
+		[ -z "$(find "$dir" -name 'profile-*' -perm /o=rwx)" ]
+}
+
+# The count bound alone
+run_bounded 3 0 "$SCRATCH/bycount"
+# The size bound alone (an interval is ~10-20 KiB here), with the whole-run outputs
+dir=$SCRATCH/profiles
+mkdir -p "$dir"
+touch "$dir/.profile-20200101T000000Z.pb.gz.tmp" "$dir/notes.pb.gz"
+run_bounded 0 48 "$dir" -o "$SCRATCH/ev.jsonl" --json-layout=full --pprof "$SCRATCH/all.pb.gz"
+check "a crashed run's dot-file is removed" [ ! -e "$dir/.profile-20200101T000000Z.pb.gz.tmp" ]
+check "a file not ours is left alone" [ -e "$dir/notes.pb.gz" ]
+
+# The whole run: as many samples as JSON events.
+nev=$(wc -l <"$SCRATCH/ev.jsonl")
+total=$(pprof_total "$SCRATCH/all.pb.gz")
+log "JSON: $nev events; pprof: ${total:-no} samples"
+check "go tool pprof reads the whole-run profile" [ -n "$total" ]
+check "whole-run profile: one sample per JSON event" [ "${total:-x}" = "$nev" ]
+nc=$(jq -c 'select(.comm == "fp_chain") | select([.user_stack[].sym] | index("c"))' \
+	"$SCRATCH/ev.jsonl" | wc -l)
+pc=$(pprof_top -tagfocus=comm=fp_chain "$SCRATCH/all.pb.gz" | awk '$6 == "c" { print $4 }')
+log "fp_chain events with c in their user stack: JSON $nc, pprof ${pc:-none}"
+check "fp_chain's c: as many samples as JSON events" [ "$nc" -gt 0 -a "${pc:-x}" = "$nc" ]
+check "fp_chain's b, a, main are in the profile" eval "pprof_top -tagfocus=comm=fp_chain \
+	'$SCRATCH/all.pb.gz' | awk '\$6 == \"b\" || \$6 == \"a\" || \$6 == \"main\"' | wc -l |
+	grep -qx 3"
+
+# Each interval: pprof and folded count the same events.
+bad=0
+for pb in "$dir"/profile-*.pb.gz; do
+	t=$(pprof_total "$pb")
+	f=$(awk '{ s += $NF } END { print s + 0 }' "${pb%.pb.gz}.folded")
+	[ -n "$t" ] && [ "$t" = "$f" ] || { log "$pb: pprof ${t:-unreadable}, folded $f"; bad=1; }
+done
+check "each interval's pprof and folded files count the same events" [ $bad = 0 ]
+
+# Bad settings
+"$TD" -i "$NAME" --run-dir "$RUN_DIR" --pprof - -d 1 2>"$SCRATCH/e1"
+check "--pprof - is refused (exit 2)" [ $? = 2 ]
+check "... saying why" grep -q "pprof needs a file name" "$SCRATCH/e1"
+"$TD" -i "$NAME" --run-dir "$RUN_DIR" --profile-dir "$dir" --profile-interval 0 -d 1 \
+	2>"$SCRATCH/e2"
+check "--profile-interval 0 is refused (exit 2)" [ $? = 2 ]
+"$TD" -i "$NAME" --run-dir "$RUN_DIR" --profile-dir "$SCRATCH/ev.jsonl" -d 1 2>"$SCRATCH/e3"
+rc=$?
+check "a profile directory that is a file: exit 1, no instance left" \
+	[ $rc = 1 -a ! -d "$TRACEFS/instances/$NAME" ]
+check "... saying why" grep -q "profile directory" "$SCRATCH/e3"
+
+finish

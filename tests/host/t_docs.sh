@@ -26,10 +26,10 @@ for k in $keys; do
 	mode) v="inplace" ;;
 	json_layout) v="full" ;;
 	trace_clock) v="mono" ;;
-	kernel_stack | output_append | symbolize) v="yes" ;;
+	kernel_stack | output_append | symbolize | profile_folded) v="yes" ;;
 	instance | comm) v="x" ;;
 	run_dir | debug_dir) v="/tmp" ;;
-	output | folded | flamegraph) v="/tmp/x" ;;
+	output | folded | flamegraph | pprof | profile_dir) v="/tmp/x" ;;
 	verbosity) v="1" ;;
 	*) v="5" ;;
 	esac

@@ -30,7 +30,7 @@ run_bounded() {
 	td=$!
 	while kill -0 $td 2>/dev/null; do
 		n=$(find "$dir" -maxdepth 1 -name 'profile-*.pb.gz' 2>/dev/null | wc -l)
-		kb=$(find "$dir" -maxdepth 1 -name 'profile-*' -printf '%s\n' |
+		kb=$(find "$dir" -maxdepth 1 -name 'profile-*' -printf '%s\n' 2>/dev/null |
 			awk '{ s += $1 } END { print int((s + 1023) / 1024) }')
 		[ "$n" -gt "$worst_n" ] && worst_n=$n
 		[ "$kb" -gt "$worst_kb" ] && worst_kb=$kb

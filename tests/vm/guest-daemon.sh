@@ -8,7 +8,8 @@ td=$build/trace-defer
 fp=$build/progs/fp_chain
 
 # --- stitched: main -> a -> b -> c -> nanosleep ---------------------------
-run_daemon /tmp/d1 -e sched:sched_switch -o /tmp/d1.jsonl -f /tmp/d1.folded -F /tmp/d1.svg
+run_daemon /tmp/d1 -e sched:sched_switch -o /tmp/d1.jsonl -f /tmp/d1.folded -F /tmp/d1.svg \
+	--pprof /tmp/d1.pb.gz
 # The daemon is stopped while fp_chain still runs, as when a user stops a
 # trace of a live service: it symbolizes through the process's own maps.
 "$fp" sleep 300 1000 > /tmp/d1.fp &
@@ -40,7 +41,21 @@ check daemon_kernel_frames_syscall_entry grep -qE '^(entry_SYSCALL_64|do_syscall
 check daemon_folded grep -q '^fp_chain;.*main;a;b;c;' /tmp/d1.folded
 check daemon_flamegraph grep -q 'fp_chain' /tmp/d1.svg
 check daemon_instance_removed test ! -d $T/instances/trace-defer
-cp /tmp/d1.jsonl /tmp/d1.folded /tmp/d1.svg "$TD_OUT/" 2>/dev/null
+# pprof, read by go tool pprof: fp_chain's c, b, a and main each in as many
+# samples as stitched JSON events of fp_chain have them in their user stack
+export HOME=/tmp GOCACHE=/tmp/gocache
+go tool pprof -top -nodecount=1000 -tagfocus=comm=fp_chain /tmp/d1.pb.gz > /tmp/d1.top 2>&1
+head -n 12 /tmp/d1.top
+pprof_ok=yes
+for f in c b a main; do
+	j=$(jq -c --arg f $f 'select(.comm == "fp_chain" and .status == "stitched") |
+		select([.user_stack[].sym] | index($f))' /tmp/d1.v1.jsonl | wc -l)
+	p=$(awk -v f=$f '$6 == f { print $4 }' /tmp/d1.top)
+	echo "pprof: $f in ${p:-no} samples, in $j stitched JSON events"
+	[ "$j" -gt 0 ] && [ "${p:-x}" = "$j" ] || pprof_ok=no
+done
+check daemon_pprof_counts_c_b_a_main test $pprof_ok = yes
+cp /tmp/d1.jsonl /tmp/d1.folded /tmp/d1.svg /tmp/d1.pb.gz /tmp/d1.top "$TD_OUT/" 2>/dev/null
 
 # --- one kernel entry: enter, switch and exit share the user stack --------
 run_daemon /tmp/d2 -e sched:sched_switch -e syscalls:sys_enter_nanosleep \

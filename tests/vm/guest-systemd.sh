@@ -61,6 +61,17 @@ check make_install make -C "$top" BUILD="$build" install
 check installed test -x /usr/local/bin/trace-defer -a -f /lib/systemd/system/$unit.service \
 	-a -f $conf
 systemctl daemon-reload
+# The shipped configuration: a profile per minute, bounded; no JSON
+eff() { /usr/local/bin/trace-defer --config $conf --print-config; }
+check shipped_profiles_on eval "eff | grep -qx 'profile_dir = /var/lib/trace-defer/profiles'"
+check shipped_profiles_bounded eval "eff | grep -q '^profile_keep = [1-9]' &&
+	eff | grep -q '^profile_max_kb = [1-9]'"
+check shipped_json_off eval "! eff | grep -q '^output ='"
+# What this test reads besides: JSON lines on, 2 s intervals, at most 3 kept
+sed -i -e 's|^#output = |output = |' -e 's/^profile_interval = .*/profile_interval = 2/' \
+	-e 's/^profile_keep = .*/profile_keep = 3/' $conf
+profdir=/var/lib/trace-defer/profiles
+nr_profiles() { find $profdir -maxdepth 1 -name 'profile-*.pb.gz' 2>/dev/null | wc -l; }
 check unit_enable systemctl enable $unit
 check unit_enabled test "$(systemctl is-enabled $unit)" = enabled
 
@@ -89,6 +100,24 @@ rec=$("$TD_RESOLVE" $logdir/events.jsonl 2>/dev/null |
 echo "record: $(echo "$rec" | cut -c1-400)"
 check output_kernel_frames_named grep -qE '^(entry_SYSCALL_64|do_syscall_64)' \
 	<<< "$(echo "$rec" | jq -r '.kernel_stack[-1].sym')"
+
+# --- interval profiles: cut, bounded, private, read by go tool pprof -------
+check profiles_cut wait_for 30 eval '[ "$(nr_profiles)" -ge 3 ]'
+most=0
+for i in $(seq 40); do		# 8 s: four more cuts
+	n=$(nr_profiles)
+	[ "$n" -gt "$most" ] && most=$n
+	sleep 0.2
+done
+echo "profiles: at most $most in $profdir (profile_keep = 3)"
+check profiles_bounded test "$most" -le 3
+check profiles_private eval "[ -z \"\$(find $profdir -name 'profile-*' -perm /go=rwx)\" ]"
+newest=$(ls $profdir/profile-*.pb.gz | tail -n 1)
+HOME=/tmp GOCACHE=/tmp/gocache go tool pprof -top -nodecount=1000 -tagfocus=comm=fp_chain \
+	"$newest" > /tmp/prof.top 2>&1
+head -n 10 /tmp/prof.top
+check profiles_pprof_c_b_a_main eval "awk '\$6 ~ /^(c|b|a|main)\$/ && \$4 > 0' /tmp/prof.top |
+	wc -l | grep -qx 4"
 
 # --- reload: logrotate moves the file away, then reload; nothing lost --------
 mv $logdir/events.jsonl $logdir/events.jsonl.1

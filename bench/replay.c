@@ -21,6 +21,8 @@
  *            kernel and user frames named, outputs off
  *   json     + its JSON output to --json (default /dev/null), layout full
  *   json_interned  the same in layout interned (stacks once, by id)
+ *   pprof    symbol + a pprof profile of every event (no JSON), written
+ *            once at the end (its bytes reported, its time not counted)
  * Prints one JSON object on stdout. --raw-dir writes cpuN.raw (the pages
  * as trace_pipe_raw would give them) for trace-cmd restore.
  */
@@ -52,11 +54,16 @@
 #define FEED_BATCH	64	/* pages between two advances, as the daemon's read budget */
 #define JSON_BUF	(1 << 16)
 
-enum stage { ST_PARSE, ST_STITCH, ST_SYMBOL, ST_JSON, ST_JSON_INTERNED, NR_STAGES };
+enum stage { ST_PARSE, ST_STITCH, ST_SYMBOL, ST_JSON, ST_JSON_INTERNED, ST_PPROF, NR_STAGES };
 
 static const char *const stage_names[NR_STAGES] = {
-	"parse", "stitch", "symbol", "json", "json_interned",
+	"parse", "stitch", "symbol", "json", "json_interned", "pprof",
 };
+
+static bool has_json(enum stage s)
+{
+	return s == ST_JSON || s == ST_JSON_INTERNED;
+}
 
 struct cpu_pages {
 	uint8_t *buf;
@@ -244,6 +251,7 @@ static void run_free(struct run *r)
 		fclose(r->out.json);
 	free(r->oc);
 	td_json_writer_free(r->out.jw);
+	td_pprof_free(r->out.pprof);
 	free(r->out.json_buf);
 	td_counters_free(&r->counters);
 	free(r);
@@ -261,7 +269,12 @@ static struct run *run_new(struct tep_handle *tep, enum stage stage, const char 
 	r->stage = stage;
 	if (td_counters_init(&r->counters, REPLAY_CPUS))
 		goto fail;
-	if (stage >= ST_JSON) {
+	if (stage == ST_PPROF) {
+		r->out.pprof = td_pprof_new(0);
+		if (!r->out.pprof)
+			goto fail;
+	}
+	if (has_json(stage)) {
 		r->out.json = out_count_open(json, &r->oc);
 		r->out.json_buf = malloc(JSON_BUF);
 		r->out.jw = td_json_writer_new(stage == ST_JSON_INTERNED ? TD_JSON_INTERNED :
@@ -600,7 +613,25 @@ static json_object *run_json(const struct run *r, uint64_t events, uint64_t wall
 		add_u64(o, "user_frames", r->uframes);
 		add_dbl(o, "user_frames_named", r->uframes ? (double)r->named_u / r->uframes : 0);
 	}
-	if (r->stage >= ST_JSON) {
+	if (r->stage == ST_PPROF) {
+		struct td_pprof_stats ps;
+		FILE *f = fopen("/dev/null", "w");
+		size_t bytes = 0;
+		uint64_t w0 = now_ns(CLOCK_MONOTONIC);
+
+		if (!f || td_pprof_write(r->out.pprof, f, 1, &bytes))
+			add_u64(o, "pprof_errors", 1);
+		if (f)
+			fclose(f);
+		add_dbl(o, "pprof_write_seconds", (now_ns(CLOCK_MONOTONIC) - w0) / 1e9);
+		td_pprof_stats(r->out.pprof, &ps);
+		add_u64(o, "pprof_bytes", bytes);
+		add_u64(o, "pprof_samples", ps.samples);
+		add_u64(o, "pprof_events", ps.events);
+		add_u64(o, "pprof_locations", ps.locations);
+		add_u64(o, "pprof_mem_bytes", ps.mem_bytes);
+	}
+	if (has_json(r->stage)) {
 		struct td_json_stats js;
 
 		add_u64(o, "json_errors", r->counters.write_errors);
@@ -762,7 +793,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: replay --formats DIR --prog FP_CHAIN [--events N] [--repeat R]\n"
 			"              [--procs N] [--raw-dir DIR] [--json FILE] [--memory]\n"
-			"              [--stages parse,stitch,symbol,json,json_interned]\n");
+			"              [--stages parse,stitch,symbol,json,json_interned,pprof]\n");
 	return 2;
 }
 

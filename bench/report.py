@@ -74,13 +74,14 @@ def replay(r, work):
     res = {"capture": cap, "stages": {}}
     for name, label in (("parse", "parse"), ("stitch", "+ stitch"), ("symbol", "+ symbolize"),
                         ("json", "+ JSON to /dev/null"),
-                        ("json_interned", "+ JSON, interned")):
+                        ("json_interned", "+ JSON, interned"),
+                        ("pprof", "+ pprof (no JSON)")):
         s = st.get(name)
         if not s:
             continue
         cpu_ns = s["cpu_seconds"] * 1e9 / s["events"]
-        if name == "json_interned" and "symbol" in st:
-            # Both JSON rows add to the symbolize stage.
+        if name in ("json_interned", "pprof") and "symbol" in st:
+            # The JSON and pprof rows each add to the symbolize stage.
             prev = st["symbol"]["cpu_seconds"] * 1e9 / st["symbol"]["events"]
         r.row((label, fmt_rate(s["events_per_s"]), "%.0f" % s["ns_per_event"],
                fmt_rate(1e9 / cpu_ns), "%.0f" % cpu_ns, "%+.0f" % (cpu_ns - prev)), w)
@@ -111,6 +112,24 @@ def replay(r, work):
     elif js:
         r.target("replay: interned JSON bytes/event", "<= 150", None, None,
                  "json_interned stage not run")
+    pp = st.get("pprof")
+    if pp:
+        print("  pprof: %d events in %d samples (%d locations), %d bytes gzipped (%.2f bytes/event),"
+              " tables %.1f MB, written in %.3f s"
+              % (pp["pprof_events"], pp["pprof_samples"], pp["pprof_locations"],
+                 pp["pprof_bytes"], pp["pprof_bytes"] / max(pp["events"], 1),
+                 pp["pprof_mem_bytes"] / 1e6, pp["pprof_write_seconds"]))
+        res["pprof"] = {k: pp[k] for k in pp if k.startswith("pprof_")}
+    if tc and pp:
+        tcc = cap["events"] / (tc["user_s"] + tc["sys_s"])
+        ratio = pp["cpu_events_per_s"] / tcc
+        print("  ratio, pipeline with pprof aggregation / trace-cmd report: %.1fx per cpu-second"
+              % ratio)
+        r.target("replay: pprof aggregation vs trace-cmd report (same pages)", ">= 50x",
+                 round(ratio, 2), ratio >= 50)
+    elif pp:
+        r.target("replay: pprof aggregation vs trace-cmd report (same pages)", ">= 50x", None,
+                 None, "trace-cmd part skipped")
     if tc and js:
         ev = cap["events"]
         tc_cpu = tc["user_s"] + tc["sys_s"]

@@ -18,7 +18,8 @@ BENCH_COMMON	:= $(BUILD)/obj/bench/capgen.o $(BUILD)/obj/bench/addrs.o \
 bench-progs: $(BENCH_BINS)
 bench: bench-progs
 
-BENCH_RESOLVE	:= $(addprefix $(BUILD)/obj/daemon/,resolve.o outputs.o counters.o tgid.o log.o)
+BENCH_RESOLVE	:= $(addprefix $(BUILD)/obj/daemon/,resolve.o outputs.o profiles.o counters.o tgid.o \
+		   log.o)
 
 $(BENCH_DIR)/replay: $(BUILD)/obj/bench/replay.o $(BENCH_COMMON) $(BENCH_RESOLVE) $(LIB)
 	@mkdir -p $(dir $@)

@@ -40,6 +40,14 @@ uint64_t td_now_mono_ns(void)
 	return ts_ns(&ts);
 }
 
+uint64_t td_now_real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts_ns(&ts);
+}
+
 uint64_t td_cpu_time_ns(void)
 {
 	struct timespec ts;

@@ -55,6 +55,8 @@ int td_counters_init(struct td_counters *c, int nr_cpus);
 void td_counters_free(struct td_counters *c);
 
 uint64_t td_now_mono_ns(void);
+/* Wall clock (CLOCK_REALTIME), ns since the epoch: for time stamps in files. */
+uint64_t td_now_real_ns(void);
 /* CPU time used by this process so far (user + system), ns. */
 uint64_t td_cpu_time_ns(void);
 

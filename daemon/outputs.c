@@ -6,20 +6,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "counters.h"
 #include "log.h"
 #include "outputs.h"
-
-static uint64_t now_real_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static bool is_stdout(const char *path)
 {
@@ -76,6 +67,16 @@ static int check_writable(const char *path)
 	return 0;
 }
 
+static void free_writers(struct td_outputs *o)
+{
+	td_json_writer_free(o->jw);
+	o->jw = NULL;
+	td_folded_free(o->folded);
+	o->folded = NULL;
+	td_pprof_free(o->pprof);
+	o->pprof = NULL;
+}
+
 int td_outputs_open(struct td_outputs *o, const struct td_config *cfg)
 {
 	memset(o, 0, sizeof(*o));
@@ -101,7 +102,7 @@ int td_outputs_open(struct td_outputs *o, const struct td_config *cfg)
 		}
 	}
 	if (o->pprof_path) {
-		o->pprof = td_pprof_new(now_real_ns());
+		o->pprof = td_pprof_new(td_now_real_ns());
 		if (!o->pprof) {
 			td_err("out of memory");
 			goto fail;
@@ -121,12 +122,7 @@ int td_outputs_open(struct td_outputs *o, const struct td_config *cfg)
 	}
 	return 0;
 fail:
-	td_json_writer_free(o->jw);
-	o->jw = NULL;
-	td_folded_free(o->folded);
-	o->folded = NULL;
-	td_pprof_free(o->pprof);
-	o->pprof = NULL;
+	free_writers(o);
 	/* nothing was counted: the close writes no file */
 	td_profiles_close(o->profiles, NULL);
 	o->profiles = NULL;
@@ -197,7 +193,7 @@ static int write_pprof(struct td_outputs *o)
 		td_err("cannot write %s: %s", o->pprof_path, strerror(errno));
 		return -1;
 	}
-	ret = td_pprof_write(o->pprof, f, now_real_ns(), NULL);
+	ret = td_pprof_write(o->pprof, f, td_now_real_ns(), NULL);
 	if (fclose(f) && !ret)
 		ret = -errno;
 	if (ret) {
@@ -288,12 +284,7 @@ int td_outputs_close(struct td_outputs *o)
 		}
 		o->json = NULL;
 	}
-	td_json_writer_free(o->jw);
-	o->jw = NULL;
-	td_folded_free(o->folded);
-	o->folded = NULL;
-	td_pprof_free(o->pprof);
-	o->pprof = NULL;
+	free_writers(o);
 	free(o->json_buf);
 	o->json_buf = NULL;
 	return ret;

@@ -15,6 +15,7 @@
 
 #include <trace-defer/pprof.h>
 
+#include "counters.h"
 #include "log.h"
 #include "profiles.h"
 
@@ -33,14 +34,6 @@ struct td_profiles {
 	struct td_folded *fo;			/* NULL without profile_folded */
 	struct td_profiles_stats st;
 };
-
-static uint64_t now_real_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static bool has_suffix(const char *s, const char *suffix)
 {
@@ -84,7 +77,7 @@ struct td_profiles *td_profiles_open(const struct td_config *cfg, uint64_t mono_
 		goto nomem;
 	p->dirfd = -1;
 	p->dir = strdup(cfg->profile_dir);
-	p->pp = td_pprof_new(now_real_ns());
+	p->pp = td_pprof_new(td_now_real_ns());
 	if (!p->dir || !p->pp)
 		goto nomem;
 	if (cfg->profile_folded) {
@@ -110,7 +103,7 @@ struct td_profiles *td_profiles_open(const struct td_config *cfg, uint64_t mono_
 	}
 	remove_stale(p);
 	p->start_mono = mono_ns;
-	p->start_real = now_real_ns();
+	p->start_real = td_now_real_ns();
 	return p;
 nomem:
 	td_err("out of memory");
@@ -329,7 +322,7 @@ static void interval_stem(struct td_profiles *p, uint64_t real_ns, char *stem)
 
 static int cut(struct td_profiles *p, uint64_t mono_ns)
 {
-	uint64_t end_real = now_real_ns();
+	uint64_t end_real = td_now_real_ns();
 	char stem[STEM_MAX];
 	int ret = 0;
 

@@ -110,7 +110,7 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 			" reopened=%" PRIu64 " table_stacks=%" PRIu64 "\n", r->js.stacks,
 			r->js.epochs, r->js.resets, r->js.table_stacks);
 	if (r->has_profiles)
-		fprintf(f, "trace-defer:   profiles: written=%" PRIu64 " removed=%" PRIu64
+		fprintf(f, "trace-defer:   profiles: intervals=%" PRIu64 " removed=%" PRIu64
 			" bytes=%" PRIu64 " last_bytes=%" PRIu64 " errors=%" PRIu64 "\n",
 			r->prof.written, r->prof.removed, r->prof.bytes, r->prof.last_bytes,
 			r->prof.errors);

@@ -40,7 +40,7 @@ run_bounded() {
 	check "keep $keep, max $max_kb KiB: daemon exits 0" [ $? = 0 ]
 	sed -n 's/^trace-defer:   profiles: /  counters: /p' "$SCRATCH/err"
 	log "at most $worst_n intervals and $worst_kb KiB seen"
-	written=$(grep -o 'profiles: written=[0-9]*' "$SCRATCH/err" | cut -d= -f2)
+	written=$(grep -o 'profiles: intervals=[0-9]*' "$SCRATCH/err" | cut -d= -f2)
 	removed=$(grep -o ' removed=[0-9]*' "$SCRATCH/err" | cut -d= -f2)
 	left=$(find "$dir" -maxdepth 1 -name 'profile-*.pb.gz' 2>/dev/null | wc -l)
 	check "intervals were cut and old ones removed" \

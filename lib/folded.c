@@ -4,9 +4,9 @@
  * format of flame graph tools. See include/trace-defer/output.h for how
  * frames are named and sanitized.
  *
- * A chained hash table keyed by the folded line; the line of each event is
- * built in one reusable buffer, so counting a stack seen before allocates
- * nothing.
+ * The library's hash table (htab.h) keyed by the folded line; the line of
+ * each event is built in one reusable buffer, so counting a stack seen
+ * before allocates nothing.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,19 +16,17 @@
 
 #include <trace-defer/output.h>
 
-#define FOLDED_MIN_BUCKETS	256
+#include "htab.h"
 
 struct folded_entry {
-	struct folded_entry *next;
+	struct hnode node;
 	uint64_t count;
-	uint64_t hash;
 	size_t len;
 	char line[];
 };
 
 struct td_folded {
-	struct folded_entry **buckets;
-	size_t nr_buckets;		/* a power of two */
+	struct htab tab;
 	size_t nr_entries;
 	uint64_t nr_samples;
 	char *buf;			/* the line being built */
@@ -59,30 +57,23 @@ struct td_folded *td_folded_new(void)
 
 	if (!fo)
 		return NULL;
-	fo->nr_buckets = FOLDED_MIN_BUCKETS;
-	fo->buckets = calloc(fo->nr_buckets, sizeof(*fo->buckets));
-	if (!fo->buckets) {
+	if (htab_init(&fo->tab)) {
 		free(fo);
 		return NULL;
 	}
 	return fo;
 }
 
+static void free_entry(struct hnode *n)
+{
+	free(container_of(n, struct folded_entry, node));
+}
+
 void td_folded_free(struct td_folded *fo)
 {
-	size_t i;
-
 	if (!fo)
 		return;
-	for (i = 0; i < fo->nr_buckets; i++) {
-		struct folded_entry *e = fo->buckets[i], *next;
-
-		for (; e; e = next) {
-			next = e->next;
-			free(e);
-		}
-	}
-	free(fo->buckets);
+	htab_destroy(&fo->tab, free_entry);
 	free(fo->buf);
 	free(fo);
 }
@@ -178,36 +169,15 @@ static int buf_frame(struct td_folded *fo, const struct td_frame *fr, bool user)
 
 /* ---- the table ---- */
 
-static int grow(struct td_folded *fo)
-{
-	size_t n = fo->nr_buckets * 2, i;
-	struct folded_entry **nb = calloc(n, sizeof(*nb));
-
-	if (!nb)
-		return -ENOMEM;
-	for (i = 0; i < fo->nr_buckets; i++) {
-		struct folded_entry *e = fo->buckets[i], *next;
-
-		for (; e; e = next) {
-			next = e->next;
-			e->next = nb[e->hash & (n - 1)];
-			nb[e->hash & (n - 1)] = e;
-		}
-	}
-	free(fo->buckets);
-	fo->buckets = nb;
-	fo->nr_buckets = n;
-	return 0;
-}
-
 static int count_line(struct td_folded *fo, const char *line, size_t len, uint64_t count)
 {
 	uint64_t h = line_hash(line, len);
-	struct folded_entry **head = &fo->buckets[h & (fo->nr_buckets - 1)];
 	struct folded_entry *e;
+	struct hnode *n;
 
-	for (e = *head; e; e = e->next) {
-		if (e->hash == h && e->len == len && !memcmp(e->line, line, len)) {
+	for (n = htab_first(&fo->tab, h); n; n = htab_next(n)) {
+		e = container_of(n, struct folded_entry, node);
+		if (e->len == len && !memcmp(e->line, line, len)) {
 			e->count += count;
 			fo->nr_samples += count;
 			return 0;
@@ -216,18 +186,13 @@ static int count_line(struct td_folded *fo, const char *line, size_t len, uint64
 	e = malloc(sizeof(*e) + len + 1);
 	if (!e)
 		return -ENOMEM;
-	e->hash = h;
 	e->len = len;
 	e->count = count;
 	memcpy(e->line, line, len);
 	e->line[len] = '\0';
-	e->next = *head;
-	*head = e;
+	htab_add(&fo->tab, &e->node, h);
 	fo->nr_entries++;
 	fo->nr_samples += count;
-	/* A failed grow only makes chains longer. */
-	if (fo->nr_entries > fo->nr_buckets)
-		grow(fo);
 	return 0;
 }
 
@@ -293,11 +258,11 @@ static struct folded_entry **sorted(const struct td_folded *fo)
 
 	if (!v)
 		return NULL;
-	for (i = 0; i < fo->nr_buckets; i++) {
-		struct folded_entry *e;
+	for (i = 0; i <= fo->tab.mask; i++) {
+		struct hnode *e;
 
-		for (e = fo->buckets[i]; e; e = e->next)
-			v[n++] = e;
+		for (e = fo->tab.b[i]; e; e = e->next)
+			v[n++] = container_of(e, struct folded_entry, node);
 	}
 	qsort(v, n, sizeof(*v), cmp_entry);
 	return v;

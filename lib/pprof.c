@@ -63,12 +63,26 @@ struct psample {
 	uint32_t loc[];
 };
 
+/*
+ * An event as the symbolizer handed it out (addresses and string pointers
+ * of every frame, comm, pid, event, status), to its sample: an event seen
+ * before costs one hash over its addresses and one comparison.
+ */
+struct praw {
+	struct hnode node;
+	struct psample *sample;
+	uint32_t nw;
+	uint64_t w[];
+};
+
 struct td_pprof {
 	uint64_t start_ns, events, mem;
-	struct htab strs, maps, funcs, locs, cache, samples;
+	struct htab strs, maps, funcs, locs, cache, samples, raws;
 	struct vec strv, mapv, funcv, locv, samplev;
 	uint32_t *locbuf;		/* the sample being built */
 	size_t loccap;
+	uint64_t *rawbuf;		/* the raw key being built */
+	size_t rawcap;
 	char *tmp;			/* names made up, sanitized strings */
 	size_t tmpcap;
 	/* fixed strings and pseudo locations of this interval */
@@ -375,6 +389,7 @@ static void free_node(struct hnode *n)
 
 static void empty_tables(struct td_pprof *pp)
 {
+	htab_destroy(&pp->raws, free_node);
 	htab_destroy(&pp->samples, free_node);
 	htab_destroy(&pp->cache, free_node);
 	htab_destroy(&pp->locs, free_node);
@@ -393,7 +408,8 @@ static int start_interval(struct td_pprof *pp, uint64_t start_ns)
 
 	pp->start_ns = start_ns;
 	if (htab_init(&pp->strs) || htab_init(&pp->maps) || htab_init(&pp->funcs) ||
-	    htab_init(&pp->locs) || htab_init(&pp->cache) || htab_init(&pp->samples))
+	    htab_init(&pp->locs) || htab_init(&pp->cache) || htab_init(&pp->samples) ||
+	    htab_init(&pp->raws))
 		return -ENOMEM;
 	if (intern_str(pp, "") != 0)
 		return -ENOMEM;
@@ -412,8 +428,9 @@ static int start_interval(struct td_pprof *pp, uint64_t start_ns)
 
 /* ---- samples ---- */
 
-static int count_sample(struct td_pprof *pp, uint32_t nloc, uint32_t comm, uint32_t event,
-			int64_t pid)
+/* The sample counted, or NULL (out of memory). */
+static struct psample *count_sample(struct td_pprof *pp, uint32_t nloc, uint32_t comm,
+				    uint32_t event, int64_t pid)
 {
 	uint64_t h = htab_hash_u64(htab_hash_u64(htab_hash_u64(HTAB_SEED, comm), event), pid);
 	struct psample *s;
@@ -427,13 +444,13 @@ static int count_sample(struct td_pprof *pp, uint32_t nloc, uint32_t comm, uint3
 		if (s->nloc == nloc && s->comm == comm && s->event == event && s->pid == pid &&
 		    !memcmp(s->loc, pp->locbuf, nloc * sizeof(*s->loc))) {
 			s->value++;
-			return 0;
+			return s;
 		}
 	}
 	s = malloc(sizeof(*s) + nloc * sizeof(*s->loc));
 	if (!s || vec_push(&pp->samplev, s)) {
 		free(s);
-		return -ENOMEM;
+		return NULL;
 	}
 	s->value = 1;
 	s->pid = pid;
@@ -443,7 +460,86 @@ static int count_sample(struct td_pprof *pp, uint32_t nloc, uint32_t comm, uint3
 	memcpy(s->loc, pp->locbuf, nloc * sizeof(*s->loc));
 	htab_add(&pp->samples, &s->node, h);
 	pp->mem += sizeof(*s) + nloc * sizeof(*s->loc) + sizeof(void *);
-	return 0;
+	return s;
+}
+
+#define RAW_HEAD	6	/* words before the frames' */
+#define RAW_FRAME	4	/* words per frame */
+
+/*
+ * The raw key of @r in pp->rawbuf; false when @r cannot have one: frames
+ * not all from one symbolizer, whose strings could change under the same
+ * pointers. Only addresses go into the hash; the whole key is compared.
+ */
+static bool raw_key(struct td_pprof *pp, const struct td_resolved *r, uint32_t *nw,
+		    uint64_t *hash)
+{
+	unsigned int nf = r->nr_kframes + r->nr_uframes, i, n;
+	uint64_t sid, h, *w;
+
+	if (!nf)
+		return false;
+	sid = r->nr_kframes ? r->kframes[0].strings_id : r->uframes[0].strings_id;
+	if (!sid)
+		return false;
+	n = RAW_HEAD + nf * RAW_FRAME;
+	if (n > pp->rawcap) {
+		w = realloc(pp->rawbuf, n * sizeof(*w));
+		if (!w)
+			return false;
+		pp->rawbuf = w;
+		pp->rawcap = n;
+	}
+	w = pp->rawbuf;
+	w[0] = sid;
+	w[1] = r->nr_kframes | (uint64_t)r->nr_uframes << 20 | (uint64_t)r->status << 40;
+	w[2] = r->ev->pid > 0 ? r->ev->pid : r->ev->tid;
+	w[3] = (uintptr_t)r->event_name;
+	memcpy(&w[4], r->ev->comm, 2 * sizeof(uint64_t));
+	h = htab_hash_u64(htab_hash_u64(HTAB_SEED, w[1]), w[2]);
+	for (i = 0; i < nf; i++) {
+		bool user = i >= r->nr_kframes;
+		const struct td_frame *f = user ? &r->uframes[i - r->nr_kframes] : &r->kframes[i];
+		uint64_t *x = &w[RAW_HEAD + i * RAW_FRAME];
+
+		if (f->strings_id != sid)
+			return false;
+		x[0] = f->addr;
+		x[1] = (uintptr_t)f->symbol;
+		x[2] = (uintptr_t)f->object;
+		x[3] = f->file_offset;
+		h = htab_hash_u64(h, f->addr);
+	}
+	*nw = n;
+	*hash = h;
+	return true;
+}
+
+static struct praw *raw_find(struct td_pprof *pp, uint32_t nw, uint64_t hash)
+{
+	struct hnode *n;
+
+	for (n = htab_first(&pp->raws, hash); n; n = htab_next(n)) {
+		struct praw *rw = container_of(n, struct praw, node);
+
+		if (rw->nw == nw && !memcmp(rw->w, pp->rawbuf, nw * sizeof(*rw->w)))
+			return rw;
+	}
+	return NULL;
+}
+
+/* Not remembering only costs time. */
+static void raw_add(struct td_pprof *pp, struct psample *s, uint32_t nw, uint64_t hash)
+{
+	struct praw *rw = malloc(sizeof(*rw) + nw * sizeof(*rw->w));
+
+	if (!rw)
+		return;
+	rw->sample = s;
+	rw->nw = nw;
+	memcpy(rw->w, pp->rawbuf, nw * sizeof(*rw->w));
+	htab_add(&pp->raws, &rw->node, hash);
+	pp->mem += sizeof(*rw) + nw * sizeof(*rw->w);
 }
 
 int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
@@ -451,13 +547,27 @@ int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
 	unsigned int nr = r->nr_kframes + r->nr_uframes + 1, i, n = 0;
 	const char *comm = r->ev->comm;
 	size_t clen = strnlen(comm, TD_COMM_LEN);
+	struct psample *s;
 	int64_t loc, c, ev;
+	uint64_t rhash = 0;
+	uint32_t nw = 0;
+	bool raw;
 
 	if (pp->broken) {
 		pp->broken = start_interval(pp, pp->start_ns) != 0;
 		if (pp->broken) {
 			empty_tables(pp);
 			return -ENOMEM;
+		}
+	}
+	raw = raw_key(pp, r, &nw, &rhash);
+	if (raw) {
+		struct praw *rw = raw_find(pp, nw, rhash);
+
+		if (rw) {
+			rw->sample->value++;
+			pp->events++;
+			return 0;
 		}
 	}
 	if (nr > pp->loccap) {
@@ -493,9 +603,13 @@ int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
 		pp->last_event = r->event_name;
 		pp->last_event_idx = ev;
 	}
-	if (c < 0 || count_sample(pp, n, c, pp->last_event_idx,
-				  r->ev->pid > 0 ? r->ev->pid : r->ev->tid))
+	if (c < 0)
 		return -ENOMEM;
+	s = count_sample(pp, n, c, pp->last_event_idx, r->ev->pid > 0 ? r->ev->pid : r->ev->tid);
+	if (!s)
+		return -ENOMEM;
+	if (raw)
+		raw_add(pp, s, nw, rhash);
 	pp->events++;
 	return 0;
 }
@@ -524,6 +638,7 @@ void td_pprof_free(struct td_pprof *pp)
 	free(pp->locv.v);
 	free(pp->samplev.v);
 	free(pp->locbuf);
+	free(pp->rawbuf);
 	free(pp->tmp);
 	free(pp);
 }

@@ -18,8 +18,10 @@
  * every process; other frames keep their address.
  *
  * Adding an event already seen allocates nothing when its frames come from
- * a symbolizer (td_frame.strings_id): frames are cached by their string
- * pointers. One thread at a time per td_pprof.
+ * one symbolizer (td_frame.strings_id): the event is looked up by its
+ * frames' addresses and string pointers, comm, pid, event and status, one
+ * hash and one comparison; new frames are cached by their string pointers.
+ * One thread at a time per td_pprof.
  */
 #ifndef TRACE_DEFER_PPROF_H
 #define TRACE_DEFER_PPROF_H

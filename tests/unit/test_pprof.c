@@ -315,6 +315,63 @@ static void test_cache_same_result(void **state)
 	td_pprof_free(pp);
 }
 
+/*
+ * The fast path keys events on addresses and string pointers: the same
+ * addresses with another name, comm, pid or event are other samples.
+ */
+static void test_raw_key_tells_apart(void **state)
+{
+	struct td_frame k2[3], u2[3], u3[3];
+	struct td_pprof *pp = td_pprof_new(0);
+	struct td_event *a = event("one", 5, 5), *b = event("two", 5, 5), *c = event("one", 6, 6);
+	struct td_resolved r = resolved(a, "x:y", TD_STITCHED, 3, 3);
+	struct td_pprof_stats st;
+	Profile *p;
+	int i;
+
+	memcpy(k2, kfr, sizeof(k2));
+	memcpy(u2, ufr, sizeof(u2));
+	for (i = 0; i < 3; i++)
+		k2[i].strings_id = u2[i].strings_id = 7;
+	memcpy(u3, u2, sizeof(u3));
+	u3[0].symbol = "other_c";		/* same address, another name */
+	r.kframes = k2;
+	r.uframes = u2;
+	for (i = 0; i < 2; i++)
+		assert_int_equal(td_pprof_add(pp, &r), 0);	/* the second: fast path */
+	r.uframes = u3;
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	r.uframes = u2;
+	r.ev = b;
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	r.ev = c;
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	r.ev = a;
+	r.event_name = "x:z";
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	td_pprof_stats(pp, &st);
+	assert_int_equal(st.events, 6);
+	assert_int_equal(st.samples, 5);
+	p = read_back(pp, 0);
+	assert_int_equal(find(p, 6, "one")->n_location_id, 6);
+	for (i = 0; i < (int)p->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = p->sample[i];
+
+		if (!strcmp(frame(p, s, 3), "other_c"))
+			assert_int_equal(s->value[0], 1);
+		else if (!strcmp(label_str(p, s, "comm"), "one") && label_num(p, s, "pid") == 5 &&
+			 !strcmp(label_str(p, s, "event"), "x:y"))
+			assert_int_equal(s->value[0], 2);
+		else
+			assert_int_equal(s->value[0], 1);
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	td_event_free(a);
+	td_event_free(b);
+	td_event_free(c);
+	td_pprof_free(pp);
+}
+
 static void test_sanitize_and_reset(void **state)
 {
 	struct td_pprof *pp = td_pprof_new(10);
@@ -375,6 +432,7 @@ int main(void)
 		cmocka_unit_test(test_aggregate_and_order),
 		cmocka_unit_test(test_status_markers),
 		cmocka_unit_test(test_cache_same_result),
+		cmocka_unit_test(test_raw_key_tells_apart),
 		cmocka_unit_test(test_sanitize_and_reset),
 		cmocka_unit_test(test_write_error),
 	};

@@ -119,11 +119,15 @@ static int frames(struct td_frame **buf, unsigned int *cap, unsigned int nr)
 	return 0;
 }
 
-/* User frame @i from the stack record's file identity; /proc is not read. */
+/*
+ * User frame @i from the stack record's file identity. /proc is read only
+ * for a file found nowhere else, through the root of @pid (0: never), the
+ * task that recorded the stack while it still lives.
+ */
 static void name_from_file(struct td_resolver *r, const struct td_ustack *us, unsigned int i,
-			   struct td_frame *f)
+			   int pid, struct td_frame *f)
 {
-	td_sym_ufile(r->sym, r->files, &us->files[i], us->ips.ips[i], i > 0, f);
+	td_sym_ufile_pid(r->sym, r->files, &us->files[i], pid, us->ips.ips[i], i > 0, f);
 	if (f->file_kind != TD_FILE_IN)
 		return;
 	if (!f->object)
@@ -194,7 +198,7 @@ void td_resolver_emit(const struct td_event *ev, const struct td_ustack *us,
 		struct td_frame *f = &r->uframes[i];
 
 		if (status != TD_INPLACE && us && us->files) {
-			name_from_file(r, us, i, f);
+			name_from_file(r, us, i, live ? maps_pid : 0, f);
 			continue;
 		}
 		memset(f, 0, sizeof(*f));

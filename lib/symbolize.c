@@ -110,6 +110,7 @@ struct fres {
 	const char *path;		/* interned, as recorded */
 	const char *build_id;		/* interned hex, NULL when none recorded */
 	struct object *obj;		/* NULL: found nowhere (or only with another build-id) */
+	int tried_pid;			/* last process whose root was looked through */
 };
 
 struct td_symbolizer {
@@ -118,6 +119,7 @@ struct td_symbolizer {
 	struct htab fileids;		/* struct fres */
 	debuginfod_client *dbgd;	/* NULL until first needed */
 	char *kallsyms_path;
+	char *proc_root;		/* "/proc", or the tests' */
 	struct td_procs *procs;
 	struct htab strings;
 	struct htab objects;
@@ -401,8 +403,10 @@ struct td_symbolizer *td_sym_new(const struct td_sym_config *cfg)
 	if (!sym->kallsyms_path)
 		goto fail;
 	refresh_us = cfg->maps_refresh_us ? cfg->maps_refresh_us : 10000;
-	sym->procs = td_procs_new(cfg->proc_root ? cfg->proc_root : "/proc", refresh_us * 1000,
-				  intern, sym);
+	sym->proc_root = strdup(cfg->proc_root ? cfg->proc_root : "/proc");
+	if (!sym->proc_root)
+		goto fail;
+	sym->procs = td_procs_new(sym->proc_root, refresh_us * 1000, intern, sym);
 	if (!sym->procs)
 		goto fail;
 	return sym;
@@ -458,6 +462,7 @@ void td_sym_free(struct td_symbolizer *sym)
 	free(sym->kcache);
 	free(sym->ucache);
 	free(sym->debuginfo_path);
+	free(sym->proc_root);
 	free(sym->kallsyms_path);
 	free(sym);
 }
@@ -744,8 +749,29 @@ done:
 	return r;
 }
 
-int td_sym_file_id(struct td_symbolizer *sym, struct td_file *file, uint64_t addr,
-		   uint64_t file_offset, bool return_addr, struct td_frame *out)
+/*
+ * A recorded file found nowhere else, through the root of process @pid,
+ * which recorded it: the path is as that process sees it (another mount
+ * namespace, a service's PrivateTmp). Once per file and process.
+ */
+static void find_through_pid(struct td_symbolizer *sym, struct fres *r, int pid)
+{
+	char path[PATH_MAX];
+	bool mismatch = false;
+
+	if (r->obj || pid <= 0 || r->tried_pid == pid || r->path[0] != '/')
+		return;
+	r->tried_pid = pid;
+	if (snprintf(path, sizeof(path), "%s/%d/root%s", sym->proc_root, pid, r->path) >=
+	    (int)sizeof(path))
+		return;
+	r->obj = object_checked(sym, path, r->build_id, &mismatch);
+	if (r->obj)
+		sym->stats.files_proc_root++;
+}
+
+int td_sym_file_id_pid(struct td_symbolizer *sym, struct td_file *file, int pid, uint64_t addr,
+		       uint64_t file_offset, bool return_addr, struct td_frame *out)
 {
 	uint64_t look = return_addr && file_offset ? file_offset - 1 : file_offset;
 	struct fres *r;
@@ -764,6 +790,7 @@ int td_sym_file_id(struct td_symbolizer *sym, struct td_file *file, uint64_t add
 	}
 	out->object = r->path;
 	out->build_id = r->build_id;
+	find_through_pid(sym, r, pid);
 	if (!r->obj) {
 		sym->stats.user_no_symbol++;
 		return -ENOENT;
@@ -776,8 +803,20 @@ int td_sym_file_id(struct td_symbolizer *sym, struct td_file *file, uint64_t add
 	return 0;
 }
 
+int td_sym_file_id(struct td_symbolizer *sym, struct td_file *file, uint64_t addr,
+		   uint64_t file_offset, bool return_addr, struct td_frame *out)
+{
+	return td_sym_file_id_pid(sym, file, 0, addr, file_offset, return_addr, out);
+}
+
 void td_sym_ufile(struct td_symbolizer *sym, struct td_filetab *ft, const struct td_ufile *uf,
 		  uint64_t addr, bool return_addr, struct td_frame *out)
+{
+	td_sym_ufile_pid(sym, ft, uf, 0, addr, return_addr, out);
+}
+
+void td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const struct td_ufile *uf,
+		      int pid, uint64_t addr, bool return_addr, struct td_frame *out)
 {
 	struct td_file *f;
 
@@ -793,7 +832,7 @@ void td_sym_ufile(struct td_symbolizer *sym, struct td_filetab *ft, const struct
 			return;
 		}
 		if (sym) {
-			td_sym_file_id(sym, f, addr, uf->offset, return_addr, out);
+			td_sym_file_id_pid(sym, f, pid, addr, uf->offset, return_addr, out);
 			return;
 		}
 		/* Not symbolizing: what the record says, for naming elsewhere. */

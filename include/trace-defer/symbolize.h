@@ -103,6 +103,8 @@ struct td_sym_stats {
 	uint64_t files_mismatch;	/* a file at the path had another build-id: not used */
 	uint64_t files_missing;		/* found nowhere: frames keep file and offset only */
 	uint64_t debuginfod_queries;	/* files asked of debuginfod */
+	/* Added later: */
+	uint64_t files_proc_root;	/* found only through /proc/PID/root (pid given) */
 };
 
 struct td_symbolizer;
@@ -172,6 +174,20 @@ int td_sym_file_id(struct td_symbolizer *sym, struct td_file *file, uint64_t add
  */
 void td_sym_ufile(struct td_symbolizer *sym, struct td_filetab *ft, const struct td_ufile *uf,
 		  uint64_t addr, bool return_addr, struct td_frame *out);
+
+/*
+ * Added later: the same as td_sym_file_id() and td_sym_ufile(), for a
+ * stack record of process @pid (0: unknown). A recorded file found
+ * nowhere else is looked for once more as /proc/@pid/root/PATH, the path
+ * as the process sees it, while it lives: a process in another mount
+ * namespace, or files a service's PrivateTmp= hides from the daemon. The
+ * build-id must match, as for any recorded file; once found, the file
+ * serves every later frame in it. Tried once per file and process.
+ */
+int td_sym_file_id_pid(struct td_symbolizer *sym, struct td_file *file, int pid, uint64_t addr,
+		       uint64_t file_offset, bool return_addr, struct td_frame *out);
+void td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const struct td_ufile *uf,
+		      int pid, uint64_t addr, bool return_addr, struct td_frame *out);
 
 /* The process exited or exec'ed: drop its cached maps. */
 void td_sym_forget(struct td_symbolizer *sym, int pid);

@@ -1455,6 +1455,78 @@ static uint64_t nm_addr(const char *path, const char *name)
 	return found;
 }
 
+/*
+ * A recorded path the daemon cannot see (the traced process's mount
+ * namespace, a service's PrivateTmp) is found through /proc/PID/root of the
+ * process that recorded it, and only then: here a fake proc root whose
+ * 4242/root holds "ns" -> "/", the record saying "/ns/<fixture>".
+ */
+static void test_file_id_through_proc_root(void **state)
+{
+	char proc[] = "/tmp/td-procroot.XXXXXX", dir[PATH_MAX], link[PATH_MAX];
+	char path[PATH_MAX], recorded[PATH_MAX + 8];
+	struct td_sym_config cfg = { .proc_root = proc };
+	struct td_filetab *ft = td_filetab_new(0);
+	struct td_symbolizer *sym;
+	struct td_sym_stats st;
+	struct elf_expect ex;
+	struct td_frame fr;
+	struct td_file *f;
+
+	assert_non_null(mkdtemp(proc));
+	snprintf(dir, sizeof(dir), "%s/rootfs", proc);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(link, sizeof(link), "%s/rootfs/ns", proc);
+	assert_int_equal(symlink("/", link), 0);
+	snprintf(dir, sizeof(dir), "%s/4242", proc);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(link, sizeof(link), "%s/4242/root", proc);
+	assert_int_equal(symlink("../rootfs", link), 0);
+	sym = td_sym_new(&cfg);
+	assert_non_null(sym);
+	assert_non_null(ft);
+	fx_path(path, "fx_fid_a");
+	snprintf(recorded, sizeof(recorded), "/ns%s", path);
+	f = record_file(ft, 3, recorded, bid_a_hex);
+	elf_lookup(path, prog_funcs[0], &ex);
+
+	/* No process: not at its path, nowhere else. */
+	assert_int_equal(td_sym_file_id(sym, f, 0x10, ex.offset + 1, false, &fr), -ENOENT);
+	assert_null(fr.symbol);
+	/* Another process, whose root does not hold it */
+	assert_int_equal(td_sym_file_id_pid(sym, f, 77, 0x10, ex.offset + 1, false, &fr),
+			 -ENOENT);
+	/* The recording process: found through its root, named */
+	assert_int_equal(td_sym_file_id_pid(sym, f, 4242, 0x10, ex.offset + 1, false, &fr), 0);
+	assert_non_null(fr.symbol);
+	assert_string_equal(fr.symbol, prog_funcs[0]);
+	assert_string_equal(fr.object, recorded);	/* the path as recorded */
+	assert_string_equal(fr.build_id, bid_a_hex);
+	/* ... and from then on without a process too */
+	assert_int_equal(td_sym_file_id(sym, f, 0x10, ex.offset + 1, false, &fr), 0);
+	assert_string_equal(fr.symbol, prog_funcs[0]);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.files_proc_root, 1);
+	assert_int_equal(st.files_resolved, 1);
+	td_filetab_free(ft);
+	td_sym_free(sym);
+
+	/* Another build at the path seen through the root: never used. */
+	sym = td_sym_new(&cfg);
+	ft = td_filetab_new(0);
+	assert_non_null(sym);
+	assert_non_null(ft);
+	f = record_file(ft, 3, recorded, "2222222222222222222222222222222222222222");
+	assert_int_equal(td_sym_file_id_pid(sym, f, 4242, 0x10, ex.offset + 1, false, &fr),
+			 -ENOENT);
+	assert_null(fr.symbol);
+	td_filetab_free(ft);
+	td_sym_free(sym);
+
+	snprintf(link, sizeof(link), "rm -rf '%s'", proc);
+	assert_int_equal(system(link), 0);
+}
+
 /* fx_fid_a never ran: its frames are named from path + build-id + offset alone. */
 static void test_file_id_named(void **state)
 {
@@ -1784,6 +1856,7 @@ int main(void)
 		cmocka_unit_test(test_maps_parse),
 		cmocka_unit_test(test_cached_lookup_cost),
 		cmocka_unit_test(test_file_id_named),
+		cmocka_unit_test(test_file_id_through_proc_root),
 		cmocka_unit_test(test_file_id_build_id_mismatch),
 		cmocka_unit_test(test_file_id_debug_dir),
 		cmocka_unit_test(test_file_id_debuginfod_opt_in),

@@ -185,7 +185,7 @@ def live(r, work):
                 "events_per_s", -1):
             best[x["reader"]] = x
     res = {"steps": rows, "best": best}
-    for rd in ("daemon", "drain"):
+    for rd in ("daemon", "profiles", "drain"):
         if rd in best:
             b = best[rd]
             print("  %s: highest rate without overruns %s events/s at %.1f%% of a core "
@@ -194,6 +194,14 @@ def live(r, work):
         else:
             print("  %s: overruns at every rate" % rd)
     d, c = best.get("daemon"), best.get("drain")
+    pr = best.get("profiles")
+    if pr and c and c["us_per_event"]:
+        res["cpu_ratio_profiles_over_drain"] = pr["us_per_event"] / c["us_per_event"]
+        print("  always-on configuration (interval profiles, no JSON) / drain loop CPU per "
+              "event: %.1fx" % res["cpu_ratio_profiles_over_drain"])
+        r.target("live: always-on daemon (profiles) CPU per event vs the drain loop",
+                 "<= 1.5x", round(res["cpu_ratio_profiles_over_drain"], 2),
+                 res["cpu_ratio_profiles_over_drain"] <= 1.5)
     if d and c:
         res["cpu_ratio_daemon_over_drain"] = (d["us_per_event"] / c["us_per_event"]
                                              if c["us_per_event"] else None)

@@ -166,6 +166,11 @@ live_step() {	# READER RATE
 	if [ "$reader" = daemon ]; then
 		"$BUILD/trace-defer" -i "$name" --run-dir "$work/run" -q -o /dev/null \
 			--stats-interval 0 2> "$err" &
+	elif [ "$reader" = profiles ]; then
+		# The shipped always-on configuration: interval profiles, no JSON.
+		"$BUILD/trace-defer" -i "$name" --run-dir "$work/run" -q \
+			--profile-dir "$work/profiles-$rate" --profile-interval 1 \
+			--stats-interval 0 2> "$err" &
 	else
 		"$out/drain" -i "$name" $drain_mode 2> "$err" &
 	fi
@@ -195,7 +200,7 @@ live_step() {	# READER RATE
 	kill -TERM "$pid"
 	wait "$pid"
 	child=
-	if [ "$reader" = daemon ]; then
+	if [ "$reader" != drain ]; then
 		ev=$(grep -o 'read: records=[0-9]* events=[0-9]*' "$err" | head -n 1 | sed 's/.*events=//')
 	else
 		ev=$(grep -o 'drain: events=[0-9]*' "$err" | head -n 1 | sed 's/.*events=//')
@@ -223,7 +228,7 @@ live_section() {
 	mkdir -p "$work/run"
 	: > "$work/live.jsonl"
 	for rate in $live_rates; do
-		for reader in daemon drain; do
+		for reader in daemon profiles drain; do
 			live_step "$reader" "$rate" || broken=1
 		done
 	done

@@ -46,6 +46,7 @@ void td_config_init(struct td_config *cfg)
 	cfg->profile_interval = 60;
 	cfg->profile_keep = 60;
 	cfg->profile_max_kb = 64 << 10;
+	cfg->profile_max_mem_kb = 64 << 10;
 	cfg->verbosity = TD_LOG_WARN;
 }
 
@@ -393,6 +394,8 @@ int td_config_set(struct td_config *cfg, const char *key, const char *value, con
 		return parse_bool(value, &cfg->profile_folded, where, key);
 	if (!strcmp(key, "profile_keep"))
 		return parse_u64(value, 0, 1ULL << 20, &cfg->profile_keep, where, key);
+	if (!strcmp(key, "profile_max_mem_kb"))
+		return parse_u64(value, 0, 1ULL << 40, &cfg->profile_max_mem_kb, where, key);
 	if (!strcmp(key, "profile_max_kb"))
 		return parse_u64(value, 0, 1ULL << 40, &cfg->profile_max_kb, where, key);
 	if (!strcmp(key, "symbolize"))
@@ -558,8 +561,9 @@ void td_config_dump(const struct td_config *cfg, FILE *f)
 		fprintf(f, "profile_dir = %s\n", cfg->profile_dir);
 	fprintf(f, "profile_interval = %g\nprofile_folded = %s\n", cfg->profile_interval,
 		cfg->profile_folded ? "yes" : "no");
-	fprintf(f, "profile_keep = %llu\nprofile_max_kb = %llu\n",
-		(unsigned long long)cfg->profile_keep, (unsigned long long)cfg->profile_max_kb);
+	fprintf(f, "profile_keep = %llu\nprofile_max_kb = %llu\nprofile_max_mem_kb = %llu\n",
+		(unsigned long long)cfg->profile_keep, (unsigned long long)cfg->profile_max_kb,
+		(unsigned long long)cfg->profile_max_mem_kb);
 	fprintf(f, "symbolize = %s\n", cfg->symbolize ? "yes" : "no");
 	if (cfg->debug_dir)
 		fprintf(f, "debug_dir = %s\n", cfg->debug_dir);

@@ -67,6 +67,7 @@ struct td_config {
 	bool profile_folded;	/* folded stacks per interval too */
 	uint64_t profile_keep;	/* intervals kept in profile_dir, 0 = no bound (default 60) */
 	uint64_t profile_max_kb;	/* KiB kept in profile_dir, 0 = no bound (default 65536) */
+	uint64_t profile_max_mem_kb;	/* tables of one interval, KiB: cut early above (65536) */
 
 	bool symbolize;
 	char *debug_dir;

@@ -41,6 +41,7 @@ enum {
 	OPT_PROFILE_FOLDED,
 	OPT_PROFILE_KEEP,
 	OPT_PROFILE_MAX_KB,
+	OPT_PROFILE_MAX_MEM_KB,
 };
 
 static const struct option long_opts[] = {
@@ -61,6 +62,7 @@ static const struct option long_opts[] = {
 	{ "profile-folded",	no_argument,	   NULL, OPT_PROFILE_FOLDED },
 	{ "profile-keep",	required_argument, NULL, OPT_PROFILE_KEEP },
 	{ "profile-max-kb",	required_argument, NULL, OPT_PROFILE_MAX_KB },
+	{ "profile-max-mem-kb",	required_argument, NULL, OPT_PROFILE_MAX_MEM_KB },
 	{ "pid",		required_argument, NULL, 'p' },
 	{ "comm",		required_argument, NULL, OPT_COMM },
 	{ "duration",		required_argument, NULL, 'd' },
@@ -125,6 +127,8 @@ static void usage(FILE *f)
 "      --profile-folded   folded stacks per interval too (profile-TIME.folded)\n"
 "      --profile-keep N   keep at most N intervals (default 60, 0: no bound)\n"
 "      --profile-max-kb K and at most K KiB of them (default 65536, 0: no bound)\n"
+"      --profile-max-mem-kb K  cut an interval early when its tables take K KiB\n"
+"                         (default 65536, 0: no bound)\n"
 "      --record FILE.dat  also save the raw buffers as a trace.dat (trace-cmd\n"
 "                         report, KernelShark), built at exit with trace-cmd\n"
 "      --no-symbolize     raw addresses only\n"
@@ -304,6 +308,9 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 			break;
 		case OPT_PROFILE_MAX_KB:
 			ret = apply(cfg, "profile_max_kb", optarg, "--profile-max-kb");
+			break;
+		case OPT_PROFILE_MAX_MEM_KB:
+			ret = apply(cfg, "profile_max_mem_kb", optarg, "--profile-max-mem-kb");
 			break;
 		case OPT_DEBUG_DIR:
 			ret = apply(cfg, "debug_dir", optarg, "--debug-dir");

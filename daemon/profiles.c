@@ -27,7 +27,7 @@
 struct td_profiles {
 	char *dir;
 	int dirfd;
-	uint64_t interval_ns, keep, max_bytes;
+	uint64_t interval_ns, keep, max_bytes, max_mem;
 	uint64_t start_mono, start_real;	/* of the interval being counted */
 	uint64_t events;			/* in it */
 	struct td_pprof *pp;
@@ -88,6 +88,7 @@ struct td_profiles *td_profiles_open(const struct td_config *cfg, uint64_t mono_
 	p->interval_ns = (uint64_t)(cfg->profile_interval * 1e9);
 	p->keep = cfg->profile_keep;
 	p->max_bytes = cfg->profile_max_kb << 10;
+	p->max_mem = cfg->profile_max_mem_kb << 10;
 	if (mkdir(p->dir, 0750) && errno != EEXIST) {
 		td_err("cannot create profile directory %s: %s", p->dir, strerror(errno));
 		goto fail;
@@ -119,15 +120,26 @@ fail:
 	return NULL;
 }
 
+static int cut(struct td_profiles *p, uint64_t mono_ns);
+
 int td_profiles_add(struct td_profiles *p, const struct td_resolved *r)
 {
+	struct td_pprof_stats st;
 	int ret = td_pprof_add(p->pp, r);
 
 	if (!ret && p->fo)
 		ret = td_folded_add(p->fo, r);
-	if (!ret)
-		p->events++;
-	return ret;
+	if (ret)
+		return ret;
+	p->events++;
+	if (p->max_mem) {
+		td_pprof_stats(p->pp, &st);
+		if (st.mem_bytes >= p->max_mem) {
+			p->st.early++;
+			cut(p, td_now_mono_ns());
+		}
+	}
+	return 0;
 }
 
 /*
@@ -311,8 +323,8 @@ static void interval_stem(struct td_profiles *p, uint64_t real_ns, char *stem)
 	gmtime_r(&t, &tm);
 	strftime(base, sizeof(base), PREFIX "%Y%m%dT%H%M%SZ", &tm);
 	snprintf(stem, STEM_MAX, "%s", base);
-	/* two cuts within a second (a short last interval at exit) */
-	for (i = 2; i < 100; i++) {
+	/* cuts within one second: a short last interval, early cuts */
+	for (i = 2; i < 1000000; i++) {
 		snprintf(name, sizeof(name), "%s%s", stem, EXT_PPROF);
 		if (faccessat(p->dirfd, name, F_OK, AT_EACCESS) && errno == ENOENT)
 			break;
@@ -366,7 +378,9 @@ static int cut(struct td_profiles *p, uint64_t mono_ns)
 
 int td_profiles_tick(struct td_profiles *p, uint64_t mono_ns)
 {
-	if (!p->interval_ns || mono_ns - p->start_mono < p->interval_ns)
+	/* An early cut may have started the interval after @mono_ns was read. */
+	if (!p->interval_ns || mono_ns < p->start_mono ||
+	    mono_ns - p->start_mono < p->interval_ns)
 		return 0;
 	return cut(p, mono_ns);
 }

@@ -13,7 +13,9 @@
  * never number more than profile_keep nor take more than profile_max_kb
  * KiB (0: that bound off); an interval bigger than the bound on its own is
  * still written, alone. Only names of that pattern are ever touched. An interval without
- * events writes nothing.
+ * events writes nothing. An interval whose tables (distinct stacks, names)
+ * reach profile_max_mem_kb KiB is cut at once, early, and counted: memory
+ * stays bounded however many distinct stacks come.
  */
 #ifndef TD_DAEMON_PROFILES_H
 #define TD_DAEMON_PROFILES_H
@@ -32,6 +34,7 @@ struct td_profiles_stats {
 	uint64_t bytes;		/* bytes written, over all files */
 	uint64_t last_bytes;	/* of the last interval's pprof file */
 	uint64_t errors;	/* cuts that failed (message printed) */
+	uint64_t early;		/* intervals cut early: their tables hit profile_max_mem_kb */
 };
 
 /*

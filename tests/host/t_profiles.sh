@@ -88,6 +88,27 @@ for pb in "$dir"/profile-*.pb.gz; do
 done
 check "each interval's pprof and folded files count the same events" [ $bad = 0 ]
 
+# Early cuts: tables of an interval bounded to 16 KiB, every interval kept;
+# no event lost across the cuts: the profiles' samples add up to the JSON's events.
+dir=$SCRATCH/early
+"$TD" -i "$NAME" --run-dir "$RUN_DIR" -e sched:sched_switch -d 3 --profile-dir "$dir" \
+	--profile-interval 60 --profile-keep 0 --profile-max-kb 0 --profile-max-mem-kb 16 \
+	-o "$SCRATCH/early.jsonl" --json-layout=full -v 2>"$SCRATCH/err"
+check "early cuts: daemon exits 0" [ $? = 0 ]
+sed -n 's/^trace-defer:   profiles: /  counters: /p' "$SCRATCH/err"
+early=$(grep -o 'early_cuts=[0-9]*' "$SCRATCH/err" | cut -d= -f2)
+n=$(find "$dir" -name 'profile-*.pb.gz' | wc -l)
+check "intervals were cut early (tables at 16 KiB)" [ "${early:-0}" -gt 1 ]
+check "every interval written, none overwritten (early cuts + the last)" \
+	[ "$n" = "$((early + 1))" ]
+sum=0
+for pb in "$dir"/profile-*.pb.gz; do
+	sum=$((sum + $(pprof_total "$pb")))
+done
+nev=$(wc -l <"$SCRATCH/early.jsonl")
+log "$n intervals hold $sum samples; JSON: $nev events"
+check "no event lost across early cuts" [ "$sum" = "$nev" ]
+
 # Bad settings
 "$TD" -i "$NAME" --run-dir "$RUN_DIR" --pprof - -d 1 2>"$SCRATCH/e1"
 check "--pprof - is refused (exit 2)" [ $? = 2 ]

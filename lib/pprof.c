@@ -30,14 +30,10 @@ struct pstr {
 	char s[];
 };
 
-struct pmap {
+/* A mapping (a = file, b = build-id) or a function (a = name, b = file). */
+struct ppair {
 	struct hnode node;
-	uint32_t id, file, build_id;
-};
-
-struct pfunc {
-	struct hnode node;
-	uint32_t id, name, file;
+	uint32_t id, a, b;
 };
 
 struct ploc {
@@ -210,52 +206,40 @@ static int64_t intern_str(struct td_pprof *pp, const char *s)
 
 /* ---- mappings, functions, locations ---- */
 
-static int64_t mapping(struct td_pprof *pp, uint32_t file, uint32_t build_id)
+/* The id (from 1) of the pair (@a, @b) in @tab/@v, added when new; -1: no memory. */
+static int64_t pair(struct td_pprof *pp, struct htab *tab, struct vec *v, uint32_t a,
+		    uint32_t b)
 {
-	uint64_t h = htab_hash_u64(htab_hash_u64(HTAB_SEED, file), build_id);
+	uint64_t h = htab_hash_u64(htab_hash_u64(HTAB_SEED, a), b);
+	struct ppair *p;
 	struct hnode *n;
-	struct pmap *m;
 
-	for (n = htab_first(&pp->maps, h); n; n = htab_next(n)) {
-		m = container_of(n, struct pmap, node);
-		if (m->file == file && m->build_id == build_id)
-			return m->id;
+	for (n = htab_first(tab, h); n; n = htab_next(n)) {
+		p = container_of(n, struct ppair, node);
+		if (p->a == a && p->b == b)
+			return p->id;
 	}
-	m = malloc(sizeof(*m));
-	if (!m || vec_push(&pp->mapv, m)) {
-		free(m);
+	p = malloc(sizeof(*p));
+	if (!p || vec_push(v, p)) {
+		free(p);
 		return -1;
 	}
-	m->id = pp->mapv.nr;
-	m->file = file;
-	m->build_id = build_id;
-	htab_add(&pp->maps, &m->node, h);
-	pp->mem += sizeof(*m) + sizeof(void *);
-	return m->id;
+	p->id = v->nr;
+	p->a = a;
+	p->b = b;
+	htab_add(tab, &p->node, h);
+	pp->mem += sizeof(*p) + sizeof(void *);
+	return p->id;
+}
+
+static int64_t mapping(struct td_pprof *pp, uint32_t file, uint32_t build_id)
+{
+	return pair(pp, &pp->maps, &pp->mapv, file, build_id);
 }
 
 static int64_t function(struct td_pprof *pp, uint32_t name, uint32_t file)
 {
-	uint64_t h = htab_hash_u64(htab_hash_u64(HTAB_SEED, name), file);
-	struct hnode *n;
-	struct pfunc *f;
-
-	for (n = htab_first(&pp->funcs, h); n; n = htab_next(n)) {
-		f = container_of(n, struct pfunc, node);
-		if (f->name == name && f->file == file)
-			return f->id;
-	}
-	f = malloc(sizeof(*f));
-	if (!f || vec_push(&pp->funcv, f)) {
-		free(f);
-		return -1;
-	}
-	f->id = pp->funcv.nr;
-	f->name = name;
-	f->file = file;
-	htab_add(&pp->funcs, &f->node, h);
-	pp->mem += sizeof(*f) + sizeof(void *);
-	return f->id;
+	return pair(pp, &pp->funcs, &pp->funcv, name, file);
 }
 
 static int64_t location(struct td_pprof *pp, uint32_t map, uint32_t func, uint64_t addr)
@@ -782,12 +766,12 @@ static int msg_build(struct td_pprof *pp, struct msg *m, uint64_t end_ns)
 	m->prof.sample = m->samplep;
 
 	for (i = 0; i < nm; i++) {
-		struct pmap *pm = pp->mapv.v[i];
+		struct ppair *pm = pp->mapv.v[i];
 
 		m->maps[i] = m0;
 		m->maps[i].id = pm->id;
-		m->maps[i].filename = pm->file;
-		m->maps[i].build_id = pm->build_id;
+		m->maps[i].filename = pm->a;
+		m->maps[i].build_id = pm->b;
 		m->maps[i].has_functions = 1;
 		m->mapp[i] = &m->maps[i];
 	}
@@ -812,13 +796,13 @@ static int msg_build(struct td_pprof *pp, struct msg *m, uint64_t end_ns)
 	m->prof.location = m->locp;
 
 	for (i = 0; i < nf; i++) {
-		struct pfunc *pf = pp->funcv.v[i];
+		struct ppair *pf = pp->funcv.v[i];
 
 		m->funcs[i] = f0;
 		m->funcs[i].id = pf->id;
-		m->funcs[i].name = pf->name;
-		m->funcs[i].system_name = pf->name;
-		m->funcs[i].filename = pf->file;
+		m->funcs[i].name = pf->a;
+		m->funcs[i].system_name = pf->a;
+		m->funcs[i].filename = pf->b;
 		m->funcp[i] = &m->funcs[i];
 	}
 	m->prof.n_function = nf;

@@ -312,23 +312,28 @@ static void prune(struct td_profiles *p, uint64_t bytes)
 	free(v);
 }
 
-/* A name for the interval that started at @real_ns, not used yet. */
+/*
+ * A name for the interval that started at @real_ns, not used yet. Names
+ * sort as the intervals started (prune() removes by name): the start to the
+ * millisecond, and cuts within one millisecond a fixed-width count.
+ */
 static void interval_stem(struct td_profiles *p, uint64_t real_ns, char *stem)
 {
 	time_t t = real_ns / 1000000000ULL;
-	char base[STEM_MAX - 8], name[STEM_MAX + 16];
+	unsigned int ms = real_ns / 1000000ULL % 1000;
+	char date[32], base[STEM_MAX - 8], name[STEM_MAX + 16];
 	struct tm tm;
 	int i;
 
 	gmtime_r(&t, &tm);
-	strftime(base, sizeof(base), PREFIX "%Y%m%dT%H%M%SZ", &tm);
+	strftime(date, sizeof(date), "%Y%m%dT%H%M%S", &tm);
+	snprintf(base, sizeof(base), PREFIX "%s.%03uZ", date, ms);
 	snprintf(stem, STEM_MAX, "%s", base);
-	/* cuts within one second: a short last interval, early cuts */
-	for (i = 2; i < 1000000; i++) {
+	for (i = 1; i < 1000000; i++) {
 		snprintf(name, sizeof(name), "%s%s", stem, EXT_PPROF);
 		if (faccessat(p->dirfd, name, F_OK, AT_EACCESS) && errno == ENOENT)
 			break;
-		snprintf(stem, STEM_MAX, "%s-%d", base, i);
+		snprintf(stem, STEM_MAX, "%s_%06d", base, i);
 	}
 }
 

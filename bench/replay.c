@@ -11,14 +11,12 @@
  *
  * DIR is a tracefs-like directory (events/header_page, events/SYS/NAME/
  * format) with sched_switch, kernel_stack, user_unwind_cookie and
- * user_unwind_stack. Stages, each a fresh pipeline over the same pages,
- * fed as the daemon feeds them (per-CPU pages in time order, the parser
- * and the stitcher advanced every 64 pages):
- *   parse    pages -> td_events/td_ustacks, freed on arrival (the
- *            stitcher's entry points are wrapped at link time)
- *   stitch   + the stitcher, emitting to a counting callback
- *   symbol   + daemon/resolve.c, the daemon's emit callback: process ids,
- *            kernel and user frames named, outputs off
+ * user_unwind_stack. Stages, each a fresh td_pipeline (the daemon's, set
+ * up as the daemon sets it up) over the same pages, fed as the daemon
+ * feeds them (per-CPU pages in time order, advanced every 64 pages):
+ *   parse    pages -> td_events/td_ustacks, freed on arrival (TD_PIPE_PARSE)
+ *   stitch   + the stitcher, events counted (TD_PIPE_STITCH)
+ *   symbol   + resolving: process ids, kernel and user frames named, no sink
  *   json     + its JSON output to --json (default /dev/null), layout full
  *   json_interned  the same in layout interned (stacks once, by id)
  *   pprof    symbol + a pprof profile of every event (no JSON), written
@@ -41,11 +39,8 @@
 
 #include <trace-defer/output.h>
 #include <trace-defer/pagegen.h>
-#include <trace-defer/parse.h>
-#include <trace-defer/stitch.h>
-#include <trace-defer/symbolize.h>
-
-#include "../daemon/resolve.h"
+#include <trace-defer/pipeline.h>
+#include <trace-defer/pprof.h>
 #include "addrs.h"
 #include "capgen.h"
 #include "tasks.h"
@@ -85,52 +80,17 @@ struct opts {
 /* One pipeline run. */
 struct run {
 	enum stage stage;
-	struct td_stitcher *st;
-	struct td_parser *p;
-	/* The daemon's own resolver (daemon/resolve.c): tgid, symbols, outputs. */
-	struct td_resolver *res;
-	struct td_outputs out;
+	struct td_pipeline *pl;
+	struct td_json_sink js;		/* json stages: the writer and its file */
+	char *json_buf;
 	struct out_count *oc;		/* bytes of JSON written */
-	struct td_counters counters;
-	uint64_t emitted[TD_NR_STATUS];
-	uint64_t kframes, knamed, uframes, named_u;
+	struct td_pprof *pprof;		/* pprof stage */
 	/* memory mode */
 	size_t max_pending;
 	long rss_at_max_kb;
 	uint64_t page_ts[REPLAY_CPUS];
 	unsigned long pages;
 };
-
-static struct run *cur;
-
-/*
- * ---- parse-only: the stitcher's entry points, wrapped (-Wl,--wrap) ----
- * The linker sends the parser's calls to __wrap_*, and __real_* to the
- * library's functions; no header declares these names.
- */
-
-void __real_td_stitch_event(struct td_stitcher *st, struct td_event *ev);
-void __real_td_stitch_stack(struct td_stitcher *st, struct td_ustack *us);
-void __wrap_td_stitch_event(struct td_stitcher *st, struct td_event *ev);
-void __wrap_td_stitch_stack(struct td_stitcher *st, struct td_ustack *us);
-
-void __wrap_td_stitch_event(struct td_stitcher *st, struct td_event *ev)
-{
-	if (cur && cur->stage == ST_PARSE) {
-		td_event_free(ev);
-		return;
-	}
-	__real_td_stitch_event(st, ev);
-}
-
-void __wrap_td_stitch_stack(struct td_stitcher *st, struct td_ustack *us)
-{
-	if (cur && cur->stage == ST_PARSE) {
-		td_ustack_free(us);
-		return;
-	}
-	__real_td_stitch_stack(st, us);
-}
 
 /* ---- helpers ---- */
 
@@ -158,32 +118,6 @@ static long vm_kb(const char *key)
 		}
 	fclose(f);
 	return v;
-}
-
-/* ---- the stitcher's emit callback: the daemon's, from the symbol stage on ---- */
-
-static void emit(const struct td_event *ev, const struct td_ustack *us, enum td_status status,
-		 void *arg)
-{
-	struct run *r = arg;
-
-	r->emitted[status]++;
-	if (r->stage >= ST_SYMBOL)
-		td_resolver_emit(ev, us, status, r->res);
-}
-
-/* Resolver hook, after the outputs: how many frames got a name. */
-static int count_frames(const struct td_resolved *res, void *arg)
-{
-	struct run *r = arg;
-
-	for (unsigned int i = 0; i < res->nr_kframes; i++)
-		r->knamed += res->kframes[i].symbol != NULL;
-	for (unsigned int i = 0; i < res->nr_uframes; i++)
-		r->named_u += res->uframes[i].symbol != NULL;
-	r->kframes += res->nr_kframes;
-	r->uframes += res->nr_uframes;
-	return 0;
 }
 
 /* ---- pipeline set-up ---- */
@@ -244,62 +178,65 @@ static void run_free(struct run *r)
 {
 	if (!r)
 		return;
-	td_parser_free(r->p);
-	td_stitch_free(r->st);
-	td_resolver_free(r->res);
-	if (r->out.json)
-		fclose(r->out.json);
+	td_pipeline_free(r->pl);
+	if (r->js.f)
+		fclose(r->js.f);
 	free(r->oc);
-	td_json_writer_free(r->out.jw);
-	td_pprof_free(r->out.pprof);
-	free(r->out.json_buf);
-	td_counters_free(&r->counters);
+	td_json_writer_free(r->js.jw);
+	td_pprof_free(r->pprof);
+	free(r->json_buf);
 	free(r);
 }
+
+static const enum td_pipeline_stage pipe_stage[NR_STAGES] = {
+	[ST_PARSE] = TD_PIPE_PARSE,
+	[ST_STITCH] = TD_PIPE_STITCH,
+};
 
 static struct run *run_new(struct tep_handle *tep, enum stage stage, const char *json)
 {
 	struct run *r = calloc(1, sizeof(*r));
-	/* As the daemon: kallsyms is loaded before tracing starts (kernel_stack). */
-	struct td_config cfg = { .symbolize = stage >= ST_SYMBOL, .kernel_stack = true };
-	struct td_resolver_hooks hooks = { .write = count_frames };
+	/* As the daemon: live, kallsyms loaded before tracing starts. */
+	struct td_pipeline_config pc = {
+		.nr_cpus = REPLAY_CPUS,
+		.stage = pipe_stage[stage],
+		.symbolize = stage >= ST_SYMBOL,
+		.load_kallsyms = true,
+		.live = true,
+	};
 
 	if (!r)
 		return NULL;
 	r->stage = stage;
-	if (td_counters_init(&r->counters, REPLAY_CPUS))
+	r->pl = td_pipeline_new(tep, &pc);
+	if (!r->pl)
 		goto fail;
 	if (stage == ST_PPROF) {
-		r->out.pprof = td_pprof_new(0);
-		if (!r->out.pprof)
+		r->pprof = td_pprof_new(0);
+		if (!r->pprof || td_pipeline_add_sink(r->pl, &td_pprof_sink_ops, r->pprof))
 			goto fail;
 	}
 	if (has_json(stage)) {
-		r->out.json = out_count_open(json, &r->oc);
-		r->out.json_buf = malloc(JSON_BUF);
-		r->out.jw = td_json_writer_new(stage == ST_JSON_INTERNED ? TD_JSON_INTERNED :
-					       TD_JSON_FULL, 0);
-		if (!r->out.json || !r->out.json_buf || !r->out.jw)
+		r->js.f = out_count_open(json, &r->oc);
+		r->json_buf = malloc(JSON_BUF);
+		r->js.jw = td_json_writer_new(stage == ST_JSON_INTERNED ? TD_JSON_INTERNED :
+					      TD_JSON_FULL, 0);
+		if (!r->js.f || !r->json_buf || !r->js.jw ||
+		    td_pipeline_add_sink(r->pl, &td_json_sink_ops, &r->js))
 			goto fail;
-		setvbuf(r->out.json, r->out.json_buf, _IOFBF, JSON_BUF);
+		setvbuf(r->js.f, r->json_buf, _IOFBF, JSON_BUF);
 	}
-	/* Every stage names processes as the daemon's parser does (td_resolver_tgid). */
-	r->res = td_resolver_new(&cfg, &r->out, &r->counters);
-	if (!r->res)
-		goto fail;
-	hooks.arg = r;
-	td_resolver_set_hooks(r->res, &hooks);
-	r->st = td_stitch_new(NULL, emit, r);
-	if (!r->st)
-		goto fail;
-	r->p = td_parser_new(tep, r->st, REPLAY_CPUS);
-	if (!r->p)
-		goto fail;
-	td_parser_set_tgid_fn(r->p, td_resolver_tgid, r->res);
 	return r;
 fail:
 	run_free(r);
 	return NULL;
+}
+
+static void flush(struct run *r)
+{
+	td_pipeline_flush(r->pl);
+	if (r->js.f)
+		fflush(r->js.f);
 }
 
 /* ---- feeding pages as the daemon reads them ---- */
@@ -326,8 +263,7 @@ static void advance(struct run *r, const struct capture *c, const size_t *next)
 		}
 	if (now == UINT64_MAX || !now)
 		return;
-	td_parser_advance(r->p, now - 1);
-	td_stitch_advance(r->st, now - 1);
+	td_pipeline_advance(r->pl, now - 1);
 }
 
 static void feed(struct run *r, const struct capture *c)
@@ -351,15 +287,13 @@ static void feed(struct run *r, const struct capture *c)
 		}
 		if (best < 0)
 			break;
-		td_parser_page(r->p, best, c->cpu[best].buf + next[best] * TD_PAGE_SIZE,
+		td_pipeline_page(r->pl, best, c->cpu[best].buf + next[best] * TD_PAGE_SIZE,
 			       TD_PAGE_SIZE);
 		next[best]++;
 		if (++fed % FEED_BATCH == 0)
 			advance(r, c, next);
 	}
-	td_parser_flush(r->p);
-	td_stitch_flush(r->st);
-	td_outputs_flush(&r->out);
+	flush(r);
 }
 
 /* ---- the capture ---- */
@@ -392,23 +326,21 @@ static int store_page(int cpu, const void *page, unsigned int size, void *arg)
 static int feed_page(int cpu, const void *page, unsigned int size, void *arg)
 {
 	struct run *r = arg;
-	struct td_stitch_stats ss;
+	struct td_pipeline_stats st;
 	uint64_t now = UINT64_MAX;
 
-	td_parser_page(r->p, cpu, (void *)page, (int)size);
+	td_pipeline_page(r->pl, cpu, (void *)page, (int)size);
 	r->page_ts[cpu] = page_ts(page);
 	if (++r->pages % FEED_BATCH)
 		return 0;
 	for (int c = 0; c < REPLAY_CPUS; c++)
 		if (r->page_ts[c] < now)
 			now = r->page_ts[c];
-	if (now) {
-		td_parser_advance(r->p, now - 1);
-		td_stitch_advance(r->st, now - 1);
-	}
-	td_stitch_get_stats(r->st, &ss);
-	if (ss.pending_events > r->max_pending) {
-		r->max_pending = ss.pending_events;
+	if (now)
+		td_pipeline_advance(r->pl, now - 1);
+	td_pipeline_get_stats(r->pl, &st);
+	if (st.stitch.pending_events > r->max_pending) {
+		r->max_pending = st.stitch.pending_events;
 		r->rss_at_max_kb = vm_kb("VmRSS:");
 	}
 	return 0;
@@ -597,7 +529,9 @@ static json_object *capture_json(const struct capgen_stats *cs)
 static json_object *run_json(const struct run *r, uint64_t events, uint64_t wall, uint64_t cpu)
 {
 	json_object *o = json_object_new_object();
+	struct td_pipeline_stats st;
 
+	td_pipeline_get_stats(r->pl, &st);
 	add_u64(o, "events", events);
 	add_dbl(o, "seconds", wall / 1e9);
 	add_dbl(o, "cpu_seconds", cpu / 1e9);
@@ -605,13 +539,15 @@ static json_object *run_json(const struct run *r, uint64_t events, uint64_t wall
 	add_dbl(o, "ns_per_event", events ? (double)wall / events : 0);
 	if (r->stage >= ST_STITCH) {
 		for (int s = 0; s < TD_NR_STATUS; s++)
-			add_u64(o, td_status_name(s), r->emitted[s]);
+			add_u64(o, td_status_name(s), st.stitch.emitted[s]);
 	}
 	if (r->stage >= ST_SYMBOL) {
-		add_u64(o, "kernel_frames", r->kframes);
-		add_dbl(o, "kernel_frames_named", r->kframes ? (double)r->knamed / r->kframes : 0);
-		add_u64(o, "user_frames", r->uframes);
-		add_dbl(o, "user_frames_named", r->uframes ? (double)r->named_u / r->uframes : 0);
+		add_u64(o, "kernel_frames", st.kframes);
+		add_dbl(o, "kernel_frames_named",
+			st.kframes ? (double)st.kframes_named / st.kframes : 0);
+		add_u64(o, "user_frames", st.uframes);
+		add_dbl(o, "user_frames_named",
+			st.uframes ? (double)st.uframes_named / st.uframes : 0);
 	}
 	if (r->stage == ST_PPROF) {
 		struct td_pprof_stats ps;
@@ -619,12 +555,12 @@ static json_object *run_json(const struct run *r, uint64_t events, uint64_t wall
 		size_t bytes = 0;
 		uint64_t w0 = now_ns(CLOCK_MONOTONIC);
 
-		if (!f || td_pprof_write(r->out.pprof, f, 1, &bytes))
+		if (!f || td_pprof_write(r->pprof, f, 1, &bytes))
 			add_u64(o, "pprof_errors", 1);
 		if (f)
 			fclose(f);
 		add_dbl(o, "pprof_write_seconds", (now_ns(CLOCK_MONOTONIC) - w0) / 1e9);
-		td_pprof_stats(r->out.pprof, &ps);
+		td_pprof_stats(r->pprof, &ps);
 		add_u64(o, "pprof_bytes", bytes);
 		add_u64(o, "pprof_samples", ps.samples);
 		add_u64(o, "pprof_events", ps.events);
@@ -634,10 +570,10 @@ static json_object *run_json(const struct run *r, uint64_t events, uint64_t wall
 	if (has_json(r->stage)) {
 		struct td_json_stats js;
 
-		add_u64(o, "json_errors", r->counters.write_errors);
+		add_u64(o, "json_errors", st.sink_errors);
 		add_u64(o, "json_bytes", r->oc->bytes);
 		add_dbl(o, "json_bytes_per_event", events ? (double)r->oc->bytes / events : 0);
-		td_json_writer_stats(r->out.jw, &js);
+		td_json_writer_stats(r->js.jw, &js);
 		add_u64(o, "json_stack_lines", js.stacks);
 		add_u64(o, "json_epochs", js.epochs);
 	}
@@ -675,8 +611,9 @@ static int speed(const struct opts *o, struct tep_handle *tep, struct capgen_cfg
 			continue;
 		for (int rep = 0; rep < o->repeat; rep++) {
 			struct run *r = run_new(tep, s, o->json ? o->json : "/dev/null");
-			struct td_parser_stats ps;
-			struct td_sym_stats ys;
+			struct td_pipeline_stats st;
+			const struct td_parser_stats *ps = &st.parse;
+			const struct td_sym_stats *ys = &st.sym;
 			uint64_t w0, c0, wall, cpu;
 
 			if (!r) {
@@ -684,31 +621,29 @@ static int speed(const struct opts *o, struct tep_handle *tep, struct capgen_cfg
 				ret = -ENOMEM;
 				goto out;
 			}
-			cur = r;
 			w0 = now_ns(CLOCK_MONOTONIC);
 			c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 			feed(r, &cap);
 			wall = now_ns(CLOCK_MONOTONIC) - w0;
 			cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
-			cur = NULL;
-			td_parser_get_stats(r->p, &ps);
+			td_pipeline_get_stats(r->pl, &st);
 			/* Best of the repeats: the machine's other work only ever slows a run. */
 			if (wall < best_wall) {
 				if (best)
 					json_object_put(best);
-				best = run_json(r, ps.events, wall, cpu);
-				add_u64(best, "records", ps.records);
-				add_u64(best, "bad_records", ps.bad_records + ps.bad_pages);
-				add_u64(best, "orphan_records", ps.orphans);
-				add_u64(best, "unknown_records", ps.unknown);
-				add_u64(best, "cookies", ps.cookies);
-				add_u64(best, "stacks", ps.stacks);
-				if (td_resolver_sym_stats(r->res, &ys)) {
-					add_u64(best, "sym_user_lookups", ys.user_lookups);
-					add_u64(best, "sym_user_unmapped", ys.user_unmapped);
-					add_u64(best, "sym_user_no_symbol", ys.user_no_symbol);
-					add_u64(best, "sym_kernel_unknown", ys.kernel_unknown);
-					add_u64(best, "sym_maps_reads", ys.maps_reads);
+				best = run_json(r, ps->events, wall, cpu);
+				add_u64(best, "records", ps->records);
+				add_u64(best, "bad_records", ps->bad_records + ps->bad_pages);
+				add_u64(best, "orphan_records", ps->orphans);
+				add_u64(best, "unknown_records", ps->unknown);
+				add_u64(best, "cookies", ps->cookies);
+				add_u64(best, "stacks", ps->stacks);
+				if (st.has_sym) {
+					add_u64(best, "sym_user_lookups", ys->user_lookups);
+					add_u64(best, "sym_user_unmapped", ys->user_unmapped);
+					add_u64(best, "sym_user_no_symbol", ys->user_no_symbol);
+					add_u64(best, "sym_kernel_unknown", ys->kernel_unknown);
+					add_u64(best, "sym_maps_reads", ys->maps_reads);
 				}
 				best_wall = wall;
 			}
@@ -728,7 +663,7 @@ static int memory(const struct opts *o, struct tep_handle *tep, struct capgen_cf
 		  json_object *out)
 {
 	struct td_stitch_config sc;
-	struct td_stitch_stats ss;
+	struct td_pipeline_stats st;
 	struct capgen_stats cs;
 	struct run *r;
 	long base_rss;
@@ -740,26 +675,22 @@ static int memory(const struct opts *o, struct tep_handle *tep, struct capgen_cf
 	r = run_new(tep, ST_JSON, "/dev/null");
 	if (!r)
 		return -ENOMEM;
-	cur = r;
 	base_rss = vm_kb("VmRSS:");
 	ret = capgen_run(cfg, feed_page, r, &cs);
-	td_parser_flush(r->p);
-	td_stitch_flush(r->st);
-	td_outputs_flush(&r->out);
-	cur = NULL;
+	flush(r);
 	if (ret) {
 		fprintf(stderr, "replay: memory run: %s\n", strerror(-ret));
 		goto out;
 	}
 	td_stitch_config_default(&sc);
-	td_stitch_get_stats(r->st, &ss);
+	td_pipeline_get_stats(r->pl, &st);
 	add_u64(out, "max_pending_events_bound", sc.max_pending_events);
 	add_u64(out, "max_stacks_bound", sc.max_stacks);
 	add_u64(out, "events", cs.events);
 	add_u64(out, "max_pending_events", r->max_pending);
-	add_u64(out, "evicted_events", ss.evicted_events);
-	add_u64(out, "stitched", r->emitted[TD_STITCHED]);
-	add_u64(out, "user_lost", r->emitted[TD_USER_LOST]);
+	add_u64(out, "evicted_events", st.stitch.evicted_events);
+	add_u64(out, "stitched", st.stitch.emitted[TD_STITCHED]);
+	add_u64(out, "user_lost", st.stitch.emitted[TD_USER_LOST]);
 	add_dbl(out, "rss_before_mib", base_rss / 1024.0);
 	add_dbl(out, "rss_at_max_pending_mib", r->rss_at_max_kb / 1024.0);
 	add_dbl(out, "vm_hwm_mib", vm_kb("VmHWM:") / 1024.0);

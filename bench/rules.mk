@@ -1,9 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Benchmark programs (make bench runs bench/run.sh), built into $(BUILD)/bench/:
-#   replay     synthesized capture through parse, stitch, symbolize, JSON;
-#              the stitcher's entry points are wrapped so that the parse
-#              stage can run alone
+#   replay     synthesized capture through the library's pipeline: parse,
+#              stitch, symbolize, JSON, pprof
 #   drain      the ceiling: a plain tracefs_cpu_read loop over every CPU
 #   rbstat     guest side: one traced workload, ring-buffer bytes per event
 #   loadgen    workloads with a deep frame-pointer call chain (built like
@@ -18,13 +17,9 @@ BENCH_COMMON	:= $(BUILD)/obj/bench/capgen.o $(BUILD)/obj/bench/addrs.o \
 bench-progs: $(BENCH_BINS)
 bench: bench-progs
 
-BENCH_RESOLVE	:= $(addprefix $(BUILD)/obj/daemon/,resolve.o outputs.o profiles.o counters.o tgid.o \
-		   log.o)
-
-$(BENCH_DIR)/replay: $(BUILD)/obj/bench/replay.o $(BENCH_COMMON) $(BENCH_RESOLVE) $(LIB)
+$(BENCH_DIR)/replay: $(BUILD)/obj/bench/replay.o $(BENCH_COMMON) $(LIB)
 	@mkdir -p $(dir $@)
-	$(QUIET_LD)$(CC) $(LDFLAGS) -Wl,--wrap=td_stitch_event,--wrap=td_stitch_stack \
-		-o $@ $^ $(LDLIBS)
+	$(QUIET_LD)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BENCH_DIR)/drain: $(BUILD)/obj/bench/drain.o $(BUILD)/obj/bench/rbwalk.o
 	@mkdir -p $(dir $@)

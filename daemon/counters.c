@@ -58,7 +58,7 @@ uint64_t td_cpu_time_ns(void)
 
 static uint64_t total_lost(const struct td_report *r)
 {
-	return r->ss.emitted[TD_USER_LOST] + r->ss.emitted[TD_UNWIND_FAILED];
+	return r->pl.stitch.emitted[TD_USER_LOST] + r->pl.stitch.emitted[TD_UNWIND_FAILED];
 }
 
 /*
@@ -68,6 +68,8 @@ static uint64_t total_lost(const struct td_report *r)
 void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 {
 	const struct td_counters *c = r->c;
+	const struct td_parser_stats *ps = &r->pl.parse;
+	const struct td_stitch_stats *ss = &r->pl.stitch;
 	double secs = (td_now_mono_ns() - c->start_ns) / 1e9;
 	double cpu = (td_cpu_time_ns() - c->busy_start_ns) / 1e9;
 	uint64_t overrun = 0, dropped = 0;
@@ -80,31 +82,32 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		secs > 0 ? 100.0 * cpu / secs : 0.0);
 	fprintf(f, "trace-defer:   read: records=%" PRIu64 " events=%" PRIu64 " cookies=%" PRIu64
 		" stacks=%" PRIu64 " bytes=%" PRIu64 " malformed=%" PRIu64 " events/s=%.0f\n",
-		r->ps.records, r->ps.events, r->ps.cookies, r->ps.stacks, r->ps.bytes,
-		r->ps.bad_records, secs > 0 ? r->ps.events / secs : 0.0);
+		ps->records, ps->events, ps->cookies, ps->stacks, ps->bytes,
+		ps->bad_records, secs > 0 ? ps->events / secs : 0.0);
 	fprintf(f, "trace-defer:   emitted: stitched=%" PRIu64 " inplace=%" PRIu64
 		" no_user=%" PRIu64 " user_lost=%" PRIu64 " unwind_failed=%" PRIu64
 		" written=%" PRIu64 " write_errors=%" PRIu64 "\n",
-		r->ss.emitted[TD_STITCHED], r->ss.emitted[TD_INPLACE], r->ss.emitted[TD_NO_USER],
-		r->ss.emitted[TD_USER_LOST], r->ss.emitted[TD_UNWIND_FAILED], c->written,
-		c->write_errors);
+		ss->emitted[TD_STITCHED], ss->emitted[TD_INPLACE], ss->emitted[TD_NO_USER],
+		ss->emitted[TD_USER_LOST], ss->emitted[TD_UNWIND_FAILED], r->written,
+		r->pl.sink_errors);
 	fprintf(f, "trace-defer:   lost: without_stack=%" PRIu64 " evicted_events=%" PRIu64
 		" evicted_stacks=%" PRIu64 " orphan_stacks=%" PRIu64 " overruns=%" PRIu64
 		" dropped=%" PRIu64 "\n",
-		total_lost(r), r->ss.evicted_events, r->ss.evicted_stacks, r->ss.orphan_stacks,
+		total_lost(r), ss->evicted_events, ss->evicted_stacks, ss->orphan_stacks,
 		overrun, dropped);
 	fprintf(f, "trace-defer:   parser: pages=%" PRIu64 " missed_pages=%" PRIu64
 		" orphan_records=%" PRIu64 " unknown_records=%" PRIu64 " stacks_cut=%" PRIu64
 		" exec_stacks=%" PRIu64 "\n",
-		r->ps.pages, r->ps.missed_pages, r->ps.orphans, r->ps.unknown, r->ps.stacks_cut,
-		r->ss.exec_stacks);
+		ps->pages, ps->missed_pages, ps->orphans, ps->unknown, ps->stacks_cut,
+		ss->exec_stacks);
 	fprintf(f, "trace-defer:   files: records=%" PRIu64 " known=%" PRIu64 " full=%" PRIu64
 		" conflicts=%" PRIu64 " bad_file_info=%" PRIu64 " frames_named=%" PRIu64
 		" frames_unknown_id=%" PRIu64 " build_id_mismatch=%" PRIu64 "\n",
-		r->ps.file_records, r->fs.files, r->fs.full, r->fs.conflicts, r->ps.bad_file_info,
-		c->fileid_named, c->fileid_unknown, r->files_mismatch);
-	fprintf(f, "trace-defer:   pending: events=%zu stacks=%zu\n", r->ss.pending_events,
-		r->ss.pending_stacks);
+		ps->file_records, r->pl.files.files, r->pl.files.full, r->pl.files.conflicts,
+		ps->bad_file_info,
+		r->pl.fileid_named, r->pl.fileid_unknown, r->pl.sym.files_mismatch);
+	fprintf(f, "trace-defer:   pending: events=%zu stacks=%zu\n", ss->pending_events,
+		ss->pending_stacks);
 	if (r->has_json)
 		fprintf(f, "trace-defer:   json: stack_lines=%" PRIu64 " epochs=%" PRIu64
 			" reopened=%" PRIu64 " table_stacks=%" PRIu64 "\n", r->js.stacks,
@@ -129,6 +132,8 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 
 void td_counters_status(char *buf, size_t len, const struct td_report *r)
 {
+	const struct td_parser_stats *ps = &r->pl.parse;
+	const struct td_stitch_stats *ss = &r->pl.stitch;
 	uint64_t overrun = 0;
 
 	for (int i = 0; i < r->c->nr_cpus; i++)
@@ -136,7 +141,7 @@ void td_counters_status(char *buf, size_t len, const struct td_report *r)
 	snprintf(buf, len, "events %" PRIu64 ", stitched %" PRIu64 ", inplace %" PRIu64
 		 ", lost %" PRIu64 ", overruns %" PRIu64 ", pending %zu, frames named from files %"
 		 PRIu64 ", unknown file ids %" PRIu64 ", build-id mismatches %" PRIu64,
-		 r->ps.events, r->ss.emitted[TD_STITCHED], r->ss.emitted[TD_INPLACE],
-		 total_lost(r), overrun, r->ss.pending_events, r->c->fileid_named,
-		 r->c->fileid_unknown, r->files_mismatch);
+		 ps->events, ss->emitted[TD_STITCHED], ss->emitted[TD_INPLACE],
+		 total_lost(r), overrun, ss->pending_events, r->pl.fileid_named,
+		 r->pl.fileid_unknown, r->pl.sym.files_mismatch);
 }

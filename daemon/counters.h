@@ -11,10 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <trace-defer/filetab.h>
 #include <trace-defer/output.h>
-#include <trace-defer/parse.h>
-#include <trace-defer/stitch.h>
+#include <trace-defer/pipeline.h>
 
 #include "profiles.h"
 
@@ -29,23 +27,16 @@ struct td_cpu_counters {
 struct td_counters {
 	int nr_cpus;
 	struct td_cpu_counters *cpu;
-	uint64_t written;	/* records written to the JSON output */
-	uint64_t write_errors;
-	uint64_t no_pid;	/* events whose process could not be named */
-	uint64_t fileid_named;	/* user frames named from their recorded file identity */
-	uint64_t fileid_unknown; /* user frames in a file id no file record described */
 	uint64_t start_ns;	/* CLOCK_MONOTONIC at start */
 	uint64_t busy_start_ns;	/* CPU time (self) at start */
 };
 
-/* What one report shows: the counters plus the library statistics. */
+/* What one report shows: the counters plus the pipeline's statistics. */
 struct td_report {
 	const struct td_counters *c;
-	struct td_parser_stats ps;
-	struct td_stitch_stats ss;
-	struct td_filetab_stats fs;
-	uint64_t files_mismatch;	/* recorded files whose path holds another build */
+	struct td_pipeline_stats pl;
 	bool has_json;			/* a JSON output, with these counts: */
+	uint64_t written;		/* event lines written to it */
 	struct td_json_stats js;
 	bool has_profiles;		/* a profile directory, with these counts: */
 	struct td_profiles_stats prof;

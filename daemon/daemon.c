@@ -14,14 +14,12 @@
 
 #include <tracefs.h>
 
-#include <trace-defer/parse.h>
-#include <trace-defer/stitch.h>
+#include <trace-defer/pipeline.h>
 
 #include "capture.h"
 #include "daemon.h"
 #include "log.h"
 #include "record.h"
-#include "resolve.h"
 #include "service.h"
 
 /* Every configured event must exist before we create anything. */
@@ -81,41 +79,41 @@ static int load_formats(struct td_daemon *d)
 
 static int setup_pipeline(struct td_daemon *d)
 {
-	struct td_stitch_config sc;
+	const struct td_config *cfg = d->cfg;
+	struct td_pipeline_config pc = {
+		.nr_cpus = (int)sysconf(_SC_NPROCESSORS_CONF),
+		.stitch = {
+			.max_pending_events = cfg->max_pending,
+			.max_stacks = cfg->max_stacks,
+			.max_wait_ns = cfg->max_wait_ms * 1000000ULL,
+			.stack_keep_ns = cfg->max_wait_ms * 1000000ULL,
+		},
+		/*
+		 * An event waits for the cookie record its task writes right
+		 * after it; in a VM whose vCPU is preempted in between that can
+		 * take more than the parser's default 10 ms of trace time. A
+		 * quarter second keeps output well within the second a user
+		 * expects.
+		 */
+		.hold_ns = 250 * 1000 * 1000ULL,
+		.symbolize = cfg->symbolize,
+		.debug_dir = cfg->debug_dir,
+		.load_kallsyms = cfg->kernel_stack,
+		.live = true,
+	};
 
-	td_stitch_config_default(&sc);
-	if (d->cfg->max_pending)
-		sc.max_pending_events = d->cfg->max_pending;
-	if (d->cfg->max_stacks)
-		sc.max_stacks = d->cfg->max_stacks;
-	if (d->cfg->max_wait_ms) {
-		sc.max_wait_ns = d->cfg->max_wait_ms * 1000000ULL;
-		sc.stack_keep_ns = sc.max_wait_ns;
-	}
-	d->resolver = td_resolver_new(d->cfg, &d->outputs, &d->counters);
-	if (!d->resolver) {
-		td_err("cannot set up the symbolizer");
+	d->pl = td_pipeline_new(d->tep, &pc);
+	if (!d->pl) {
+		if (errno == ENOMEM)
+			td_err("out of memory");
+		else
+			td_err("cannot set up the pipeline: %s", strerror(errno));
 		return -1;
 	}
-	d->stitcher = td_stitch_new(&sc, td_resolver_emit, d->resolver);
-	if (!d->stitcher) {
+	if (td_outputs_attach(&d->outputs, d->pl)) {
 		td_err("out of memory");
 		return -1;
 	}
-	d->parser = td_parser_new(d->tep, d->stitcher, (int)sysconf(_SC_NPROCESSORS_CONF));
-	if (!d->parser) {
-		td_err("cannot set up the record parser: %s", strerror(errno));
-		return -1;
-	}
-	td_parser_set_tgid_fn(d->parser, td_resolver_tgid, d->resolver);
-	td_parser_set_filetab(d->parser, td_resolver_filetab(d->resolver));
-	/*
-	 * An event waits for the cookie record its task writes right after it;
-	 * in a VM whose vCPU is preempted in between that can take more than the
-	 * parser's default 10 ms of trace time. A quarter second keeps output
-	 * well within the second a user expects.
-	 */
-	td_parser_set_hold_ns(d->parser, 250 * 1000 * 1000ULL);
 	return 0;
 }
 
@@ -206,15 +204,11 @@ out:
 		td_recorder_abort(d.recorder);
 	}
 	d.recorder = NULL;
-	if (d.parser)
-		td_parser_free(d.parser);
-	if (d.stitcher)
-		td_stitch_free(d.stitcher);
+	if (d.pl && td_pipeline_error(d.pl, NULL) && code == TD_EXIT_OK)
+		code = TD_EXIT_RUNTIME;
+	td_pipeline_free(d.pl);
 	if (d.outputs_open && td_outputs_close(&d.outputs) && code == TD_EXIT_OK)
 		code = TD_EXIT_RUNTIME;
-	if (d.counters.write_errors && code == TD_EXIT_OK)
-		code = TD_EXIT_RUNTIME;
-	td_resolver_free(d.resolver);
 	if (d.tep)
 		tep_free(d.tep);
 	free(d.page);

@@ -24,9 +24,7 @@ enum {
 
 struct tep_handle;
 struct tracefs_cpu;
-struct td_parser;
-struct td_stitcher;
-struct td_resolver;
+struct td_pipeline;
 struct td_recorder;
 
 struct td_cpu_reader {
@@ -42,9 +40,7 @@ struct td_daemon {
 	int mode;			/* resolved enum td_mode */
 	struct td_instance inst;
 	struct tep_handle *tep;
-	struct td_stitcher *stitcher;
-	struct td_parser *parser;
-	struct td_resolver *resolver;
+	struct td_pipeline *pl;		/* pages in, outputs out */
 	struct td_outputs outputs;
 	bool outputs_open;
 	struct td_recorder *recorder;	/* --record: raw sub-buffers for a trace.dat */
@@ -58,6 +54,7 @@ struct td_daemon {
 
 	int epfd, sigfd, timerfd;
 	bool stop;
+	bool warned_write;		/* the first failed output write was reported */
 	int exit_code;
 	uint64_t trace_now;		/* trace clock at the last drain, ns */
 	uint64_t last_stats_ns;		/* CLOCK_MONOTONIC of the last --stats-interval report */
@@ -70,7 +67,7 @@ int td_daemon_run(struct td_config *cfg);
 /* loop.c */
 int td_loop_setup(struct td_daemon *d);
 int td_loop_run(struct td_daemon *d);
-/* Stop the capture, drain every CPU, flush parser and stitcher. */
+/* Stop the capture, drain every CPU, flush the pipeline. */
 void td_loop_drain_and_stop(struct td_daemon *d);
 /* Close the readers (before the instance can be removed) and loop fds. */
 void td_loop_teardown(struct td_daemon *d);

@@ -26,14 +26,12 @@
 
 #include <tracefs.h>
 
-#include <trace-defer/parse.h>
-#include <trace-defer/stitch.h>
+#include <trace-defer/pipeline.h>
 
 #include "capture.h"
 #include "daemon.h"
 #include "log.h"
 #include "record.h"
-#include "resolve.h"
 #include "service.h"
 
 #define TICK_MS			200
@@ -259,7 +257,7 @@ static int drain_cpu(struct td_daemon *d, struct td_cpu_reader *r, int budget)
 		c->bytes += n;
 		if (d->recorder)
 			td_recorder_page(d->recorder, r->cpu, d->page, n);
-		td_parser_page(d->parser, r->cpu, d->page, n);
+		td_pipeline_page(d->pl, r->cpu, d->page, n);
 	}
 	return 0;
 }
@@ -277,18 +275,13 @@ static bool drain_all(struct td_daemon *d, int budget)
 
 static void fill_report(struct td_daemon *d, struct td_report *rep)
 {
-	struct td_sym_stats sst;
-
 	memset(rep, 0, sizeof(*rep));
 	rep->c = &d->counters;
-	td_parser_get_stats(d->parser, &rep->ps);
-	td_stitch_get_stats(d->stitcher, &rep->ss);
-	td_filetab_get_stats(td_resolver_filetab(d->resolver), &rep->fs);
-	if (td_resolver_sym_stats(d->resolver, &sst))
-		rep->files_mismatch = sst.files_mismatch;
-	if (d->outputs.jw) {
+	td_pipeline_get_stats(d->pl, &rep->pl);
+	if (d->outputs.js.jw) {
 		rep->has_json = true;
-		td_json_writer_stats(d->outputs.jw, &rep->js);
+		rep->written = d->outputs.js.written;
+		td_json_writer_stats(d->outputs.js.jw, &rep->js);
 	}
 	rep->has_profiles = td_outputs_profile_stats(&d->outputs, &rep->prof);
 }
@@ -297,10 +290,26 @@ void td_daemon_report(struct td_daemon *d, const char *title)
 {
 	struct td_report rep;
 
-	if (!d->parser || !d->stitcher)
+	if (!d->pl)
 		return;
 	fill_report(d, &rep);
 	td_counters_print(stderr, &rep, title);
+}
+
+/* The first output write that failed, once; the counters show the rest. */
+static void report_write_error(struct td_daemon *d)
+{
+	const char *sink;
+	int err;
+
+	if (d->warned_write)
+		return;
+	err = td_pipeline_error(d->pl, &sink);
+	if (!err)
+		return;
+	td_err("cannot write an event to the %s output: %s (counting further errors)", sink,
+	       strerror(-err));
+	d->warned_write = true;
 }
 
 static void tick(struct td_daemon *d)
@@ -311,7 +320,7 @@ static void tick(struct td_daemon *d)
 
 	if (read(d->timerfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 		td_debug("timerfd: %s", strerror(errno));
-	td_resolver_set_now(d->resolver, now_ns);
+	td_pipeline_set_now(d->pl, now_ns);
 	for (int i = 0; i < d->nr_readers; i++) {
 		uint64_t t = read_stats(d, &d->readers[i]);
 
@@ -325,17 +334,17 @@ static void tick(struct td_daemon *d)
 	/* Only a full drain proves nothing older than trace_now is still unread. */
 	if (drain_all(d, budget) && trace_now) {
 		d->trace_now = trace_now;
-		td_parser_advance(d->parser, trace_now);
-		td_stitch_advance(d->stitcher, trace_now);
+		td_pipeline_advance(d->pl, trace_now);
 	}
 	td_outputs_flush(&d->outputs);
 	td_outputs_tick(&d->outputs, now_ns);
-	if (td_resolver_output_broken(d->resolver)) {
+	if (td_pipeline_broken(d->pl) || d->outputs.json_broken) {
 		td_info("output reader went away: stopping");
 		d->stop = true;
 	}
+	report_write_error(d);
 	if (now_ns - d->last_housekeeping_ns >= HOUSEKEEPING_NS) {
-		td_resolver_tick(d->resolver);
+		td_pipeline_housekeeping(d->pl);
 		d->last_housekeeping_ns = now_ns;
 	}
 	if (d->cfg->stats_interval > 0 &&
@@ -437,11 +446,11 @@ void td_loop_drain_and_stop(struct td_daemon *d)
 			c->bytes += n;
 			if (d->recorder)
 				td_recorder_page(d->recorder, r->cpu, d->page, n);
-			td_parser_page(d->parser, r->cpu, d->page, n);
+			td_pipeline_page(d->pl, r->cpu, d->page, n);
 		}
 		read_stats(d, r);
 	}
-	td_parser_flush(d->parser);
-	td_stitch_flush(d->stitcher);
+	td_pipeline_flush(d->pl);
 	td_outputs_flush(&d->outputs);
+	report_write_error(d);
 }

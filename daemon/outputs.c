@@ -22,13 +22,13 @@ static bool is_stdout(const char *path)
 static int open_json(struct td_outputs *o, bool append)
 {
 	if (is_stdout(o->json_path)) {
-		o->json = stdout;
+		o->js.f = stdout;
 		/* A terminal sees each record at once; a pipe gets them per drain tick. */
 		if (isatty(STDOUT_FILENO))
 			return 0;
 	} else {
-		o->json = fopen(o->json_path, append ? "ae" : "we");
-		if (!o->json) {
+		o->js.f = fopen(o->json_path, append ? "ae" : "we");
+		if (!o->js.f) {
 			td_err("cannot open output %s: %s", o->json_path, strerror(errno));
 			return -1;
 		}
@@ -38,7 +38,7 @@ static int open_json(struct td_outputs *o, bool append)
 	 * records are flushed on every drain tick anyway. stdout's is
 	 * static, as stdio may still look at it after we are done.
 	 */
-	if (o->json == stdout) {
+	if (o->js.f == stdout) {
 		static char stdout_buf[JSON_BUF_SIZE];
 
 		setvbuf(stdout, stdout_buf, _IOFBF, JSON_BUF_SIZE);
@@ -47,7 +47,7 @@ static int open_json(struct td_outputs *o, bool append)
 	if (!o->json_buf)
 		o->json_buf = malloc(JSON_BUF_SIZE);
 	if (o->json_buf)
-		setvbuf(o->json, o->json_buf, _IOFBF, JSON_BUF_SIZE);
+		setvbuf(o->js.f, o->json_buf, _IOFBF, JSON_BUF_SIZE);
 	return 0;
 }
 
@@ -69,8 +69,8 @@ static int check_writable(const char *path)
 
 static void free_writers(struct td_outputs *o)
 {
-	td_json_writer_free(o->jw);
-	o->jw = NULL;
+	td_json_writer_free(o->js.jw);
+	o->js.jw = NULL;
 	td_folded_free(o->folded);
 	o->folded = NULL;
 	td_pprof_free(o->pprof);
@@ -114,10 +114,10 @@ int td_outputs_open(struct td_outputs *o, const struct td_config *cfg)
 			goto fail;
 	}
 	if (o->json_path) {
-		o->jw = td_json_writer_new(cfg->json_layout, 0);
-		if (!o->jw)
+		o->js.jw = td_json_writer_new(cfg->json_layout, 0);
+		if (!o->js.jw)
 			td_err("out of memory");
-		if (!o->jw || open_json(o, o->append))
+		if (!o->js.jw || open_json(o, o->append))
 			goto fail;
 	}
 	return 0;
@@ -129,30 +129,33 @@ fail:
 	return -1;
 }
 
-int td_outputs_write(struct td_outputs *o, const struct td_resolved *r)
+static int profiles_write(void *priv, const struct td_resolved *r)
 {
-	int ret = 0;
+	struct td_outputs *o = priv;
 
-	if (o->folded && td_folded_add(o->folded, r))
-		ret = -ENOMEM;
-	if (o->pprof && td_pprof_add(o->pprof, r))
-		ret = -ENOMEM;
-	if (o->profiles && td_profiles_add(o->profiles, r))
-		ret = -ENOMEM;
-	if (o->json && !o->json_broken) {
-		int err = td_json_writer_write(o->jw, o->json, r);
+	return o->profiles ? td_profiles_add(o->profiles, r) : 0;
+}
 
-		if (err == -EPIPE)
-			o->json_broken = true;
-		if (err)
-			ret = err;
-	}
-	return ret;
+static const struct td_sink_ops profiles_sink_ops = {
+	.name = "profiles", .write = profiles_write,
+};
+
+int td_outputs_attach(struct td_outputs *o, struct td_pipeline *pl)
+{
+	if (o->folded && td_pipeline_add_sink(pl, &td_folded_sink_ops, o->folded))
+		return -ENOMEM;
+	if (o->pprof && td_pipeline_add_sink(pl, &td_pprof_sink_ops, o->pprof))
+		return -ENOMEM;
+	if (o->profiles && td_pipeline_add_sink(pl, &profiles_sink_ops, o))
+		return -ENOMEM;
+	if (o->js.f && td_pipeline_add_sink(pl, &td_json_sink_ops, &o->js))
+		return -ENOMEM;
+	return 0;
 }
 
 void td_outputs_flush(struct td_outputs *o)
 {
-	if (o->json && !o->json_broken && fflush(o->json) && errno == EPIPE)
+	if (o->js.f && !o->json_broken && fflush(o->js.f) && errno == EPIPE)
 		o->json_broken = true;
 }
 
@@ -250,13 +253,13 @@ int td_outputs_reopen(struct td_outputs *o)
 {
 	int ret = 0;
 
-	if (o->json && !is_stdout(o->json_path)) {
-		if (fclose(o->json)) {
+	if (o->js.f && !is_stdout(o->json_path)) {
+		if (fclose(o->js.f)) {
 			td_err("error closing %s: %s", o->json_path, strerror(errno));
 			ret = -1;
 		}
-		o->json = NULL;
-		td_json_writer_reset(o->jw);
+		o->js.f = NULL;
+		td_json_writer_reset(o->js.jw);
 		if (open_json(o, true))
 			ret = -1;
 	}
@@ -272,17 +275,17 @@ int td_outputs_close(struct td_outputs *o)
 	if (td_outputs_end_profiles(o))
 		ret = -1;
 
-	if (o->json) {
+	if (o->js.f) {
 		if (is_stdout(o->json_path)) {
-			if (fflush(o->json) && errno != EPIPE) {
+			if (fflush(o->js.f) && errno != EPIPE) {
 				td_err("error writing stdout: %s", strerror(errno));
 				ret = -1;
 			}
-		} else if (fclose(o->json)) {
+		} else if (fclose(o->js.f)) {
 			td_err("error writing %s: %s", o->json_path, strerror(errno));
 			ret = -1;
 		}
-		o->json = NULL;
+		o->js.f = NULL;
 	}
 	free_writers(o);
 	free(o->json_buf);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include <trace-defer/output.h>
+#include <trace-defer/pipeline.h>
 #include <trace-defer/pprof.h>
 
 #include "config.h"
@@ -24,9 +25,8 @@
 
 struct td_outputs {
 	const char *json_path;
-	FILE *json;
-	struct td_json_writer *jw;	/* for json */
-	char *json_buf;			/* stdio buffer of json, ours */
+	struct td_json_sink js;		/* the JSON file (f: NULL without) and its writer */
+	char *json_buf;			/* stdio buffer of js.f, ours */
 	bool append;
 	const char *folded_path;
 	const char *flame_path;
@@ -36,17 +36,17 @@ struct td_outputs {
 	struct td_profiles *profiles;	/* per interval, NULL without profile_dir */
 	struct td_profiles_stats pstats;	/* kept at close, for the last report */
 	bool had_profiles;
-	bool json_broken;		/* stdout reader went away (EPIPE) */
+	bool json_broken;		/* stdout reader went away (EPIPE on flush) */
 };
 
 /* Open or check every configured output. Returns 0 or -1 (message printed). */
 int td_outputs_open(struct td_outputs *o, const struct td_config *cfg);
 
 /*
- * One event. Returns 0, or a negative errno from the JSON writer
- * (-EPIPE: the reader of stdout is gone, the caller should stop).
+ * Add a sink per open output to @pl (events go to each). Returns 0 or
+ * -ENOMEM. The outputs must outlive the pipeline's last event.
  */
-int td_outputs_write(struct td_outputs *o, const struct td_resolved *r);
+int td_outputs_attach(struct td_outputs *o, struct td_pipeline *pl);
 
 /* Push buffered JSON to the file (every drain tick, for bounded latency). */
 void td_outputs_flush(struct td_outputs *o);

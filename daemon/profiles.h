@@ -5,8 +5,8 @@
  *
  * Every profile_interval seconds (and at exit) the events counted since the
  * last cut go to DIR/profile-YYYYMMDDTHHMMSS.mmmZ.pb.gz (pprof, gzipped;
- * the time is the interval's start, UTC; names sort as intervals start) and, with profile_folded, to
- * DIR/profile-....folded. Each file is written under a dot-name and renamed
+ * the time is the interval's start, UTC; names sort as intervals start)
+ * and, with profile_folded, to DIR/profile-....folded. Each file is written under a dot-name and renamed
  * into place, so readers never see half a profile; files are 0640 and a
  * directory we create is 0750. Before the new interval is renamed into
  * place the oldest are removed, so that the intervals in the directory

@@ -22,8 +22,7 @@
 
 #include <trace-defer/filetab.h>
 #include <trace-defer/output.h>
-#include <trace-defer/parse.h>
-#include <trace-defer/stitch.h>
+#include <trace-defer/pipeline.h>
 
 #include "config.h"
 #include "counters.h"
@@ -31,7 +30,6 @@
 #include "log.h"
 #include "outputs.h"
 #include "report.h"
-#include "resolve.h"
 
 /* Move trace time on (hand on held events, expire waits) at most this often. */
 #define ADVANCE_NS	1000000ULL
@@ -64,9 +62,7 @@ struct report {
 	struct td_counters counters;
 	struct td_outputs outputs;
 	bool outputs_open;
-	struct td_resolver *resolver;
-	struct td_stitcher *stitcher;
-	struct td_parser *parser;
+	struct td_pipeline *pl;
 
 	struct trace_seq seq;		/* the text output's event info */
 	bool seq_init;
@@ -499,7 +495,7 @@ static void text_frame(FILE *f, const struct td_frame *fr, bool user)
  * print format or a libtraceevent plugin), its status, then the frames,
  * innermost first; a blank line after each event.
  */
-static int text_write(const struct td_resolved *res, void *arg)
+static int text_write(void *arg, const struct td_resolved *res)
 {
 	struct report *rp = arg;
 	const struct td_event *ev = res->ev;
@@ -553,33 +549,55 @@ static bool overwrites_input(const struct report *rp, const char *out)
 	       st.st_dev == rp->path_st.st_dev && st.st_ino == rp->path_st.st_ino;
 }
 
+static const struct td_sink_ops text_sink_ops = { .name = "text", .write = text_write };
+
 static int setup_pipeline(struct report *rp)
 {
-	struct td_resolver_hooks hooks = {
-		.kernel_sym = kernel_sym,
-		.task_live = task_live,
-		.write = rp->text ? text_write : NULL,
-		.arg = rp,
+	const struct td_config *cfg = &rp->cfg;
+	/* The bounds mean what they mean for the daemon (daemon.c). */
+	struct td_pipeline_config pc = {
+		.nr_cpus = rp->nr_cpus,
+		.stitch = {
+			.max_pending_events = cfg->max_pending,
+			.max_stacks = cfg->max_stacks,
+			.max_wait_ns = cfg->max_wait_ms * 1000000ULL,
+			.stack_keep_ns = cfg->max_wait_ms * 1000000ULL,
+		},
+		/*
+		 * In a file, what follows an event on its CPU is known: the
+		 * next record of that CPU, whatever its time stamp (a stalled
+		 * vCPU can write the cookie long after its event). So an event
+		 * is held until that record or the end, never for a time: at
+		 * most one held event per CPU.
+		 */
+		.hold_ns = UINT64_MAX,
+		.symbolize = cfg->symbolize,
+		.debug_dir = cfg->debug_dir,
+		/*
+		 * Not live: a thread's process is looked up when its event is
+		 * resolved, and only if task_live() says the tid is still the
+		 * task of the file.
+		 */
+		.hooks = { .kernel_sym = kernel_sym, .task_live = task_live, .arg = rp },
 	};
-	struct td_stitch_config sc;
 
 	if (td_counters_init(&rp->counters, rp->nr_cpus)) {
 		td_err("out of memory");
 		return TD_EXIT_RUNTIME;
 	}
-	if (overwrites_input(rp, rp->cfg.output) || overwrites_input(rp, rp->cfg.folded) ||
-	    overwrites_input(rp, rp->cfg.flamegraph) || overwrites_input(rp, rp->cfg.pprof)) {
+	if (overwrites_input(rp, cfg->output) || overwrites_input(rp, cfg->folded) ||
+	    overwrites_input(rp, cfg->flamegraph) || overwrites_input(rp, cfg->pprof)) {
 		td_err("report: an output names the trace.dat being read, %s", rp->path);
 		return TD_EXIT_USAGE;
 	}
-	if (td_outputs_open(&rp->outputs, &rp->cfg))
+	if (td_outputs_open(&rp->outputs, cfg))
 		return TD_EXIT_RUNTIME;
 	rp->outputs_open = true;
 	if (rp->text) {
 		trace_seq_init(&rp->seq);
 		rp->seq_init = true;
 	}
-	if (rp->cfg.symbolize) {
+	if (cfg->symbolize) {
 		rp->tasks = calloc(TASK_SLOTS, sizeof(*rp->tasks));
 		if (!rp->tasks) {
 			td_err("out of memory");
@@ -591,36 +609,8 @@ static int setup_pipeline(struct report *rp)
 				  "symbols are not where /proc/kallsyms has them): user frames "
 				  "without file identity are not named", rp->path);
 	}
-	/*
-	 * Nothing is captured here: kernel_stack = no only keeps the resolver
-	 * from loading /proc/kallsyms, which the kernel_sym hook replaces.
-	 */
-	rp->cfg.kernel_stack = false;
-	rp->resolver = td_resolver_new(&rp->cfg, &rp->outputs, &rp->counters);
-	if (!rp->resolver) {
-		td_err("cannot set up the symbolizer");
-		return TD_EXIT_RUNTIME;
-	}
-	td_resolver_set_hooks(rp->resolver, &hooks);
-
-	/* The bounds mean what they mean for the daemon (daemon.c). */
-	td_stitch_config_default(&sc);
-	if (rp->cfg.max_pending)
-		sc.max_pending_events = rp->cfg.max_pending;
-	if (rp->cfg.max_stacks)
-		sc.max_stacks = rp->cfg.max_stacks;
-	if (rp->cfg.max_wait_ms) {
-		sc.max_wait_ns = rp->cfg.max_wait_ms * 1000000ULL;
-		sc.stack_keep_ns = sc.max_wait_ns;
-	}
-	rp->stitcher = td_stitch_new(&sc, td_resolver_emit, rp->resolver);
-	if (!rp->stitcher) {
-		td_err("out of memory");
-		return TD_EXIT_RUNTIME;
-	}
-	/* No tgid function: a thread's process is looked up when it is written, if live. */
-	rp->parser = td_parser_new(rp->tep, rp->stitcher, rp->nr_cpus);
-	if (!rp->parser) {
+	rp->pl = td_pipeline_new(rp->tep, &pc);
+	if (!rp->pl) {
 		if (errno == ENOTSUP)
 			td_err("report: %s comes from a 32-bit or big-endian system: not supported",
 			       rp->path);
@@ -628,17 +618,14 @@ static int setup_pipeline(struct report *rp)
 			td_err("report: %s: an ftrace stack event has fields trace-defer does not "
 			       "know", rp->path);
 		else
-			td_err("report: cannot set up the record parser: %s", strerror(errno));
+			td_err("report: cannot set up the pipeline: %s", strerror(errno));
 		return TD_EXIT_RUNTIME;
 	}
-	/*
-	 * In a file, what follows an event on its CPU is known: the next record
-	 * of that CPU, whatever its time stamp (a stalled vCPU can write the
-	 * cookie long after its event). So an event is held until that record
-	 * or the end, never for a time: at most one held event per CPU.
-	 */
-	td_parser_set_hold_ns(rp->parser, UINT64_MAX);
-	td_parser_set_filetab(rp->parser, td_resolver_filetab(rp->resolver));
+	if (td_outputs_attach(&rp->outputs, rp->pl) ||
+	    (rp->text && td_pipeline_add_sink(rp->pl, &text_sink_ops, rp))) {
+		td_err("out of memory");
+		return TD_EXIT_RUNTIME;
+	}
 	return TD_EXIT_OK;
 }
 
@@ -669,18 +656,17 @@ static int feed(struct report *rp, struct tep_record *rec, int cpu)
 		rp->damaged++;
 		return 0;
 	}
-	if (td_parser_record(rp->parser, cpu, rec) == -ENOMEM) {
+	if (td_pipeline_record(rp->pl, cpu, rec) == -ENOMEM) {
 		td_err("out of memory");
 		rp->exit_code = TD_EXIT_RUNTIME;
 		return -1;
 	}
 	/* Every record older than this one has been read, on every CPU. */
 	if (rec->ts >= rp->last_advance + ADVANCE_NS) {
-		td_parser_advance(rp->parser, rec->ts);
-		td_stitch_advance(rp->stitcher, rec->ts);
+		td_pipeline_advance(rp->pl, rec->ts);
 		rp->last_advance = rec->ts;
 	}
-	if (rp->text_broken || td_resolver_output_broken(rp->resolver))
+	if (rp->text_broken || td_pipeline_broken(rp->pl))
 		return -1;
 	return 0;
 }
@@ -696,7 +682,7 @@ static int feed(struct report *rp, struct tep_record *rec, int cpu)
 static int learn_files(struct report *rp)
 {
 	struct tep_event *ev = tep_find_event_by_name(rp->tep, "ftrace", "user_unwind_file");
-	struct td_filetab *ft = td_resolver_filetab(rp->resolver);
+	struct td_filetab *ft = td_pipeline_filetab(rp->pl);
 	struct tep_record *rec;
 	int cpu, ret = 0;
 
@@ -758,14 +744,23 @@ static int read_records(struct report *rp)
 
 static void summary(struct report *rp)
 {
-	struct td_parser_stats ps;
-	struct td_stitch_stats ss;
+	struct td_pipeline_stats st;
+	const struct td_parser_stats *ps = &st.parse;
+	const struct td_stitch_stats *ss = &st.stitch;
+	const char *sink;
+	int err;
 
-	td_parser_get_stats(rp->parser, &ps);
-	td_stitch_get_stats(rp->stitcher, &ss);
-	if (ps.missed_pages)
+	td_pipeline_get_stats(rp->pl, &st);
+	err = td_pipeline_error(rp->pl, &sink);
+	if (err) {
+		td_err("report: cannot write the %s output: %s (%" PRIu64 " events not written)",
+		       sink, strerror(-err), st.sink_errors);
+		if (rp->exit_code == TD_EXIT_OK)
+			rp->exit_code = TD_EXIT_RUNTIME;
+	}
+	if (ps->missed_pages)
 		td_warn("report: %" PRIu64 " sub-buffers of %s follow lost events (the buffer "
-			"overran while recording): some stacks may be user_lost", ps.missed_pages,
+			"overran while recording): some stacks may be user_lost", ps->missed_pages,
 			rp->path);
 	if (rp->bad_cpu)
 		td_warn("report: %" PRIu64 " records of a CPU beyond the file's %d skipped",
@@ -786,14 +781,14 @@ static void summary(struct report *rp)
 			  tracecmd_buffer_instance_name(rp->file, 0));
 	td_info("report: %s: records=%" PRIu64 " events=%" PRIu64 " cookies=%" PRIu64
 		" stacks=%" PRIu64 " malformed=%" PRIu64 " orphan_records=%" PRIu64,
-		rp->path, ps.records, ps.events, ps.cookies, ps.stacks, ps.bad_records,
-		ps.orphans);
+		rp->path, ps->records, ps->events, ps->cookies, ps->stacks, ps->bad_records,
+		ps->orphans);
 	td_info("report:   emitted: stitched=%" PRIu64 " inplace=%" PRIu64 " no_user=%" PRIu64
 		" user_lost=%" PRIu64 " unwind_failed=%" PRIu64 " orphan_stacks=%" PRIu64
 		" exec_stacks=%" PRIu64 " stacks_cut=%" PRIu64,
-		ss.emitted[TD_STITCHED], ss.emitted[TD_INPLACE], ss.emitted[TD_NO_USER],
-		ss.emitted[TD_USER_LOST], ss.emitted[TD_UNWIND_FAILED], ss.orphan_stacks,
-		ss.exec_stacks, ps.stacks_cut);
+		ss->emitted[TD_STITCHED], ss->emitted[TD_INPLACE], ss->emitted[TD_NO_USER],
+		ss->emitted[TD_USER_LOST], ss->emitted[TD_UNWIND_FAILED], ss->orphan_stacks,
+		ss->exec_stacks, ps->stacks_cut);
 }
 
 static int run(struct report *rp)
@@ -816,8 +811,7 @@ static int run(struct report *rp)
 		rp->exit_code = TD_EXIT_RUNTIME;
 	}
 	/* End of input: what still waits is written, stackless ones as user_lost. */
-	td_parser_flush(rp->parser);
-	td_stitch_flush(rp->stitcher);
+	td_pipeline_flush(rp->pl);
 	summary(rp);
 	return rp->exit_code;
 }
@@ -839,10 +833,6 @@ int td_report_main(int argc, char **argv)
 	}
 	code = run(&rp);
 
-	if (rp.parser)
-		td_parser_free(rp.parser);
-	if (rp.stitcher)
-		td_stitch_free(rp.stitcher);
 	if (rp.text && !rp.text_broken && fflush(stdout) && errno != EPIPE) {
 		td_err("error writing stdout: %s", strerror(errno));
 		if (code == TD_EXIT_OK)
@@ -850,9 +840,7 @@ int td_report_main(int argc, char **argv)
 	}
 	if (rp.outputs_open && td_outputs_close(&rp.outputs) && code == TD_EXIT_OK)
 		code = TD_EXIT_RUNTIME;
-	if (rp.counters.write_errors && code == TD_EXIT_OK)
-		code = TD_EXIT_RUNTIME;
-	td_resolver_free(rp.resolver);
+	td_pipeline_free(rp.pl);
 	if (rp.seq_init)
 		trace_seq_destroy(&rp.seq);
 	free(rp.tasks);

@@ -23,8 +23,8 @@
 #include <kbuffer.h>
 
 #include <trace-defer/filetab.h>
-#include <trace-defer/pagegen.h>
 #include <trace-defer/parse.h>
+#include <trace-defer/ringbuf.h>
 
 #define DEFAULT_HOLD_NS		(10ULL * 1000 * 1000)
 #define USTACK_ENTRIES		8	/* ftrace:user_stack caller[8] */
@@ -55,7 +55,7 @@ struct held {
 
 struct td_parser {
 	struct tep_handle *tep;
-	struct td_stitcher *st;
+	struct td_parser_out out;	/* where events and stacks go */
 	struct kbuffer *kbuf;
 	int nr_cpus;
 	int common_size;		/* bytes of the common fields */
@@ -197,13 +197,37 @@ static int common_layout(struct td_parser *p)
 	return 0;
 }
 
+static void to_stitcher_event(struct td_event *ev, void *arg)
+{
+	td_stitch_event(arg, ev);
+}
+
+static void to_stitcher_stack(struct td_ustack *us, void *arg)
+{
+	td_stitch_stack(arg, us);
+}
+
 struct td_parser *td_parser_new(struct tep_handle *tep, struct td_stitcher *st, int nr_cpus)
+{
+	struct td_parser_out out = {
+		.event = to_stitcher_event, .stack = to_stitcher_stack, .arg = st,
+	};
+
+	if (!st) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return td_parser_new_out(tep, &out, nr_cpus);
+}
+
+struct td_parser *td_parser_new_out(struct tep_handle *tep, const struct td_parser_out *out,
+				    int nr_cpus)
 {
 	struct td_parser *p = NULL;
 	int err = EINVAL;
 	int ret;
 
-	if (!tep || !st || nr_cpus <= 0)
+	if (!tep || !out || !out->event || !out->stack || nr_cpus <= 0)
 		goto fail;
 	err = ENOTSUP;
 	if (tep_is_file_bigendian(tep) || tep_get_long_size(tep) == 4)
@@ -213,7 +237,7 @@ struct td_parser *td_parser_new(struct tep_handle *tep, struct td_stitcher *st, 
 	if (!p)
 		goto fail;
 	p->tep = tep;
-	p->st = st;
+	p->out = *out;
 	p->nr_cpus = nr_cpus;
 	p->hold_ns = DEFAULT_HOLD_NS;
 	p->kbuf = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
@@ -392,7 +416,7 @@ static void hand_on(struct td_parser *p, struct held *h)
 {
 	if (!h->ev)
 		return;
-	td_stitch_event(p->st, h->ev);
+	p->out.event(h->ev, p->out.arg);
 	p->stats.events++;
 	h->ev = NULL;
 }
@@ -607,7 +631,7 @@ static int on_unwind(struct td_parser *p, int cpu, int tid, uint64_t ts, const u
 		us->flags = v;
 	if (us->dropped)
 		p->stats.stacks_cut++;
-	td_stitch_stack(p->st, us);
+	p->out.stack(us, p->out.arg);
 	p->stats.stacks++;
 	return 0;
 }

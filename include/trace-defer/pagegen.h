@@ -4,7 +4,8 @@
  * per_cpu/cpuN/trace_pipe_raw returns on a 64-bit little-endian kernel, so
  * the parser can be tested and benchmarked without a kernel.
  *
- * Layout written (kernel/trace/ring_buffer.c, events/header_page):
+ * Layout written (kernel/trace/ring_buffer.c, events/header_page; the
+ * constants are in trace-defer/ringbuf.h):
  *   u64 timestamp;  local_t commit (bytes of data, flags in bits 30/31);
  *   data: events, each a u32 header {type_len:5, time_delta:27} and a body:
  *     type_len 1..28: body of type_len * 4 bytes;
@@ -28,16 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define TD_PAGE_SIZE		4096
-#define TD_PAGE_HDR_SIZE	16		/* u64 timestamp + 64-bit local_t commit */
-#define TD_PAGE_MISSED_EVENTS	(1ULL << 31)	/* commit flag: events lost before this page */
-#define TD_PAGE_MISSED_STORED	(1ULL << 30)	/* the count is stored after the data */
-#define TD_PAGE_COMMIT_MASK	((1ULL << 27) - 1)
-
-#define TD_RB_TYPE_PADDING	29
-#define TD_RB_TYPE_TIME_EXTEND	30
-#define TD_RB_TYPE_TIME_STAMP	31
-#define TD_RB_MAX_DELTA		((1U << 27) - 1)
+#include <trace-defer/ringbuf.h>
 
 struct td_pagegen {
 	uint8_t *page;

@@ -2,7 +2,7 @@
 /*
  * Record parser: turns ring-buffer records (raw sub-buffers from
  * trace_pipe_raw, or tep_records from a trace.dat) into td_events and
- * td_ustacks, and feeds them to a stitcher.
+ * td_ustacks, and feeds them to a stitcher (or to callbacks of the caller's).
  *
  * Per CPU it assembles an event with the records that follow it on the same
  * CPU for the same task: ftrace:kernel_stack, ftrace:user_unwind_cookie, or
@@ -57,6 +57,19 @@ struct td_parser;
  * The parser registers the comms it learns from sched_switch in @tep.
  */
 struct td_parser *td_parser_new(struct tep_handle *tep, struct td_stitcher *st, int nr_cpus);
+/*
+ * Where a parser hands what it assembles, instead of a stitcher: @event and
+ * @stack take ownership (td_event_free(), td_ustack_free()).
+ */
+struct td_parser_out {
+	void (*event)(struct td_event *ev, void *arg);
+	void (*stack)(struct td_ustack *us, void *arg);
+	void *arg;
+};
+
+/* The same as td_parser_new(), handing events and stacks to @out (copied). */
+struct td_parser *td_parser_new_out(struct tep_handle *tep, const struct td_parser_out *out,
+				    int nr_cpus);
 /* Frees held events without handing them on; td_parser_flush() first to keep them. */
 void td_parser_free(struct td_parser *p);
 

@@ -16,8 +16,9 @@ FUZZ_CFLAGS	:= -std=gnu11 -g -O1 $(FUZZ_SAN) $(WARN) -D_GNU_SOURCE -Iinclude $(P
 FUZZ_LIBS	:= $(PKG_LIBS) -lpthread
 FUZZ_TARGETS	:= $(FUZZ_BUILD)/fuzz_page $(FUZZ_BUILD)/fuzz_plugin
 FUZZ_SEED	:= $(FUZZ_BUILD)/fuzz_seed
-# pprof needs generated code the targets do not use.
-FUZZ_LIB_OBJS	:= $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(filter-out lib/pprof.c,$(LIB_SRCS)))
+# pprof needs generated code the targets do not use (and so do the sinks).
+FUZZ_LIB_OBJS	:= $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,\
+		   $(filter-out lib/pprof.c lib/sinks.c,$(LIB_SRCS)))
 FUZZ_HDRS	:= $(wildcard include/trace-defer/*.h lib/*.h) tests/fuzz/fuzz-common.h \
 		   tests/unit/parse-fixtures.h
 

@@ -23,6 +23,7 @@
 #include <trace-defer/parse.h>
 
 #include "parse-fixtures.h"
+#include "parse-records.h"
 
 #define MAX_OUT		64
 #define MAX_IPS		24
@@ -54,18 +55,6 @@ struct ctx {
 };
 
 /* ---- helpers ---- */
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, sizeof(v));
-}
 
 static uint64_t cookie_of(int cpu, uint32_t n)
 {
@@ -238,18 +227,6 @@ static unsigned int rec_sys_enter(uint8_t *b, int pid, long id)
 	return 64;
 }
 
-static unsigned int rec_switch(uint8_t *b, const char *prev, int prev_pid, const char *next,
-			       int next_pid)
-{
-	memset(b, 0, 64);
-	td_rec_common(b, ID_SCHED_SWITCH, prev_pid);
-	memcpy(b + 8, prev, strnlen(prev, 16));
-	put32(b + 24, (uint32_t)prev_pid);
-	memcpy(b + 40, next, strnlen(next, 16));
-	put32(b + 56, (uint32_t)next_pid);
-	return 64;
-}
-
 static unsigned int rec_exec(uint8_t *b, int pid, const char *file, uint32_t loc_override)
 {
 	size_t n = strlen(file) + 1;
@@ -263,18 +240,6 @@ static unsigned int rec_exec(uint8_t *b, int pid, const char *file, uint32_t loc
 	return 20 + n;
 }
 
-static unsigned int rec_kstack(uint8_t *b, int pid, const uint64_t *ips, int nr)
-{
-	int i;
-
-	memset(b, 0, 16);
-	td_rec_common(b, ID_KERNEL_STACK, pid);
-	put32(b + 8, (uint32_t)nr);
-	for (i = 0; i < nr; i++)
-		put64(b + 16 + 8 * i, ips[i]);
-	return 16 + 8 * nr;
-}
-
 static unsigned int rec_ustack(uint8_t *b, int pid, int tgid, const uint64_t *ips, int nr)
 {
 	int i;
@@ -285,26 +250,6 @@ static unsigned int rec_ustack(uint8_t *b, int pid, int tgid, const uint64_t *ip
 	for (i = 0; i < nr; i++)
 		put64(b + 16 + 8 * i, ips[i]);
 	return 80;
-}
-
-static unsigned int rec_cookie(uint8_t *b, int pid, uint64_t cookie)
-{
-	td_rec_common(b, ID_UNWIND_COOKIE, pid);
-	put64(b + 8, cookie);
-	return 16;
-}
-
-static unsigned int rec_unwind(uint8_t *b, int pid, uint64_t cookie, const uint64_t *ips, int nr)
-{
-	int i;
-
-	memset(b, 0, 24);
-	td_rec_common(b, ID_UNWIND_STACK, pid);
-	put64(b + 8, cookie);
-	put32(b + 16, (uint32_t)(8 * nr) << 16 | 24);
-	for (i = 0; i < nr; i++)
-		put64(b + 24 + 8 * i, ips[i]);
-	return 24 + 8 * nr;
 }
 
 static const uint64_t kips[] = {

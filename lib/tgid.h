@@ -5,8 +5,8 @@
  * carries the pid. Bounded: the table is emptied when full, and an entry is
  * re-read after a while because thread ids are reused.
  */
-#ifndef TD_DAEMON_TGID_H
-#define TD_DAEMON_TGID_H
+#ifndef TD_LIB_TGID_H
+#define TD_LIB_TGID_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -36,4 +36,4 @@ void td_tgid_note(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns);
  */
 void td_tgid_sweep(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg), void *arg);
 
-#endif /* TD_DAEMON_TGID_H */
+#endif /* TD_LIB_TGID_H */

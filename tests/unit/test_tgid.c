@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for the daemon's thread -> process cache (daemon/tgid.c), on
+ * Unit tests for the daemon's thread -> process cache (lib/tgid.c), on
  * a fake /proc tree the test builds: lookups, caching, expiry, notes from
  * records, and the sweep of exited processes.
  */
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/tgid.h"
+#include "../../lib/tgid.h"
 
 #define SEC 1000000000ULL
 

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The pipeline: ring-buffer pages or trace.dat records in, resolved events
+ * out to sinks. One object holds the parser, the stitcher, the file table,
+ * the symbolizer and the thread -> process cache, wired the one way they
+ * fit, so the live daemon, `trace-defer report` and the benchmark run the
+ * same code on the same data:
+ *
+ *   td_pipeline_page/record -> parser -> stitcher -> resolve -> sinks
+ *
+ * Resolving names kernel frames (/proc/kallsyms, or the kernel_sym hook),
+ * user frames from the file identity of their stack record when it has
+ * some, else through /proc/PID/maps of a live process, and fills in the
+ * process id the records did not carry.
+ *
+ * Errors are returned and counted, never printed: a sink's failed write
+ * is counted (sink_errors) and its first error kept (td_pipeline_error());
+ * a sink returning -EPIPE marks the pipeline broken (the reader of its
+ * output went away) and is not called again.
+ *
+ * Not thread safe: one pipeline per thread.
+ */
+#ifndef TRACE_DEFER_PIPELINE_H
+#define TRACE_DEFER_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <trace-defer/filetab.h>
+#include <trace-defer/output.h>
+#include <trace-defer/parse.h>
+#include <trace-defer/stitch.h>
+#include <trace-defer/symbolize.h>
+
+struct tep_handle;
+struct tep_record;
+
+/* How far events go; the shorter ones are for measuring the stages. */
+enum td_pipeline_stage {
+	TD_PIPE_ALL = 0,	/* parse, stitch, resolve, sinks */
+	TD_PIPE_PARSE,		/* parse only: events and stacks freed as they come */
+	TD_PIPE_STITCH,		/* parse and stitch: events counted, not resolved */
+};
+
+/* For input that does not describe this system now (a trace.dat). */
+struct td_pipeline_hooks {
+	/*
+	 * Name a kernel address instead of this machine's /proc/kallsyms
+	 * (e.g. from the kallsyms saved in a trace.dat). Returns 0, or
+	 * -ENOENT (@out then holds only the address).
+	 */
+	int (*kernel_sym)(uint64_t addr, struct td_frame *out, void *arg);
+	/*
+	 * May /proc/@tid be asked about this task (its process and maps)?
+	 * false when the thread id may now name another task: the pid stays
+	 * what the records said and user frames without file identity stay
+	 * raw.
+	 */
+	bool (*task_live)(int tid, const char *comm, void *arg);
+	void *arg;
+};
+
+struct td_pipeline_config {
+	int nr_cpus;				/* CPUs of the input, > 0 */
+	enum td_pipeline_stage stage;
+	struct td_stitch_config stitch;		/* zero fields: the stitcher's defaults */
+	/*
+	 * How long (trace time) an event waits for the records that follow
+	 * it on its CPU: 0, the parser's default; UINT64_MAX, until the next
+	 * record of its CPU (a file, where that record is known to come).
+	 */
+	uint64_t hold_ns;
+	bool symbolize;				/* false: addresses only */
+	const char *debug_dir;			/* see td_sym_config */
+	/* Read /proc/kallsyms now, not at the first kernel frame (a live capture). */
+	bool load_kallsyms;
+	/*
+	 * The input is this system, now: a thread's process is read from
+	 * /proc when its record is parsed, and the maps of a process seen for
+	 * the first time are read right then, while it most likely still
+	 * runs. Otherwise /proc is asked only when an event is resolved, and
+	 * only if hooks.task_live allows.
+	 */
+	bool live;
+	struct td_pipeline_hooks hooks;
+};
+
+/*
+ * A sink: where resolved events go. @write returns 0 or a negative errno;
+ * -EPIPE means its reader went away. The pipeline does not own @priv.
+ */
+struct td_sink_ops {
+	const char *name;
+	int (*write)(void *priv, const struct td_resolved *r);
+};
+
+/*
+ * Sinks of the library's writers; each writer keeps its own caches.
+ * td_folded_sink_ops' priv is a struct td_folded, td_pprof_sink_ops' a
+ * struct td_pprof, td_json_sink_ops' a struct td_json_sink: a JSON writer
+ * and the stream it writes to (which the caller may change between events,
+ * e.g. after reopening a rotated file).
+ */
+struct td_json_sink {
+	struct td_json_writer *jw;
+	FILE *f;
+	uint64_t written;		/* events written */
+};
+
+extern const struct td_sink_ops td_json_sink_ops;
+extern const struct td_sink_ops td_folded_sink_ops;
+extern const struct td_sink_ops td_pprof_sink_ops;
+
+struct td_pipeline_stats {
+	struct td_parser_stats parse;
+	struct td_stitch_stats stitch;
+	struct td_filetab_stats files;
+	bool has_sym;				/* symbolize: sym is filled */
+	struct td_sym_stats sym;
+	uint64_t emitted;			/* events out of the stitcher */
+	uint64_t resolved;			/* events handed to the sinks */
+	uint64_t no_pid;			/* events whose process was not known */
+	uint64_t fileid_named;			/* user frames named from file identity */
+	uint64_t fileid_unknown;		/* user frames in a file id nothing described */
+	uint64_t kframes, kframes_named;	/* kernel frames resolved, with a symbol */
+	uint64_t uframes, uframes_named;	/* user frames resolved, with a symbol */
+	uint64_t sink_errors;			/* failed sink writes (not -EPIPE) */
+	bool broken;				/* a sink's reader went away */
+};
+
+struct td_pipeline;
+
+/*
+ * @tep must know the formats of the input (see td_parser_new()). Returns
+ * NULL with errno: EINVAL, ENOMEM, ENOTSUP (32-bit or big-endian input),
+ * EPROTO (an ftrace event with unexpected fields), or what setting up the
+ * symbolizer failed with.
+ */
+struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipeline_config *cfg);
+/* Frees what is still pending without emitting it: td_pipeline_flush() first. */
+void td_pipeline_free(struct td_pipeline *pl);
+
+/* Sinks are called in the order they were added. Returns 0 or -ENOMEM. */
+int td_pipeline_add_sink(struct td_pipeline *pl, const struct td_sink_ops *ops, void *priv);
+
+/*
+ * The file table that user_unwind_file records fill; a caller may add
+ * records to it ahead of the stream (a file read twice). Owned by the
+ * pipeline.
+ */
+struct td_filetab *td_pipeline_filetab(struct td_pipeline *pl);
+
+/* One raw sub-buffer of @cpu (td_parser_page()). */
+int td_pipeline_page(struct td_pipeline *pl, int cpu, void *page, int size);
+/* One record of @cpu (td_parser_record()). */
+int td_pipeline_record(struct td_pipeline *pl, int cpu, struct tep_record *rec);
+/*
+ * Every CPU has been read up to trace time @trace_ns: events held or
+ * waiting too long move on (parser, then stitcher).
+ */
+void td_pipeline_advance(struct td_pipeline *pl, uint64_t trace_ns);
+/* End of input: everything held or pending is emitted, stackless as user_lost. */
+void td_pipeline_flush(struct td_pipeline *pl);
+
+/* Monotonic time (ns) for cache ages; set once per batch, not read per event. */
+void td_pipeline_set_now(struct td_pipeline *pl, uint64_t mono_ns);
+/* Every few seconds: forget processes that exited (their caches go). */
+void td_pipeline_housekeeping(struct td_pipeline *pl);
+
+void td_pipeline_get_stats(const struct td_pipeline *pl, struct td_pipeline_stats *st);
+/*
+ * The first failed sink write: its negative errno (0: none yet) and, in
+ * *@sink when not NULL, the sink's name.
+ */
+int td_pipeline_error(const struct td_pipeline *pl, const char **sink);
+/* A sink's reader went away: the caller should stop. */
+bool td_pipeline_broken(const struct td_pipeline *pl);
+
+#endif /* TRACE_DEFER_PIPELINE_H */

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pipeline (see include/trace-defer/pipeline.h): parser -> stitcher ->
+ * resolve -> sinks, owned and wired here once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event-parse.h>
+
+#include <trace-defer/pipeline.h>
+
+#include "tgid.h"
+
+/* Distinct traced events named once each ("system:name"); few are traced. */
+#define NAME_SLOTS	16
+
+struct sink {
+	const struct td_sink_ops *ops;
+	void *priv;
+	bool gone;			/* returned -EPIPE: not called again */
+};
+
+struct td_pipeline {
+	struct td_pipeline_config cfg;
+	struct td_parser *parser;
+	struct td_stitcher *stitcher;
+	struct td_filetab *files;
+	struct td_symbolizer *sym;	/* NULL: symbolize off */
+	struct td_tgid_cache *tgid;	/* thread -> process */
+	struct sink *sinks;
+	unsigned int nr_sinks;
+	struct td_frame *kframes, *uframes;
+	unsigned int kcap, ucap;
+	uint64_t now_ns;
+	int error;			/* first failed sink write */
+	const char *error_sink;
+	struct {
+		const struct tep_event *event;
+		char name[128];
+	} names[NAME_SLOTS];
+	unsigned int nr_names;
+	struct td_pipeline_stats st;	/* the counters of this file; the rest asked for */
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static const char *event_name(struct td_pipeline *pl, const struct tep_event *event)
+{
+	unsigned int i;
+
+	if (!event)
+		return "unknown";
+	for (i = 0; i < pl->nr_names; i++)
+		if (pl->names[i].event == event)
+			return pl->names[i].name;
+	i = pl->nr_names < NAME_SLOTS ? pl->nr_names++ : NAME_SLOTS - 1;
+	pl->names[i].event = event;
+	snprintf(pl->names[i].name, sizeof(pl->names[i].name), "%s:%s", event->system,
+		 event->name);
+	return pl->names[i].name;
+}
+
+/* Make room for @nr frames in *buf. Returns 0 or -ENOMEM. */
+static int frames(struct td_frame **buf, unsigned int *cap, unsigned int nr)
+{
+	struct td_frame *n;
+
+	if (nr <= *cap)
+		return 0;
+	n = realloc(*buf, nr * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	*buf = n;
+	*cap = nr;
+	return 0;
+}
+
+static const struct td_ips *user_ips(const struct td_event *ev, const struct td_ustack *us,
+				     enum td_status status)
+{
+	switch (status) {
+	case TD_STITCHED:
+	case TD_UNWIND_FAILED:
+		return us ? &us->ips : NULL;
+	case TD_INPLACE:
+		return &ev->inplace_stack;
+	default:
+		return NULL;
+	}
+}
+
+static void name_kernel(struct td_pipeline *pl, struct td_frame *f, uint64_t addr)
+{
+	memset(f, 0, sizeof(*f));
+	f->addr = addr;
+	if (!pl->sym)
+		return;
+	if (pl->cfg.hooks.kernel_sym)
+		pl->cfg.hooks.kernel_sym(addr, f, pl->cfg.hooks.arg);
+	else
+		td_sym_kernel(pl->sym, addr, f);
+}
+
+/*
+ * User frame @i. From the stack record's file identity when it has some;
+ * /proc is read then only for a file found nowhere else, through the root
+ * of @pid (0: never). Otherwise through the maps of @pid, if live.
+ */
+static void name_user(struct td_pipeline *pl, const struct td_ustack *us,
+		      const struct td_ips *uips, unsigned int i, int pid, struct td_frame *f)
+{
+	if (us && us->files && uips == &us->ips) {
+		td_sym_ufile_pid(pl->sym, pl->files, &us->files[i], pid, us->ips.ips[i], i > 0, f);
+		if (f->file_kind != TD_FILE_IN)
+			return;
+		if (!f->object)
+			pl->st.fileid_unknown++;
+		else if (f->symbol)
+			pl->st.fileid_named++;
+		return;
+	}
+	memset(f, 0, sizeof(*f));
+	f->addr = uips->ips[i];
+	/* Frame 0 is where the task was; the others are return addresses. */
+	if (pl->sym && pid > 0)
+		td_sym_user(pl->sym, pid, f->addr, i > 0, f);
+}
+
+static void to_sinks(struct td_pipeline *pl, const struct td_resolved *res)
+{
+	pl->st.resolved++;
+	for (unsigned int i = 0; i < pl->nr_sinks; i++) {
+		struct sink *s = &pl->sinks[i];
+		int ret;
+
+		if (s->gone)
+			continue;
+		ret = s->ops->write(s->priv, res);
+		if (!ret)
+			continue;
+		if (ret == -EPIPE) {
+			s->gone = true;
+			pl->st.broken = true;
+			continue;
+		}
+		pl->st.sink_errors++;
+		if (!pl->error) {
+			pl->error = ret;
+			pl->error_sink = s->ops->name;
+		}
+	}
+}
+
+/* The stitcher's emit callback: name the frames and the process, then the sinks. */
+static void resolve(const struct td_event *ev, const struct td_ustack *us,
+		    enum td_status status, void *arg)
+{
+	struct td_pipeline *pl = arg;
+	const struct td_ips *uips = user_ips(ev, us, status);
+	unsigned int nk = ev->kstack.nr, nu = uips ? uips->nr : 0;
+	struct td_resolved res = { 0 };
+	struct td_event copy;
+	bool live = true;
+	int maps_pid;
+
+	pl->st.emitted++;
+	if (pl->cfg.stage == TD_PIPE_STITCH)
+		return;
+	if (pl->cfg.hooks.task_live && ev->tid > 0)
+		live = pl->cfg.hooks.task_live(ev->tid, ev->comm, pl->cfg.hooks.arg);
+	/* The records may not say which process the thread belongs to. */
+	copy = *ev;
+	if (copy.pid > 0)
+		td_tgid_note(pl->tgid, copy.tid, copy.pid, pl->now_ns);
+	else if (copy.tid > 0 && live)
+		copy.pid = td_tgid_lookup(pl->tgid, copy.tid, pl->now_ns);
+	if (copy.tid > 0 && copy.pid <= 0)
+		pl->st.no_pid++;
+	/* /proc/TID/maps is the process's too, should the tgid be unknown. */
+	maps_pid = live ? (copy.pid > 0 ? copy.pid : copy.tid) : 0;
+
+	res.ev = &copy;
+	res.status = status;
+	res.cookie = ev->has_cookie ? ev->cookie : 0;
+	res.event_name = event_name(pl, ev->tep_event);
+	/* Out of memory: the event still goes out, without its frames. */
+	if (frames(&pl->kframes, &pl->kcap, nk) || frames(&pl->uframes, &pl->ucap, nu))
+		nk = nu = 0;
+	for (unsigned int i = 0; i < nk; i++) {
+		name_kernel(pl, &pl->kframes[i], ev->kstack.ips[i]);
+		pl->st.kframes_named += pl->kframes[i].symbol != NULL;
+	}
+	for (unsigned int i = 0; i < nu; i++) {
+		name_user(pl, status == TD_INPLACE ? NULL : us, uips, i, maps_pid,
+			  &pl->uframes[i]);
+		pl->st.uframes_named += pl->uframes[i].symbol != NULL;
+	}
+	pl->st.kframes += nk;
+	pl->st.uframes += nu;
+	res.kframes = pl->kframes;
+	res.nr_kframes = nk;
+	res.uframes = pl->uframes;
+	res.nr_uframes = nu;
+	to_sinks(pl, &res);
+}
+
+/*
+ * The parser's process lookup, live input only: at the moment a record is
+ * read its task most likely still runs. A process seen for the first time
+ * has its maps read right then, for the same reason.
+ */
+static int tgid_now(int tid, void *arg)
+{
+	struct td_pipeline *pl = arg;
+	struct td_frame f;
+	bool fresh;
+	int tgid;
+
+	tgid = td_tgid_lookup_fresh(pl->tgid, tid, pl->now_ns, &fresh);
+	/* No address is mapped at 0: the lookup only reads and caches the maps. */
+	if (fresh && pl->sym)
+		td_sym_user(pl->sym, tgid, 0, false, &f);
+	return tgid;
+}
+
+/* TD_PIPE_PARSE: what the parser assembles is dropped at once. */
+static void drop_event(struct td_event *ev, void *arg)
+{
+	td_event_free(ev);
+}
+
+static void drop_stack(struct td_ustack *us, void *arg)
+{
+	td_ustack_free(us);
+}
+
+static void to_stitcher_event(struct td_event *ev, void *arg)
+{
+	td_stitch_event(arg, ev);
+}
+
+static void to_stitcher_stack(struct td_ustack *us, void *arg)
+{
+	td_stitch_stack(arg, us);
+}
+
+static int setup_stitcher(struct td_pipeline *pl)
+{
+	struct td_stitch_config sc;
+	const struct td_stitch_config *c = &pl->cfg.stitch;
+
+	td_stitch_config_default(&sc);
+	if (c->max_pending_events)
+		sc.max_pending_events = c->max_pending_events;
+	if (c->max_stacks)
+		sc.max_stacks = c->max_stacks;
+	if (c->max_wait_ns)
+		sc.max_wait_ns = c->max_wait_ns;
+	if (c->stack_keep_ns)
+		sc.stack_keep_ns = c->stack_keep_ns;
+	pl->stitcher = td_stitch_new(&sc, resolve, pl);
+	return pl->stitcher ? 0 : -ENOMEM;
+}
+
+static int setup_symbolizer(struct td_pipeline *pl, const char *debug_dir)
+{
+	struct td_sym_config sc = { .debug_dir = debug_dir };
+	struct td_frame f;
+
+	if (!pl->cfg.symbolize || pl->cfg.stage != TD_PIPE_ALL)
+		return 0;
+	errno = 0;
+	pl->sym = td_sym_new(&sc);
+	if (!pl->sym)
+		return errno ? -errno : -ENOMEM;
+	/* Reading kallsyms takes long enough for a ring buffer to overrun meanwhile. */
+	if (pl->cfg.load_kallsyms && !pl->cfg.hooks.kernel_sym)
+		td_sym_kernel(pl->sym, 0, &f);
+	return 0;
+}
+
+struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipeline_config *cfg)
+{
+	struct td_parser_out out = { drop_event, drop_stack, NULL };
+	struct td_pipeline *pl;
+	int err = EINVAL;
+
+	if (!tep || !cfg || cfg->nr_cpus <= 0 || cfg->stage > TD_PIPE_STITCH)
+		goto fail_early;
+	err = ENOMEM;
+	pl = calloc(1, sizeof(*pl));
+	if (!pl)
+		goto fail_early;
+	pl->cfg = *cfg;
+	pl->cfg.debug_dir = NULL;	/* the caller's: only td_sym_new() reads it */
+	pl->now_ns = mono_ns();
+	pl->tgid = td_tgid_new(NULL);
+	pl->files = td_filetab_new(0);
+	if (!pl->tgid || !pl->files)
+		goto fail;
+	err = -setup_symbolizer(pl, cfg->debug_dir);
+	if (err)
+		goto fail;
+	if (cfg->stage != TD_PIPE_PARSE) {
+		err = -setup_stitcher(pl);
+		if (err)
+			goto fail;
+		out = (struct td_parser_out){ to_stitcher_event, to_stitcher_stack, pl->stitcher };
+	}
+	pl->parser = td_parser_new_out(tep, &out, cfg->nr_cpus);
+	if (!pl->parser) {
+		err = errno;
+		goto fail;
+	}
+	if (cfg->hold_ns)
+		td_parser_set_hold_ns(pl->parser, cfg->hold_ns);
+	td_parser_set_filetab(pl->parser, pl->files);
+	if (cfg->live)
+		td_parser_set_tgid_fn(pl->parser, tgid_now, pl);
+	return pl;
+fail:
+	td_pipeline_free(pl);
+fail_early:
+	errno = err;
+	return NULL;
+}
+
+void td_pipeline_free(struct td_pipeline *pl)
+{
+	if (!pl)
+		return;
+	/* The parser first: it points at the stitcher and the file table. */
+	td_parser_free(pl->parser);
+	td_stitch_free(pl->stitcher);
+	td_sym_free(pl->sym);
+	td_filetab_free(pl->files);
+	td_tgid_free(pl->tgid);
+	free(pl->sinks);
+	free(pl->kframes);
+	free(pl->uframes);
+	free(pl);
+}
+
+int td_pipeline_add_sink(struct td_pipeline *pl, const struct td_sink_ops *ops, void *priv)
+{
+	struct sink *n = realloc(pl->sinks, (pl->nr_sinks + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	pl->sinks = n;
+	pl->sinks[pl->nr_sinks++] = (struct sink){ .ops = ops, .priv = priv };
+	return 0;
+}
+
+struct td_filetab *td_pipeline_filetab(struct td_pipeline *pl)
+{
+	return pl->files;
+}
+
+int td_pipeline_page(struct td_pipeline *pl, int cpu, void *page, int size)
+{
+	return td_parser_page(pl->parser, cpu, page, size);
+}
+
+int td_pipeline_record(struct td_pipeline *pl, int cpu, struct tep_record *rec)
+{
+	return td_parser_record(pl->parser, cpu, rec);
+}
+
+void td_pipeline_advance(struct td_pipeline *pl, uint64_t trace_ns)
+{
+	td_parser_advance(pl->parser, trace_ns);
+	if (pl->stitcher)
+		td_stitch_advance(pl->stitcher, trace_ns);
+}
+
+void td_pipeline_flush(struct td_pipeline *pl)
+{
+	td_parser_flush(pl->parser);
+	if (pl->stitcher)
+		td_stitch_flush(pl->stitcher);
+}
+
+void td_pipeline_set_now(struct td_pipeline *pl, uint64_t mono_ns)
+{
+	pl->now_ns = mono_ns;
+}
+
+static void forget(int tgid, void *arg)
+{
+	struct td_pipeline *pl = arg;
+
+	if (pl->sym)
+		td_sym_forget(pl->sym, tgid);
+}
+
+void td_pipeline_housekeeping(struct td_pipeline *pl)
+{
+	td_tgid_sweep(pl->tgid, forget, pl);
+}
+
+void td_pipeline_get_stats(const struct td_pipeline *pl, struct td_pipeline_stats *st)
+{
+	*st = pl->st;
+	td_parser_get_stats(pl->parser, &st->parse);
+	if (pl->stitcher)
+		td_stitch_get_stats(pl->stitcher, &st->stitch);
+	else
+		memset(&st->stitch, 0, sizeof(st->stitch));
+	td_filetab_get_stats(pl->files, &st->files);
+	st->has_sym = pl->sym != NULL;
+	if (pl->sym)
+		td_sym_get_stats(pl->sym, &st->sym);
+	else
+		memset(&st->sym, 0, sizeof(st->sym));
+}
+
+int td_pipeline_error(const struct td_pipeline *pl, const char **sink)
+{
+	if (sink)
+		*sink = pl->error_sink;
+	return pl->error;
+}
+
+bool td_pipeline_broken(const struct td_pipeline *pl)
+{
+	return pl->st.broken;
+}

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The library's writers as pipeline sinks (see trace-defer/pipeline.h).
+ */
+#include <errno.h>
+
+#include <trace-defer/pipeline.h>
+#include <trace-defer/pprof.h>
+
+static int json_write(void *priv, const struct td_resolved *r)
+{
+	struct td_json_sink *js = priv;
+	int ret;
+
+	if (!js->f)
+		return 0;
+	ret = td_json_writer_write(js->jw, js->f, r);
+	if (!ret)
+		js->written++;
+	return ret;
+}
+
+static int folded_write(void *priv, const struct td_resolved *r)
+{
+	return td_folded_add(priv, r);
+}
+
+static int pprof_write(void *priv, const struct td_resolved *r)
+{
+	return td_pprof_add(priv, r);
+}
+
+const struct td_sink_ops td_json_sink_ops = { .name = "json", .write = json_write };
+const struct td_sink_ops td_folded_sink_ops = { .name = "folded", .write = folded_write };
+const struct td_sink_ops td_pprof_sink_ops = { .name = "pprof", .write = pprof_write };

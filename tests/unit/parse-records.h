@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Record builders for the unit tests: records in the layouts of the formats
+ * in parse-fixtures.h, little-endian, ready for td_pagegen_add().
+ */
+#ifndef TEST_PARSE_RECORDS_H
+#define TEST_PARSE_RECORDS_H
+
+#include <endian.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <trace-defer/pagegen.h>
+
+#include "parse-fixtures.h"
+
+static inline void put32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void put64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline unsigned int rec_switch(uint8_t *b, const char *prev, int prev_pid,
+				      const char *next, int next_pid)
+{
+	memset(b, 0, 64);
+	td_rec_common(b, ID_SCHED_SWITCH, prev_pid);
+	memcpy(b + 8, prev, strnlen(prev, 16));
+	put32(b + 24, (uint32_t)prev_pid);
+	memcpy(b + 40, next, strnlen(next, 16));
+	put32(b + 56, (uint32_t)next_pid);
+	return 64;
+}
+
+static inline unsigned int rec_kstack(uint8_t *b, int pid, const uint64_t *ips, int nr)
+{
+	int i;
+
+	memset(b, 0, 16);
+	td_rec_common(b, ID_KERNEL_STACK, pid);
+	put32(b + 8, (uint32_t)nr);
+	for (i = 0; i < nr; i++)
+		put64(b + 16 + 8 * i, ips[i]);
+	return 16 + 8 * nr;
+}
+
+static inline unsigned int rec_cookie(uint8_t *b, int pid, uint64_t cookie)
+{
+	td_rec_common(b, ID_UNWIND_COOKIE, pid);
+	put64(b + 8, cookie);
+	return 16;
+}
+
+static inline unsigned int rec_unwind(uint8_t *b, int pid, uint64_t cookie, const uint64_t *ips,
+				      int nr)
+{
+	int i;
+
+	memset(b, 0, 24);
+	td_rec_common(b, ID_UNWIND_STACK, pid);
+	put64(b + 8, cookie);
+	put32(b + 16, (uint32_t)(8 * nr) << 16 | 24);
+	for (i = 0; i < nr; i++)
+		put64(b + 24 + 8 * i, ips[i]);
+	return 24 + 8 * nr;
+}
+
+#endif /* TEST_PARSE_RECORDS_H */

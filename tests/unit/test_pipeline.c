@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for the pipeline (lib/pipeline.c, lib/sinks.c): pages in,
+ * resolved events out to every sink in order; a stack on another CPU
+ * stitched to its event; sink errors counted and the first one kept, a
+ * sink whose reader went away (-EPIPE) dropped and the pipeline marked
+ * broken; the short stages (parse, stitch) reaching no sink; the report
+ * hooks deciding which tasks /proc may be asked about and naming kernel
+ * frames; live input naming this process and its own function from
+ * /proc; the library's folded and JSON sinks; bad configurations.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <event-parse.h>
+
+#include <trace-defer/pagegen.h>
+#include <trace-defer/pipeline.h>
+
+#include "parse-records.h"
+
+#define TID		4242
+#define KADDR		0xffffffff81000010ULL
+#define NR_KIPS		3
+
+static const uint64_t kips[NR_KIPS] = { KADDR, KADDR + 0x100, KADDR + 0x200 };
+static const uint64_t uips[] = { 0x401000, 0x401100, 0x401200, 0x401300 };
+
+/* What a sink saw. */
+struct seen {
+	int calls;
+	int ret;		/* what write returns */
+	enum td_status status;
+	int tid, pid;
+	char event[64];
+	unsigned int nk, nu;
+	uint64_t u0;
+	char ksym[64], usym[64];
+	int order;		/* call number across sinks, from 1 */
+};
+
+static int order;
+
+static int seen_write(void *priv, const struct td_resolved *r)
+{
+	struct seen *s = priv;
+
+	s->calls++;
+	s->order = ++order;
+	s->status = r->status;
+	s->tid = r->ev->tid;
+	s->pid = r->ev->pid;
+	snprintf(s->event, sizeof(s->event), "%s", r->event_name);
+	s->nk = r->nr_kframes;
+	s->nu = r->nr_uframes;
+	s->u0 = r->nr_uframes ? r->uframes[0].addr : 0;
+	snprintf(s->ksym, sizeof(s->ksym), "%s",
+		 r->nr_kframes && r->kframes[0].symbol ? r->kframes[0].symbol : "");
+	snprintf(s->usym, sizeof(s->usym), "%s",
+		 r->nr_uframes && r->uframes[0].symbol ? r->uframes[0].symbol : "");
+	return s->ret;
+}
+
+static const struct td_sink_ops seen_ops = { .name = "seen", .write = seen_write };
+
+static struct tep_handle *make_tep(void)
+{
+	static const char *const fmts[] = {
+		fmt_kernel_stack, fmt_user_stack, fmt_unwind_cookie, fmt_unwind_stack,
+		fmt_sched_switch,
+	};
+	struct tep_handle *tep = tep_alloc();
+
+	assert_non_null(tep);
+	tep_set_long_size(tep, 8);
+	tep_set_page_size(tep, TD_PAGE_SIZE);
+	tep_set_file_bigendian(tep, TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(tep, TEP_LITTLE_ENDIAN);
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++)
+		assert_int_equal(tep_parse_event(tep, fmts[i], strlen(fmts[i]),
+						 i == 4 ? "sched" : "ftrace"), TEP_ERRNO__SUCCESS);
+	return tep;
+}
+
+/*
+ * One switch of @tid with its kernel stack and cookie on CPU 0 and its
+ * deferred user stack (@ips) on CPU 1, fed as two pages.
+ */
+static void feed(struct td_pipeline *pl, int tid, const uint64_t *ips, unsigned int nr)
+{
+	static uint8_t page[TD_PAGE_SIZE];
+	uint8_t rec[256];
+	struct td_pagegen pg;
+	uint64_t cookie = 0x100000001ULL;
+
+	td_pagegen_start(&pg, page, sizeof(page), 1000);
+	assert_int_equal(td_pagegen_add(&pg, 1000, rec,
+					rec_switch(rec, "worker", tid, "swapper/0", 0)), 0);
+	assert_int_equal(td_pagegen_add(&pg, 1001, rec, rec_kstack(rec, tid, kips, NR_KIPS)), 0);
+	assert_int_equal(td_pagegen_add(&pg, 1002, rec, rec_cookie(rec, tid, cookie)), 0);
+	td_pagegen_finish(&pg, false, 0);
+	assert_true(td_pipeline_page(pl, 0, page, sizeof(page)) >= 3);
+
+	td_pagegen_start(&pg, page, sizeof(page), 2000);
+	assert_int_equal(td_pagegen_add(&pg, 2000, rec, rec_unwind(rec, tid, cookie, ips, nr)), 0);
+	td_pagegen_finish(&pg, false, 0);
+	assert_true(td_pipeline_page(pl, 1, page, sizeof(page)) >= 1);
+	td_pipeline_flush(pl);
+}
+
+static struct td_pipeline *make(struct tep_handle *tep, enum td_pipeline_stage stage)
+{
+	struct td_pipeline_config cfg = { .nr_cpus = 2, .stage = stage };
+	struct td_pipeline *pl = td_pipeline_new(tep, &cfg);
+
+	assert_non_null(pl);
+	return pl;
+}
+
+static void test_stitched_to_every_sink(void **state)
+{
+	struct tep_handle *tep = make_tep();
+	struct td_pipeline *pl = make(tep, TD_PIPE_ALL);
+	struct seen a = { 0 }, b = { 0 };
+	struct td_pipeline_stats st;
+
+	(void)state;
+	order = 0;
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &a), 0);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &b), 0);
+	feed(pl, TID, uips, 4);
+	assert_int_equal(a.calls, 1);
+	assert_int_equal(b.calls, 1);
+	assert_int_equal(a.order, 1);	/* in the order added */
+	assert_int_equal(b.order, 2);
+	assert_int_equal(a.status, TD_STITCHED);
+	assert_int_equal(a.tid, TID);
+	assert_string_equal(a.event, "sched:sched_switch");
+	assert_int_equal(a.nk, NR_KIPS);
+	assert_int_equal(a.nu, 4);
+	assert_int_equal(a.u0, uips[0]);
+	assert_string_equal(a.ksym, "");	/* symbolize off */
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.parse.events, 1);
+	assert_int_equal(st.parse.stacks, 1);
+	assert_int_equal(st.stitch.emitted[TD_STITCHED], 1);
+	assert_int_equal(st.emitted, 1);
+	assert_int_equal(st.resolved, 1);
+	assert_int_equal(st.kframes, NR_KIPS);
+	assert_int_equal(st.uframes, 4);
+	assert_int_equal(st.kframes_named, 0);
+	assert_false(st.has_sym);
+	assert_int_equal(st.sink_errors, 0);
+	assert_int_equal(td_pipeline_error(pl, NULL), 0);
+	assert_false(td_pipeline_broken(pl));
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
+static void test_sink_errors(void **state)
+{
+	struct tep_handle *tep = make_tep();
+	struct td_pipeline *pl = make(tep, TD_PIPE_ALL);
+	struct seen full = { .ret = -ENOSPC }, gone = { .ret = -EPIPE }, ok = { 0 };
+	struct td_pipeline_stats st;
+	const char *name = NULL;
+
+	(void)state;
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &full), 0);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &gone), 0);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &ok), 0);
+	feed(pl, TID, uips, 2);
+	feed(pl, TID + 1, uips, 2);
+	/* A failing sink is still called; one whose reader went away is not. */
+	assert_int_equal(full.calls, 2);
+	assert_int_equal(gone.calls, 1);
+	assert_int_equal(ok.calls, 2);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.sink_errors, 2);	/* -EPIPE is not an error */
+	assert_true(st.broken);
+	assert_true(td_pipeline_broken(pl));
+	assert_int_equal(td_pipeline_error(pl, &name), -ENOSPC);
+	assert_string_equal(name, "seen");
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
+static void test_short_stages(void **state)
+{
+	struct tep_handle *tep = make_tep();
+	struct td_pipeline_stats st;
+	struct td_pipeline *pl;
+	struct seen s = { 0 };
+
+	(void)state;
+	pl = make(tep, TD_PIPE_PARSE);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	feed(pl, TID, uips, 4);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.parse.events, 1);
+	assert_int_equal(st.parse.stacks, 1);
+	assert_int_equal(st.emitted, 0);
+	assert_int_equal(st.stitch.emitted[TD_STITCHED], 0);
+	assert_int_equal(s.calls, 0);
+	td_pipeline_free(pl);
+
+	pl = make(tep, TD_PIPE_STITCH);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	feed(pl, TID, uips, 4);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.emitted, 1);
+	assert_int_equal(st.stitch.emitted[TD_STITCHED], 1);
+	assert_int_equal(st.resolved, 0);
+	assert_int_equal(s.calls, 0);
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
+struct hooks_seen {
+	int live_calls, ksym_calls;
+	bool live;
+};
+
+static bool task_live(int tid, const char *comm, void *arg)
+{
+	struct hooks_seen *h = arg;
+
+	h->live_calls++;
+	assert_string_equal(comm, "worker");
+	return h->live;
+}
+
+static int kernel_sym(uint64_t addr, struct td_frame *out, void *arg)
+{
+	struct hooks_seen *h = arg;
+
+	h->ksym_calls++;
+	out->addr = addr;
+	out->symbol = addr == KADDR ? "from_the_file" : NULL;
+	return out->symbol ? 0 : -ENOENT;
+}
+
+/* A trace of another time: /proc is asked only about tasks the hook allows. */
+static void test_report_hooks(void **state)
+{
+	struct tep_handle *tep = make_tep();
+	struct hooks_seen h = { .live = false };
+	struct td_pipeline_config cfg = {
+		.nr_cpus = 2, .symbolize = true,
+		.hooks = { .kernel_sym = kernel_sym, .task_live = task_live, .arg = &h },
+	};
+	struct td_pipeline_stats st;
+	struct td_pipeline *pl;
+	struct seen s = { 0 };
+
+	(void)state;
+	/* Our own tid: live, /proc would name our process. */
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	feed(pl, getpid(), uips, 2);
+	assert_int_equal(h.live_calls, 1);
+	assert_int_equal(h.ksym_calls, NR_KIPS);
+	assert_string_equal(s.ksym, "from_the_file");
+	assert_int_equal(s.pid, 0);	/* the hook said no: not read from /proc */
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.no_pid, 1);
+	assert_int_equal(st.kframes_named, 1);
+	assert_true(st.has_sym);
+	assert_int_equal(st.sym.kernel_lookups, 0);	/* kallsyms never read */
+	td_pipeline_free(pl);
+
+	h.live = true;
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	feed(pl, getpid(), uips, 2);
+	assert_int_equal(s.pid, getpid());
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
+/* Not static, not inlined: named from this program's symbol table. */
+__attribute__((noinline)) uint64_t test_pipeline_marker(void);
+__attribute__((noinline)) uint64_t test_pipeline_marker(void)
+{
+	return (uint64_t)(uintptr_t)__builtin_return_address(0);
+}
+
+/* Live input: this process is traced; its pid and frames come from /proc. */
+static void test_live_names_this_process(void **state)
+{
+	struct tep_handle *tep = make_tep();
+	struct td_pipeline_config cfg = { .nr_cpus = 2, .symbolize = true, .live = true };
+	uint64_t ips[2] = { (uint64_t)(uintptr_t)test_pipeline_marker + 1 };
+	struct td_pipeline *pl;
+	struct seen s = { 0 };
+
+	(void)state;
+	ips[1] = test_pipeline_marker();
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	feed(pl, getpid(), ips, 2);
+	assert_int_equal(s.calls, 1);
+	assert_int_equal(s.pid, getpid());
+	assert_string_equal(s.usym, "test_pipeline_marker");
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
+/* The library's sinks: the folded table and a JSON writer on a stream. */
+static void test_library_sinks(void **state)
+{
+	struct tep_handle *tep = make_tep();
+	struct td_pipeline *pl = make(tep, TD_PIPE_ALL);
+	struct td_folded *fo = td_folded_new();
+	struct td_json_sink js = { .jw = td_json_writer_new(TD_JSON_FULL, 0) };
+	char *buf = NULL;
+	size_t len = 0;
+
+	(void)state;
+	js.f = open_memstream(&buf, &len);
+	assert_non_null(fo);
+	assert_non_null(js.jw);
+	assert_non_null(js.f);
+	assert_int_equal(td_pipeline_add_sink(pl, &td_folded_sink_ops, fo), 0);
+	assert_int_equal(td_pipeline_add_sink(pl, &td_json_sink_ops, &js), 0);
+	feed(pl, TID, uips, 4);
+	feed(pl, TID, uips, 4);
+	assert_int_equal(td_folded_nr_samples(fo), 2);
+	assert_int_equal(td_folded_nr_stacks(fo), 1);
+	assert_int_equal(js.written, 2);
+	fclose(js.f);
+	assert_non_null(strstr(buf, "\"status\":\"stitched\""));
+	assert_non_null(strchr(strchr(buf, '\n') + 1, '\n'));	/* two lines */
+	free(buf);
+	td_json_writer_free(js.jw);
+	td_folded_free(fo);
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
+static void test_bad_config(void **state)
+{
+	struct tep_handle *tep = make_tep();
+	struct td_pipeline_config cfg = { .nr_cpus = 0 };
+
+	(void)state;
+	errno = 0;
+	assert_null(td_pipeline_new(tep, &cfg));
+	assert_int_equal(errno, EINVAL);
+	cfg.nr_cpus = 2;
+	assert_null(td_pipeline_new(NULL, &cfg));
+	assert_int_equal(errno, EINVAL);
+	cfg.stage = 42;
+	assert_null(td_pipeline_new(tep, &cfg));
+	assert_int_equal(errno, EINVAL);
+	cfg.stage = TD_PIPE_ALL;
+	tep_set_long_size(tep, 4);
+	assert_null(td_pipeline_new(tep, &cfg));
+	assert_int_equal(errno, ENOTSUP);
+	tep_free(tep);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stitched_to_every_sink),
+		cmocka_unit_test(test_sink_errors),
+		cmocka_unit_test(test_short_stages),
+		cmocka_unit_test(test_report_hooks),
+		cmocka_unit_test(test_live_names_this_process),
+		cmocka_unit_test(test_library_sinks),
+		cmocka_unit_test(test_bad_config),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -23,6 +23,7 @@
 #include <trace-defer/filetab.h>
 #include <trace-defer/output.h>
 #include <trace-defer/pipeline.h>
+#include <trace-defer/task.h>
 
 #include "config.h"
 #include "counters.h"
@@ -33,17 +34,9 @@
 
 /* Move trace time on (hand on held events, expire waits) at most this often. */
 #define ADVANCE_NS	1000000ULL
-/* Tasks checked against /proc, direct-mapped by thread id. */
-#define TASK_SLOTS	4096
 /* Kernel symbols of the running kernel looked up in the trace's, one per STRIDE. */
 #define KSYM_SAMPLES	16
 #define KSYM_STRIDE	1000
-
-struct task_slot {
-	int tid;
-	bool live;
-	char comm[TD_COMM_LEN];
-};
 
 struct report {
 	struct td_config cfg;
@@ -74,7 +67,7 @@ struct report {
 
 	/* User frames from /proc only for a trace of the running system. */
 	bool same_system;
-	struct task_slot *tasks;
+	struct td_task_check *tasks;
 	uint64_t kernel_lookups, kernel_unknown;
 };
 
@@ -433,39 +426,12 @@ static int kernel_sym(uint64_t addr, struct td_frame *out, void *arg)
 	return 0;
 }
 
-/*
- * Is /proc/@tid still the task the trace calls @comm? Thread ids are
- * reused: a task of another name now is another task. Cached per thread.
- */
+/* Is /proc/@tid still the task the trace calls @comm? (Thread ids are reused.) */
 static bool task_live(int tid, const char *comm, void *arg)
 {
 	struct report *rp = arg;
-	char path[32], now[TD_COMM_LEN + 2];
-	struct task_slot *s;
-	ssize_t n;
-	int fd;
 
-	/* "<...>": the trace does not name it, so it cannot be checked. */
-	if (!rp->same_system || !comm[0] || comm[0] == '<')
-		return false;
-	s = &rp->tasks[(unsigned int)tid % TASK_SLOTS];
-	if (s->tid == tid && !strcmp(s->comm, comm))
-		return s->live;
-	s->tid = tid;
-	snprintf(s->comm, sizeof(s->comm), "%s", comm);
-	s->live = false;
-	snprintf(path, sizeof(path), "/proc/%d/comm", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, now, sizeof(now) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	now[n] = '\0';
-	now[strcspn(now, "\n")] = '\0';
-	s->live = !strcmp(now, comm);
-	return s->live;
+	return rp->same_system && td_task_check(rp->tasks, tid, comm) > 0;
 }
 
 /* ---- text output ---- */
@@ -598,7 +564,7 @@ static int setup_pipeline(struct report *rp)
 		rp->seq_init = true;
 	}
 	if (cfg->symbolize) {
-		rp->tasks = calloc(TASK_SLOTS, sizeof(*rp->tasks));
+		rp->tasks = td_task_check_new(NULL);
 		if (!rp->tasks) {
 			td_err("out of memory");
 			return TD_EXIT_RUNTIME;
@@ -843,7 +809,7 @@ int td_report_main(int argc, char **argv)
 	td_pipeline_free(rp.pl);
 	if (rp.seq_init)
 		trace_seq_destroy(&rp.seq);
-	free(rp.tasks);
+	td_task_check_free(rp.tasks);
 	if (rp.input && rp.input != rp.file)
 		tracecmd_close(rp.input);
 	if (rp.file)

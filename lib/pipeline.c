@@ -13,7 +13,7 @@
 
 #include <trace-defer/pipeline.h>
 
-#include "tgid.h"
+#include <trace-defer/task.h>
 
 /* Distinct traced events named once each ("system:name"); few are traced. */
 #define NAME_SLOTS	16

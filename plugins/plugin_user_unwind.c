@@ -43,7 +43,6 @@
  *    and removed again when the plugin is unloaded.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -59,6 +58,7 @@
 
 #include <trace-defer/filetab.h>
 #include <trace-defer/symbolize.h>
+#include <trace-defer/task.h>
 #include <trace-defer/types.h>
 
 #define UU_SYSTEM	"ftrace"
@@ -75,8 +75,6 @@
 #define PATH_MAX_PRINT	1024
 /* Entries of the stack array: unsigned long of a 64-bit kernel. */
 #define IP_SIZE		8
-/* Tasks whose /proc entry was checked, direct mapped by tid. */
-#define TASK_SLOTS	1024
 
 static struct tep_plugin_option plugin_options[] = {
 	{
@@ -89,13 +87,6 @@ static struct tep_plugin_option plugin_options[] = {
 };
 
 #define OPT_SYM (&plugin_options[0])
-
-/* What /proc says about a traced tid, checked once per (tid, comm). */
-struct task_slot {
-	int tid;
-	int tgid;			/* 0: not this task, or gone */
-	char comm[TD_COMM_LEN];
-};
 
 /* The file table of one tep (one trace file, in KernelShark one of several). */
 struct tep_files {
@@ -115,7 +106,7 @@ static struct {
 	bool env_off;			/* TRACE_DEFER_PLUGIN_SYMS said no */
 	bool sym_failed;		/* td_sym_new() failed: do not retry per record */
 	struct td_symbolizer *sym;
-	struct task_slot *tasks;	/* TASK_SLOTS entries, allocated with sym */
+	struct td_task_check *tasks;	/* allocated with sym */
 	struct tep_files *files;	/* one per loaded tep */
 } uu = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -204,50 +195,6 @@ static bool env_says_yes(const char *name)
 		     !strcasecmp(v, "true"));
 }
 
-/* Read up to @size - 1 bytes of a small /proc file; -1 when it cannot be read. */
-static ssize_t read_small(const char *path, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd;
-
-	/* O_NONBLOCK: /proc files never block, but a path that is not /proc might. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
-/*
- * The thread group of @tid if /proc/TID is the task the trace calls @comm,
- * else 0.
- */
-static int task_tgid(int tid, const char *comm)
-{
-	char path[64], buf[512];
-	const char *p;
-	long tgid;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", tid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
-		return 0;
-	buf[strcspn(buf, "\n")] = '\0';
-	if (strcmp(buf, comm))
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
-		return 0;
-	p = strstr(buf, "\nTgid:");
-	if (!p)
-		return 0;
-	tgid = strtol(p + 6, NULL, 10);
-	return tgid > 0 && tgid <= INT32_MAX ? (int)tgid : 0;
-}
-
 /* Called with uu.lock held: the symbolizer, created on first use. */
 static struct td_symbolizer *get_symbolizer(void)
 {
@@ -256,10 +203,10 @@ static struct td_symbolizer *get_symbolizer(void)
 	/* A network fetch per unknown object would stall the report for minutes. */
 	if (!env_says_yes(ENV_DEBUGINFOD))
 		unsetenv("DEBUGINFOD_URLS");
-	uu.tasks = calloc(TASK_SLOTS, sizeof(*uu.tasks));
+	uu.tasks = td_task_check_new(NULL);
 	uu.sym = uu.tasks ? td_sym_new(NULL) : NULL;
 	if (!uu.sym) {
-		free(uu.tasks);
+		td_task_check_free(uu.tasks);
 		uu.tasks = NULL;
 		uu.sym_failed = true;
 	}
@@ -269,22 +216,10 @@ static struct td_symbolizer *get_symbolizer(void)
 /* Called with uu.lock held: the tgid to name @tid's frames with, or 0. */
 static int task_for_names(struct tep_handle *tep, int tid)
 {
-	struct task_slot *slot;
-	const char *comm;
-
 	if (tid <= 0 || !uu.tasks)
 		return 0;
-	comm = tep_data_comm_from_pid(tep, tid);
-	/* "<...>": the trace does not know the task, so nothing proves it is this one. */
-	if (!comm || comm[0] == '<' || strlen(comm) >= TD_COMM_LEN)
-		return 0;
-	slot = &uu.tasks[(unsigned int)tid % TASK_SLOTS];
-	if (slot->tid != tid || strcmp(slot->comm, comm)) {
-		slot->tid = tid;
-		strcpy(slot->comm, comm);
-		slot->tgid = task_tgid(tid, comm);
-	}
-	return slot->tgid;
+	/* "<...>" (the trace does not know the task) proves nothing: 0. */
+	return td_task_check(uu.tasks, tid, tep_data_comm_from_pid(tep, tid));
 }
 
 /* Print @str, cut at @max bytes, with control characters replaced. */
@@ -545,7 +480,7 @@ void TEP_PLUGIN_UNLOADER(struct tep_handle *tep)
 	if (uu.users && !--uu.users) {
 		tep_plugin_remove_options(plugin_options);
 		td_sym_free(uu.sym);
-		free(uu.tasks);
+		td_task_check_free(uu.tasks);
 		uu.sym = NULL;
 		uu.tasks = NULL;
 		uu.sym_failed = false;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for the daemon's thread -> process cache (lib/tgid.c), on
- * a fake /proc tree the test builds: lookups, caching, expiry, notes from
- * records, and the sweep of exited processes.
+ * Unit tests for task identity (lib/task.c), on a fake /proc tree the test
+ * builds: the thread -> process cache (lookups, caching, expiry, notes from
+ * records, the sweep of exited processes) and the task check of recorded
+ * traces (same name: its process; renamed, reused or gone: 0; answers
+ * cached per (tid, comm)).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "../../lib/tgid.h"
+#include <trace-defer/task.h>
 
 #define SEC 1000000000ULL
 
@@ -37,11 +39,25 @@ static void fake_task(int tid, int tgid)
 	fclose(f);
 }
 
+static void set_comm(int tid, const char *comm)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/comm", root, tid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%s\n", comm);
+	fclose(f);
+}
+
 static void remove_task(int tid)
 {
 	char path[128];
 
 	snprintf(path, sizeof(path), "%s/%d/status", root, tid);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%d/comm", root, tid);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/%d", root, tid);
 	rmdir(path);
@@ -49,7 +65,7 @@ static void remove_task(int tid)
 
 static int setup(void **state)
 {
-	snprintf(root, sizeof(root), "/tmp/td-tgid-test.XXXXXX");
+	snprintf(root, sizeof(root), "/tmp/td-task-test.XXXXXX");
 	return mkdtemp(root) ? 0 : -1;
 }
 
@@ -174,6 +190,34 @@ static void test_many(void **state)
 	td_tgid_free(tc);
 }
 
+static void test_check(void **state)
+{
+	struct td_task_check *tc = td_task_check_new(root);
+
+	assert_non_null(tc);
+	fake_task(201, 200);
+	set_comm(201, "worker");
+	assert_int_equal(td_task_check(tc, 201, "worker"), 200);
+	/* Another name in the trace: not this task. */
+	assert_int_equal(td_task_check(tc, 201, "postgres"), 0);
+	/* Unknown names prove nothing. */
+	assert_int_equal(td_task_check(tc, 201, "<...>"), 0);
+	assert_int_equal(td_task_check(tc, 201, ""), 0);
+	assert_int_equal(td_task_check(tc, 0, "worker"), 0);
+	assert_int_equal(td_task_check(tc, 201, "a-name-longer-than-comm"), 0);
+	/* Gone. */
+	assert_int_equal(td_task_check(tc, 999, "worker"), 0);
+	/* Asked once per (tid, comm): the answer stays though /proc changed. */
+	assert_int_equal(td_task_check(tc, 201, "worker"), 200);
+	remove_task(201);
+	assert_int_equal(td_task_check(tc, 201, "worker"), 200);
+	/* The tid reused by a task of another name, seen under that name. */
+	fake_task(201, 300);
+	set_comm(201, "cron");
+	assert_int_equal(td_task_check(tc, 201, "cron"), 300);
+	td_task_check_free(tc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,6 +226,7 @@ int main(void)
 		cmocka_unit_test(test_note),
 		cmocka_unit_test(test_sweep),
 		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_check),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

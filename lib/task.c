@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tid -> tgid cache: open addressing on the tid, linear probing.
+ * Task identity (see trace-defer/task.h). The tid -> tgid cache: open
+ * addressing on the tid, linear probing. The task check: a direct-mapped
+ * table on the tid.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -10,7 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tgid.h"
+#include <trace-defer/task.h>
+#include <trace-defer/types.h>
 
 #define TGID_SLOTS	(1u << 16)	/* power of two */
 #define TGID_MAX_FILL	(TGID_SLOTS / 2)
@@ -72,24 +75,45 @@ static struct tgid_entry *find(struct td_tgid_cache *tc, int tid, bool *found)
 	}
 }
 
-static int read_tgid(const struct td_tgid_cache *tc, int tid)
+/* Read the start of a small /proc file into @buf (NUL-terminated); its length or -1. */
+static ssize_t read_small(const char *proc_root, int tid, const char *file, char *buf,
+			  size_t size)
 {
-	char path[PATH_MAX], buf[1024];
-	char *p;
+	char path[PATH_MAX];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%d/status", tc->proc_root, tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/%d/%s", proc_root, tid, file);
+	/* O_NONBLOCK: /proc never blocks, but a root that is not /proc might. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return -1;
+	n = read(fd, buf, size - 1);
 	close(fd);
-	if (n <= 0)
-		return 0;
+	if (n < 0)
+		return -1;
 	buf[n] = '\0';
+	return n;
+}
+
+static int read_tgid_at(const char *proc_root, int tid)
+{
+	char buf[1024];
+	const char *p;
+	long tgid;
+
+	if (read_small(proc_root, tid, "status", buf, sizeof(buf)) <= 0)
+		return 0;
 	p = strstr(buf, "\nTgid:");
-	return p ? atoi(p + 6) : 0;
+	if (!p)
+		return 0;
+	tgid = strtol(p + 6, NULL, 10);
+	return tgid > 0 && tgid <= INT_MAX ? (int)tgid : 0;
+}
+
+static int read_tgid(const struct td_tgid_cache *tc, int tid)
+{
+	return read_tgid_at(tc->proc_root, tid);
 }
 
 static struct tgid_entry *insert(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns)
@@ -186,4 +210,55 @@ void td_tgid_sweep(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg), 
 		insert(tc, old[i].tid, old[i].tgid, old[i].stamp);
 	}
 	free(old);
+}
+
+/* ---- the task check ---- */
+
+#define CHECK_SLOTS	4096	/* power of two */
+
+struct check_slot {
+	int tid;		/* 0: free */
+	int tgid;		/* 0: not this task, or gone */
+	char comm[TD_COMM_LEN];
+};
+
+struct td_task_check {
+	char proc_root[PATH_MAX / 2];
+	struct check_slot slot[CHECK_SLOTS];
+};
+
+struct td_task_check *td_task_check_new(const char *proc_root)
+{
+	struct td_task_check *tc = calloc(1, sizeof(*tc));
+
+	if (tc)
+		snprintf(tc->proc_root, sizeof(tc->proc_root), "%s",
+			 proc_root ? proc_root : "/proc");
+	return tc;
+}
+
+void td_task_check_free(struct td_task_check *tc)
+{
+	free(tc);
+}
+
+int td_task_check(struct td_task_check *tc, int tid, const char *comm)
+{
+	struct check_slot *s;
+	char now[64];
+
+	if (tid <= 0 || !comm || !comm[0] || comm[0] == '<' || strlen(comm) >= TD_COMM_LEN)
+		return 0;
+	s = &tc->slot[(unsigned int)tid & (CHECK_SLOTS - 1)];
+	if (s->tid == tid && !strcmp(s->comm, comm))
+		return s->tgid;
+	s->tid = tid;
+	strcpy(s->comm, comm);
+	s->tgid = 0;
+	if (read_small(tc->proc_root, tid, "comm", now, sizeof(now)) <= 0)
+		return 0;
+	now[strcspn(now, "\n")] = '\0';
+	if (!strcmp(now, comm))
+		s->tgid = read_tgid_at(tc->proc_root, tid);
+	return s->tgid;
 }

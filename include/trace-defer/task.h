@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Task identity: which process a thread belongs to, and whether a thread
+ * id still names the task a trace saw. Thread ids are reused, so both are
+ * answered from /proc with care, in one place for the daemon, `trace-defer
+ * report` and the plugin.
+ *
+ * td_tgid_*: thread id -> process id (tgid) for a live capture, read from
+ * /proc/TID/status and cached, so user addresses are looked up in the
+ * right process's maps and output carries the pid. Bounded: the table is
+ * emptied when full, and an entry is re-read after a while.
+ *
+ * td_task_check_*: for a recorded trace, is /proc/TID now the thread the
+ * trace calls COMM? Only then may /proc say anything about it. Checked
+ * once per (tid, comm), in a fixed table.
+ *
+ * Neither is thread safe.
+ */
+#ifndef TRACE_DEFER_TASK_H
+#define TRACE_DEFER_TASK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct td_tgid_cache;
+
+struct td_tgid_cache *td_tgid_new(const char *proc_root);
+void td_tgid_free(struct td_tgid_cache *tc);
+
+/* The tgid of @tid, @now_ns is a monotonic time; 0 when the task is gone. */
+int td_tgid_lookup(struct td_tgid_cache *tc, int tid, uint64_t now_ns);
+
+/*
+ * The same, and *fresh says the answer was just read from /proc for a
+ * process the cache did not know (its first thread seen, or seen again
+ * after a long time): the moment to look at its maps while it still runs.
+ */
+int td_tgid_lookup_fresh(struct td_tgid_cache *tc, int tid, uint64_t now_ns, bool *fresh);
+
+/* Remember a tgid the event itself told us (e.g. the in-place user_stack record). */
+void td_tgid_note(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns);
+
+/*
+ * Drop entries of processes that exited; @gone is called for such a
+ * process (to drop symbolizer caches) only at the second sweep that finds
+ * it gone, so events of it still waiting for their stacks are named.
+ */
+void td_tgid_sweep(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg), void *arg);
+
+struct td_task_check;
+
+/* @proc_root: NULL for "/proc" (tests point it elsewhere). NULL when out of memory. */
+struct td_task_check *td_task_check_new(const char *proc_root);
+void td_task_check_free(struct td_task_check *tc);
+
+/*
+ * The tgid of @tid if @proc_root/@tid is the thread the trace calls @comm
+ * (its comm now is @comm), else 0: gone, renamed, or a tid reused by
+ * another task. An empty @comm or one the trace did not know ("<...>")
+ * proves nothing and gives 0.
+ */
+int td_task_check(struct td_task_check *tc, int tid, const char *comm);
+
+#endif /* TRACE_DEFER_TASK_H */

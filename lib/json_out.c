@@ -32,6 +32,8 @@
 
 #include <trace-defer/output.h>
 
+#include "htab.h"
+
 #define JSON_FLAGS	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 #define TD_STR_(x)	#x
 #define TD_STR(x)	TD_STR_(x)
@@ -578,19 +580,19 @@ struct sentry {
 
 /*
  * Interned stacks (layout "interned", schema version 2): the stacks already
- * written to this file as "stack" lines, by id. Open addressing with linear
- * probing; at most max_stacks entries and TD_JSON_STACK_BYTES of keys, then
+ * written to this file as "stack" lines, by id, in the library's hash table;
+ * at most max_stacks entries and TD_JSON_STACK_BYTES of keys, then
  * a new epoch (the table is emptied, ids go on). A key is either the frames
  * themselves (every frame vouched for by a symbolizer: equal frames render
  * to equal text) or, when a frame is not, the rendered text: either way,
  * two events share an id only when their stacks are written the same.
  */
 struct istack {
-	uint64_t hash;
-	uint64_t id;		/* 0: empty slot */
-	void *key;		/* frames (kernel then user) or text */
+	struct hnode node;
+	uint64_t id;
 	uint32_t len;		/* key bytes */
 	uint32_t nk;		/* kernel frames, or UINT32_MAX for a text key */
+	char key[];		/* frames (kernel then user) or text */
 };
 
 struct td_json_writer {
@@ -599,21 +601,28 @@ struct td_json_writer {
 	struct sentry *stacks;
 	char *buf;		/* line buffer, kept between lines */
 	size_t cap;
-	struct istack *tab;	/* interned layout only */
-	size_t tab_mask, nr, bytes, max;
+	struct htab tab;	/* of struct istack; interned layout only */
+	bool has_tab;
+	size_t nr, bytes, max;
 	uint64_t next_id;
 	struct td_json_stats stats;
 };
 
+static void istack_free(struct hnode *n)
+{
+	free(container_of(n, struct istack, node));
+}
+
+/*
+ * Empty the table. Should it not be set up again (out of memory) there is
+ * none: every stack is then written as a new one, still a correct file.
+ */
 static void writer_forget(struct td_json_writer *jw)
 {
-	size_t i;
-
-	if (!jw->tab)
+	if (!jw->has_tab)
 		return;
-	for (i = 0; i <= jw->tab_mask; i++)
-		free(jw->tab[i].key);
-	memset(jw->tab, 0, (jw->tab_mask + 1) * sizeof(*jw->tab));
+	htab_destroy(&jw->tab, istack_free);
+	jw->has_tab = !htab_init(&jw->tab);
 	jw->nr = 0;
 	jw->bytes = 0;
 }
@@ -624,8 +633,8 @@ void td_json_writer_free(struct td_json_writer *jw)
 
 	if (!jw)
 		return;
-	writer_forget(jw);
-	free(jw->tab);
+	if (jw->has_tab)
+		htab_destroy(&jw->tab, istack_free);
 	if (jw->stacks)
 		for (i = 0; i < 1U << SCACHE_BITS; i++)
 			free(jw->stacks[i].block);
@@ -638,7 +647,6 @@ void td_json_writer_free(struct td_json_writer *jw)
 struct td_json_writer *td_json_writer_new(enum td_json_layout layout, unsigned int max_stacks)
 {
 	struct td_json_writer *jw;
-	size_t slots = 16;
 
 	if (layout != TD_JSON_FULL && layout != TD_JSON_INTERNED)
 		return NULL;
@@ -658,15 +666,11 @@ struct td_json_writer *td_json_writer_new(enum td_json_layout layout, unsigned i
 		jw->stacks = NULL;
 	}
 	if (layout == TD_JSON_INTERNED) {
-		/* At most half full. */
-		while (slots < 2 * (size_t)jw->max)
-			slots *= 2;
-		jw->tab = calloc(slots, sizeof(*jw->tab));
-		if (!jw->tab) {
+		if (htab_init(&jw->tab)) {
 			td_json_writer_free(jw);
 			return NULL;
 		}
-		jw->tab_mask = slots - 1;
+		jw->has_tab = true;
 	}
 	return jw;
 }
@@ -890,21 +894,25 @@ struct ikey {
 
 static bool ikey_match(const struct istack *e, const struct ikey *k)
 {
-	const char *key = e->key;
-
-	return e->hash == k->hash && e->nk == k->nk && e->len == k->alen + k->blen &&
-	       (!k->alen || !memcmp(key, k->a, k->alen)) &&
-	       (!k->blen || !memcmp(key + k->alen, k->b, k->blen));
+	return e->nk == k->nk && e->len == k->alen + k->blen &&
+	       (!k->alen || !memcmp(e->key, k->a, k->alen)) &&
+	       (!k->blen || !memcmp(e->key + k->alen, k->b, k->blen));
 }
 
-/* The slot holding @k, or the empty slot where it would go. */
+/* The stack written as @k, or NULL. */
 static struct istack *istack_find(struct td_json_writer *jw, const struct ikey *k)
 {
-	size_t i = k->hash & jw->tab_mask;
+	struct hnode *n;
 
-	while (jw->tab[i].id && !ikey_match(&jw->tab[i], k))
-		i = (i + 1) & jw->tab_mask;
-	return &jw->tab[i];
+	if (!jw->has_tab)
+		return NULL;
+	for (n = htab_first(&jw->tab, k->hash); n; n = htab_next(n)) {
+		struct istack *e = container_of(n, struct istack, node);
+
+		if (ikey_match(e, k))
+			return e;
+	}
+	return NULL;
 }
 
 /*
@@ -916,7 +924,6 @@ static void istack_add(struct td_json_writer *jw, const struct ikey *k, uint64_t
 {
 	size_t len = (size_t)k->alen + k->blen;
 	struct istack *e;
-	char *key;
 
 	if (len > TD_JSON_STACK_BYTES)
 		return;
@@ -924,19 +931,19 @@ static void istack_add(struct td_json_writer *jw, const struct ikey *k, uint64_t
 		writer_forget(jw);
 		jw->stats.epochs++;
 	}
-	key = malloc(len ? len : 1);
-	if (!key)
+	if (!jw->has_tab)
+		return;
+	e = malloc(sizeof(*e) + len);
+	if (!e)
 		return;
 	if (k->alen)
-		memcpy(key, k->a, k->alen);
+		memcpy(e->key, k->a, k->alen);
 	if (k->blen)
-		memcpy(key + k->alen, k->b, k->blen);
-	e = istack_find(jw, k);
-	e->hash = k->hash;
+		memcpy(e->key + k->alen, k->b, k->blen);
 	e->id = id;
-	e->key = key;
 	e->len = (uint32_t)len;
 	e->nk = k->nk;
+	htab_add(&jw->tab, &e->node, k->hash);
 	jw->nr++;
 	jw->bytes += len;
 }
@@ -1029,7 +1036,7 @@ static int jw_interned(struct jw *w, struct td_json_writer *jw, const struct td_
 		k->hash = frames_hash(frames_hash(r->nr_kframes * MIX, r->kframes, r->nr_kframes),
 				      r->uframes, r->nr_uframes);
 		e = istack_find(jw, k);
-		if (!e->id) {
+		if (!e) {
 			id = jw->next_id++;
 			jw_lit(w, STACK_HEAD);
 			jw_u64(w, id);
@@ -1053,7 +1060,7 @@ static int jw_interned(struct jw *w, struct td_json_writer *jw, const struct td_
 		k->text_off = 0;
 		k->hash = text_hash(w->buf, w->len);
 		e = istack_find(jw, k);
-		if (e->id) {
+		if (e) {
 			id = e->id;
 			w->len = 0;
 		} else {

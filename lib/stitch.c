@@ -49,7 +49,13 @@ struct key_entry {
 	struct pending *phead, *ptail;	/* waiting mode */
 };
 
-/* Open addressing, linear probing; ke == NULL marks an empty slot. */
+/*
+ * Open addressing, linear probing; ke == NULL marks an empty slot. The one
+ * table of the library not built on lib/htab.c, on purpose: (tid, cookie)
+ * sits in the slot, so the miss every new event costs reads no entry.
+ * Measured on the replay bench with the chained table instead: stitching
+ * went from ~250 to ~380 cpu ns/event.
+ */
 struct slot {
 	uint64_t cookie;
 	int tid;

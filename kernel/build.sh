@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Build a Linux 7.3 kernel for the VM tests, cached and incremental.
 #
-#   kernel/build.sh [patched|base|debug]      (default: $KCONFIG_FLAVOR or patched)
+#   kernel/build.sh [patched|base|debug|test-base|test-patched]
+#                                             (default: $KCONFIG_FLAVOR or patched)
 #
 #   base     the pristine Debian linux-source-7.3 tree
 #   patched  the same with kernel-patches/series applied
 #   debug    patched, plus KASAN, lockdep and PROVE_RCU (kernel/config/debug.config)
+#   test-base, test-patched
+#            base and patched with what most ftracetest cases need
+#            (kernel/config/ftracetest.config): the whole-suite comparison
 #
 # Everything lives under $KCACHE (default .cache/kernel, git-ignored). The
 # series is re-applied only when kernel-patches/ changed, and the config is
@@ -68,6 +72,9 @@ case "$flavor" in
 base) tree=$src ;;
 patched) tree=$(apply_series) ;;
 debug) tree=$(apply_series); frags+=("$top/kernel/config/debug.config") ;;
+test-base) tree=$src; frags+=("$top/kernel/config/ftracetest.config") ;;
+test-patched) tree=$(apply_series); frags+=("$top/kernel/config/ftracetest.config") ;;
+*) echo "build: unknown flavour '$flavor'" >&2; exit 2 ;;
 esac
 out=$KCACHE/build-$flavor
 mkdir -p "$out"

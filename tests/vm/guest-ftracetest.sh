@@ -1,6 +1,6 @@
 #!/bin/bash
 # Run ftracetest from a kernel tree on the running kernel.
-# Usage: guest-ftracetest.sh TREE LABEL TEST...
+# Usage: guest-ftracetest.sh TREE LABEL [TEST...]   (no TEST: the whole suite)
 # Writes $TD_OUT/ftracetest-LABEL.txt: one "RESULT<TAB>description" line per case.
 tree=$1 label=$2
 shift 2
@@ -8,13 +8,14 @@ shift 2
 ft=$tree/tools/testing/selftests/ftrace
 args=()
 for t in "$@"; do args+=("$ft/test.d/$t"); done
-"$ft/ftracetest" -l /tmp/ftlog-"$label" "${args[@]}" > /tmp/ft-"$label".log 2>&1
+# Straight to the host's directory: a run cut short by the VM's timeout
+# still leaves the results of the cases it finished.
+"$ft/ftracetest" -l /tmp/ftlog-"$label" "${args[@]}" > "$TD_OUT/ftracetest-$label.log" 2>&1
 rc=$?
-cp /tmp/ft-"$label".log "$TD_OUT/ftracetest-$label.log"
 # "[12] description	[PASS]"
-sed -n 's/^\[[0-9]*\] \(.*\)\t\[\([A-Z]*\)\]$/\2\t\1/p' /tmp/ft-"$label".log \
+sed -n 's/^\[[0-9]*\] \(.*\)\t\[\([A-Z]*\)\]$/\2\t\1/p' "$TD_OUT/ftracetest-$label.log" \
 	> "$TD_OUT/ftracetest-$label.txt"
 cp -r /tmp/ftlog-"$label" "$TD_OUT/" 2>/dev/null
 echo "ftracetest $label exit $rc: $(grep -c . "$TD_OUT/ftracetest-$label.txt") cases"
-tail -n 8 /tmp/ft-"$label".log
+tail -n 8 "$TD_OUT/ftracetest-$label.log"
 exit 0

@@ -12,6 +12,11 @@
 # ftrace-base (not in the default set) the unpatched kernel's trigger/ +
 #         event/ results, compared with ftrace-base.expected (rewritten
 #         with VM_UPDATE_BASELINE=1)
+# ftrace-full, ftrace-full-base (not in the default set: about an hour
+#         each under TCG) the whole ftracetest suite on the test kernels
+#         (kernel/config/ftracetest.config), patched compared case by case
+#         with tests/vm/ftrace-full-base.expected, which ftrace-full-base
+#         measures (and rewrites with VM_UPDATE_BASELINE=1)
 # daemon  trace-defer end to end on the patched kernel
 # report  trace-defer record, then report of the trace.dat (and trace-cmd report)
 # names   user frames named from the recorded file identity: short-lived
@@ -103,6 +108,53 @@ stress_boot() {
 		boot debug stress guest-stress.sh "$build" "${STRESS_SECONDS:-60}"
 }
 
+# The series' own ftracetest cases, left out of the comparisons.
+NEW_CASES='deferred user|user_stacktrace|Test deferred user stack'
+
+# ftracetest_results RESULTS: RESULTS ("RESULT<TAB>case" lines), made here
+# from the log next to it when the guest was stopped before it wrote them.
+ftracetest_results() {
+	[ -s "$1" ] || [ ! -s "${1%.txt}.log" ] ||
+		sed -n 's/^\[[0-9]*\] \(.*\)\t\[\([A-Z]*\)\]$/\2\t\1/p' "${1%.txt}.log" > "$1"
+	cat "$1" 2>/dev/null
+}
+
+# compare_existing STAGE RESULTS EXPECTED: the patched kernel's results of
+# the cases that exist without the series, case by case against the
+# unpatched kernel's (EXPECTED).
+compare_existing() {
+	local stage=$1 res=$2 exp=$3
+	ftracetest_results "$res" | grep -v -E "$NEW_CASES" | sort > "$outtop/$stage-patched.cmp"
+	grep -v '^#' "$exp" | sort > "$outtop/$stage-base.cmp"
+	if [ ! -s "$outtop/$stage-patched.cmp" ]; then
+		failed+=("$stage: no results for the existing cases")
+	elif ! diff -u "$outtop/$stage-base.cmp" "$outtop/$stage-patched.cmp"; then
+		failed+=("$stage: results differ from the unpatched kernel's")
+	else
+		echo "vm: $(wc -l < "$outtop/$stage-base.cmp") existing cases, the same results" \
+		     "as the unpatched kernel's" \
+		     "($(cut -f1 "$outtop/$stage-base.cmp" | sort | uniq -c | tr '\n' ' '))"
+	fi
+}
+
+# check_baseline STAGE RESULTS EXPECTED: the unpatched kernel's results
+# against EXPECTED, which VM_UPDATE_BASELINE=1 rewrites instead.
+check_baseline() {
+	local stage=$1 res=$2 exp=$3
+	ftracetest_results "$res" | sort > "$outtop/$stage.fresh"
+	if [ ! -s "$outtop/$stage.fresh" ]; then
+		failed+=("$stage: no results")
+	elif [ -n "${VM_UPDATE_BASELINE:-}" ]; then
+		{ grep '^#' "$exp"; cat "$outtop/$stage.fresh"; } > "$outtop/$stage.new"
+		mv "$outtop/$stage.new" "$exp"
+		echo "vm: ${exp#"$top"/} rewritten"
+	elif ! diff -u <(grep -v '^#' "$exp") "$outtop/$stage.fresh"; then
+		failed+=("$stage: ${exp#"$top"/} is out of date")
+	else
+		echo "vm: the unpatched kernel's results match ${exp#"$top"/}"
+	fi
+}
+
 mkdir -p "$outtop"
 kc=${KCACHE:-$top/.cache/kernel}	# as kernel/build.sh
 
@@ -117,8 +169,7 @@ for stage in $stages; do
 		boot patched ftrace guest-ftracetest.sh "$kc/tree-patched" patched \
 			trigger event ftrace/userstacktrace-delay.tc \
 			instances/instance-user-unwind.tc
-		new=$(grep -E 'deferred user|user_stacktrace|Test deferred user stack' \
-			"$outtop/ftrace/ftracetest-patched.txt")
+		new=$(grep -E "$NEW_CASES" "$outtop/ftrace/ftracetest-patched.txt")
 		echo "$new" | sed 's/^/  new: /'
 		if [ "$(echo "$new" | grep -c '^PASS')" -ne 3 ]; then
 			failed+=("ftrace: new ftracetest cases")
@@ -127,36 +178,31 @@ for stage in $stages; do
 		# recorded in tests/vm/ftrace-base.expected (stage ftrace-base
 		# measures them again): building that kernel too took 10 of CI's
 		# 90 minutes.
-		grep -v -E 'deferred user|user_stacktrace|Test deferred user stack' \
-			"$outtop/ftrace/ftracetest-patched.txt" | sort > "$outtop/ftrace-patched.cmp"
-		grep -v '^#' "$top/tests/vm/ftrace-base.expected" > "$outtop/ftrace-base.cmp"
-		if [ ! -s "$outtop/ftrace-patched.cmp" ]; then
-			failed+=("ftrace: no results for the existing cases")
-		elif ! diff -u "$outtop/ftrace-base.cmp" "$outtop/ftrace-patched.cmp"; then
-			failed+=("ftrace: trigger/event results differ from the unpatched kernel's")
-		else
-			echo "vm: $(wc -l < "$outtop/ftrace-base.cmp") existing cases, the same results" \
-			     "as the unpatched kernel's" \
-			     "($(cut -f1 "$outtop/ftrace-base.cmp" | sort | uniq -c | tr '\n' ' '))"
-		fi
+		compare_existing ftrace "$outtop/ftrace/ftracetest-patched.txt" \
+			"$top/tests/vm/ftrace-base.expected"
 		;;
 	ftrace-base)
 		say "ftrace-base: the trigger/ and event/ cases on the unpatched kernel"
 		boot base ftrace-base guest-ftracetest.sh "$kc/src" base trigger event
-		sort "$outtop/ftrace-base/ftracetest-base.txt" > "$outtop/ftrace-base.fresh"
-		if [ ! -s "$outtop/ftrace-base.fresh" ]; then
-			failed+=("ftrace-base: no results")
-		elif [ -n "${VM_UPDATE_BASELINE:-}" ]; then
-			{ grep '^#' "$top/tests/vm/ftrace-base.expected"
-			  cat "$outtop/ftrace-base.fresh"; } > "$outtop/ftrace-base.new"
-			mv "$outtop/ftrace-base.new" "$top/tests/vm/ftrace-base.expected"
-			echo "vm: tests/vm/ftrace-base.expected rewritten"
-		elif ! diff -u <(grep -v '^#' "$top/tests/vm/ftrace-base.expected") \
-				"$outtop/ftrace-base.fresh"; then
-			failed+=("ftrace-base: tests/vm/ftrace-base.expected is out of date")
-		else
-			echo "vm: the unpatched kernel's results match tests/vm/ftrace-base.expected"
-		fi
+		check_baseline ftrace-base "$outtop/ftrace-base/ftracetest-base.txt" \
+			"$top/tests/vm/ftrace-base.expected"
+		;;
+	ftrace-full)
+		say "ftrace-full: the whole ftracetest suite on the patched test kernel"
+		VM_TIMEOUT=${VM_TIMEOUT:-5400} boot test-patched ftrace-full guest-ftracetest.sh \
+			"$kc/tree-patched" full-patched
+		grep -E "$NEW_CASES" "$outtop/ftrace-full/ftracetest-full-patched.txt" |
+			sed 's/^/  new: /'
+		compare_existing ftrace-full "$outtop/ftrace-full/ftracetest-full-patched.txt" \
+			"$top/tests/vm/ftrace-full-base.expected"
+		;;
+	ftrace-full-base)
+		say "ftrace-full-base: the whole ftracetest suite on the unpatched test kernel"
+		VM_TIMEOUT=${VM_TIMEOUT:-5400} boot test-base ftrace-full-base \
+			guest-ftracetest.sh "$kc/src" full-base
+		check_baseline ftrace-full-base \
+			"$outtop/ftrace-full-base/ftracetest-full-base.txt" \
+			"$top/tests/vm/ftrace-full-base.expected"
 		;;
 	daemon)
 		say "daemon: trace-defer on the patched kernel"

@@ -15,18 +15,6 @@
 #define RB_HDR			4
 #define TS_MSB			(0x1fULL << 59)	/* bits a time stamp event cannot hold */
 
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void put64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, sizeof(v));
-}
-
 static inline uint32_t rb_header(unsigned int type_len, uint32_t delta)
 {
 	return (delta << 5) | type_len;
@@ -61,7 +49,7 @@ void td_rec_common(void *rec, unsigned int type, int pid)
 	memcpy(p, &t, sizeof(t));
 	p[2] = 0;	/* common_flags */
 	p[3] = 0;	/* common_preempt_count */
-	put32(p + 4, (uint32_t)pid);
+	td_put_le32(p + 4, (uint32_t)pid);
 }
 
 /* A __data_loc word: length in the high 16 bits, offset in the low ones. */
@@ -87,16 +75,16 @@ unsigned int td_rec_unwind_stack(void *rec, unsigned int size, unsigned int type
 	if (end > size || end > 0xffff)
 		return 0;
 	td_rec_common(p, type, pid);
-	put64(p + 8, cookie);
-	put32(p + 16, data_loc(off_ips, 8 * nr));
-	put32(p + 20, data_loc(off_bases, 8 * nr_files));
-	put32(p + 24, data_loc(off_ids, 4 * nr_files));
-	put32(p + 28, data_loc(off_ff, nr));
+	td_put_le64(p + 8, cookie);
+	td_put_le32(p + 16, data_loc(off_ips, 8 * nr));
+	td_put_le32(p + 20, data_loc(off_bases, 8 * nr_files));
+	td_put_le32(p + 24, data_loc(off_ids, 4 * nr_files));
+	td_put_le32(p + 28, data_loc(off_ff, nr));
 	for (i = 0; i < nr; i++)
-		put64(p + off_ips + 8 * i, ips[i]);
+		td_put_le64(p + off_ips + 8 * i, ips[i]);
 	for (i = 0; i < nr_files; i++) {
-		put64(p + off_bases + 8 * i, bases[i]);
-		put32(p + off_ids + 4 * i, ids[i]);
+		td_put_le64(p + off_bases + 8 * i, bases[i]);
+		td_put_le32(p + off_ids + 4 * i, ids[i]);
 	}
 	if (nr)
 		memcpy(p + off_ff, frame_files, nr);
@@ -114,11 +102,11 @@ unsigned int td_rec_unwind_file(void *rec, unsigned int size, unsigned int type,
 		return 0;
 	memset(p, 0, 40);
 	td_rec_common(p, type, pid);
-	put32(p + 8, id);
-	put32(p + 12, build_id_len);
+	td_put_le32(p + 8, id);
+	td_put_le32(p + 12, build_id_len);
 	if (build_id_len)
 		memcpy(p + 16, build_id, build_id_len);
-	put32(p + 36, data_loc(40, (unsigned int)len));
+	td_put_le32(p + 36, data_loc(40, (unsigned int)len));
 	memcpy(p + 40, path, len);
 	return 40 + (unsigned int)len;
 }
@@ -131,8 +119,8 @@ void td_pagegen_start(struct td_pagegen *pg, void *page, unsigned int size, uint
 	pg->ts = ts;
 	pg->nr = 0;
 	pg->extends = 0;
-	put64(pg->page, ts);
-	put64(pg->page + 8, 0);
+	td_put_le64(pg->page, ts);
+	td_put_le64(pg->page + 8, 0);
 	memset(pg->page + TD_PAGE_HDR_SIZE, 0, size - TD_PAGE_HDR_SIZE);
 }
 
@@ -156,8 +144,8 @@ static void put_extend(struct td_pagegen *pg, uint64_t delta)
 {
 	uint8_t *p = tail(pg);
 
-	put32(p, rb_header(TD_RB_TYPE_TIME_EXTEND, delta & TD_RB_MAX_DELTA));
-	put32(p + 4, (uint32_t)(delta >> 27));
+	td_put_le32(p, rb_header(TD_RB_TYPE_TIME_EXTEND, delta & TD_RB_MAX_DELTA));
+	td_put_le32(p + 4, (uint32_t)(delta >> 27));
 	pg->len += 8;
 	pg->ts += delta;
 	pg->extends++;
@@ -183,11 +171,11 @@ int td_pagegen_add(struct td_pagegen *pg, uint64_t ts, const void *data, unsigne
 	delta32 = (uint32_t)delta;
 	p = tail(pg);
 	if (total - RB_HDR > RB_MAX_SMALL_DATA) {
-		put32(p, rb_header(0, delta32));
-		put32(p + 4, total - RB_HDR);
+		td_put_le32(p, rb_header(0, delta32));
+		td_put_le32(p + 4, total - RB_HDR);
 		memcpy(p + 8, data, len);
 	} else {
-		put32(p, rb_header((total - RB_HDR) / 4, delta32));
+		td_put_le32(p, rb_header((total - RB_HDR) / 4, delta32));
 		memcpy(p + RB_HDR, data, len);
 	}
 	/* The page was zeroed at start: the rounding bytes are already 0. */
@@ -218,8 +206,8 @@ int td_pagegen_discard(struct td_pagegen *pg, uint64_t ts, unsigned int len)
 		delta = 1;
 	}
 	p = tail(pg);
-	put32(p, rb_header(TD_RB_TYPE_PADDING, (uint32_t)delta));
-	put32(p + 4, total - RB_HDR);
+	td_put_le32(p, rb_header(TD_RB_TYPE_PADDING, (uint32_t)delta));
+	td_put_le32(p + 4, total - RB_HDR);
 	pg->len += total;
 	pg->ts += delta;
 	return 0;
@@ -235,8 +223,8 @@ int td_pagegen_time_stamp(struct td_pagegen *pg, uint64_t ts)
 	if (td_pagegen_room(pg) < 8)
 		return -ENOSPC;
 	p = tail(pg);
-	put32(p, rb_header(TD_RB_TYPE_TIME_STAMP, ts & TD_RB_MAX_DELTA));
-	put32(p + 4, (uint32_t)((ts & ~TS_MSB) >> 27));
+	td_put_le32(p, rb_header(TD_RB_TYPE_TIME_STAMP, ts & TD_RB_MAX_DELTA));
+	td_put_le32(p + 4, (uint32_t)((ts & ~TS_MSB) >> 27));
 	pg->len += 8;
 	pg->ts = ts;
 	return 0;
@@ -253,12 +241,12 @@ unsigned int td_pagegen_finish(struct td_pagegen *pg, bool fill, int64_t missed)
 		p = tail(pg);
 		if (room >= 8) {
 			/* rb_reset_tail: a discarded event covering the rest. */
-			put32(p, rb_header(TD_RB_TYPE_PADDING, 1));
-			put32(p + 4, room - RB_HDR);
+			td_put_le32(p, rb_header(TD_RB_TYPE_PADDING, 1));
+			td_put_le32(p + 4, room - RB_HDR);
 			pg->ts += 1;
 		} else {
 			/* Too small for a length: a null padding event. */
-			put32(p, rb_header(TD_RB_TYPE_PADDING, 0));
+			td_put_le32(p, rb_header(TD_RB_TYPE_PADDING, 0));
 		}
 		pg->len += room;
 	}
@@ -266,10 +254,10 @@ unsigned int td_pagegen_finish(struct td_pagegen *pg, bool fill, int64_t missed)
 	if (missed) {
 		commit |= TD_PAGE_MISSED_EVENTS;
 		if (missed > 0 && td_pagegen_room(pg) >= 8) {
-			put64(tail(pg), (uint64_t)missed);
+			td_put_le64(tail(pg), (uint64_t)missed);
 			commit |= TD_PAGE_MISSED_STORED;
 		}
 	}
-	put64(pg->page + 8, commit);
+	td_put_le64(pg->page + 8, commit);
 	return pg->size;
 }

@@ -26,8 +26,10 @@
 #ifndef TRACE_DEFER_PAGEGEN_H
 #define TRACE_DEFER_PAGEGEN_H
 
+#include <endian.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <trace-defer/ringbuf.h>
 
@@ -84,6 +86,19 @@ static inline unsigned int td_pagegen_room(const struct td_pagegen *pg)
 
 /* Bytes a record of @len data bytes takes on a page (header included). */
 unsigned int td_pagegen_event_size(unsigned int len);
+
+/* Little-endian stores at any alignment, for record builders. */
+static inline void td_put_le32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void td_put_le64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
+}
 
 /* Write the 8-byte common header of a record: common_type, flags, preempt, common_pid. */
 void td_rec_common(void *rec, unsigned int type, int pid);

@@ -6,7 +6,6 @@
 #ifndef TEST_PARSE_RECORDS_H
 #define TEST_PARSE_RECORDS_H
 
-#include <endian.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -14,17 +13,8 @@
 
 #include "parse-fixtures.h"
 
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void put64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, sizeof(v));
-}
+#define put32 td_put_le32
+#define put64 td_put_le64
 
 static inline unsigned int rec_switch(uint8_t *b, const char *prev, int prev_pid,
 				      const char *next, int next_pid)

@@ -24,6 +24,7 @@
 
 #include <trace-defer/pagegen.h>
 #include <trace-defer/pipeline.h>
+#include <trace-defer/pprof.h>
 
 #include "parse-records.h"
 
@@ -317,12 +318,14 @@ static void test_live_names_this_process(void **state)
 	tep_free(tep);
 }
 
-/* The library's sinks: the folded table and a JSON writer on a stream. */
+/* The library's sinks: the folded table, pprof and a JSON writer on a stream. */
 static void test_library_sinks(void **state)
 {
 	struct tep_handle *tep = make_tep();
 	struct td_pipeline *pl = make(tep, TD_PIPE_ALL);
 	struct td_folded *fo = td_folded_new();
+	struct td_pprof *pp = td_pprof_new(0);
+	struct td_pprof_stats ps;
 	struct td_json_sink js = { .jw = td_json_writer_new(TD_JSON_FULL, 0) };
 	char *buf = NULL;
 	size_t len = 0;
@@ -330,20 +333,27 @@ static void test_library_sinks(void **state)
 	(void)state;
 	js.f = open_memstream(&buf, &len);
 	assert_non_null(fo);
+	assert_non_null(pp);
 	assert_non_null(js.jw);
 	assert_non_null(js.f);
 	assert_int_equal(td_pipeline_add_sink(pl, &td_folded_sink_ops, fo), 0);
 	assert_int_equal(td_pipeline_add_sink(pl, &td_json_sink_ops, &js), 0);
+	assert_int_equal(td_pipeline_add_sink(pl, &td_pprof_sink_ops, pp), 0);
 	feed(pl, TID, uips, 4);
 	feed(pl, TID, uips, 4);
-	assert_int_equal(td_folded_nr_samples(fo), 2);
-	assert_int_equal(td_folded_nr_stacks(fo), 1);
-	assert_int_equal(js.written, 2);
+	feed(pl, TID + 1, uips, 3);
+	td_pprof_stats(pp, &ps);
+	assert_int_equal(ps.events, 3);
+	assert_int_equal(ps.samples, 2);	/* two distinct stacks */
+	assert_int_equal(td_folded_nr_samples(fo), 3);
+	assert_int_equal(td_folded_nr_stacks(fo), 2);
+	assert_int_equal(js.written, 3);
 	fclose(js.f);
 	assert_non_null(strstr(buf, "\"status\":\"stitched\""));
-	assert_non_null(strchr(strchr(buf, '\n') + 1, '\n'));	/* two lines */
+	assert_non_null(strchr(strchr(strchr(buf, '\n') + 1, '\n') + 1, '\n'));	/* 3 lines */
 	free(buf);
 	td_json_writer_free(js.jw);
+	td_pprof_free(pp);
 	td_folded_free(fo);
 	td_pipeline_free(pl);
 	tep_free(tep);

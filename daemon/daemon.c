@@ -204,7 +204,8 @@ out:
 		td_recorder_abort(d.recorder);
 	}
 	d.recorder = NULL;
-	if (d.pl && td_pipeline_error(d.pl, NULL) && code == TD_EXIT_OK)
+	if (((d.pl && td_pipeline_error(d.pl, NULL)) || d.outputs.flush_error) &&
+	    code == TD_EXIT_OK)
 		code = TD_EXIT_RUNTIME;
 	td_pipeline_free(d.pl);
 	if (d.outputs_open && td_outputs_close(&d.outputs) && code == TD_EXIT_OK)

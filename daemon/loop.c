@@ -305,6 +305,10 @@ static void report_write_error(struct td_daemon *d)
 	if (d->warned_write)
 		return;
 	err = td_pipeline_error(d->pl, &sink);
+	if (!err && d->outputs.flush_error) {
+		err = d->outputs.flush_error;
+		sink = "json";
+	}
 	if (!err)
 		return;
 	td_err("cannot write an event to the %s output: %s (counting further errors)", sink,

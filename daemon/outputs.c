@@ -155,8 +155,14 @@ int td_outputs_attach(struct td_outputs *o, struct td_pipeline *pl)
 
 void td_outputs_flush(struct td_outputs *o)
 {
-	if (o->js.f && !o->json_broken && fflush(o->js.f) && errno == EPIPE)
+	if (!o->js.f || o->json_broken || !fflush(o->js.f))
+		return;
+	if (errno == EPIPE)
 		o->json_broken = true;
+	else if (!o->flush_error)
+		o->flush_error = errno ? -errno : -EIO;
+	/* Reported once; later writes are tried again (space may come back). */
+	clearerr(o->js.f);
 }
 
 void td_outputs_tick(struct td_outputs *o, uint64_t mono_ns)

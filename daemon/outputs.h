@@ -37,6 +37,7 @@ struct td_outputs {
 	struct td_profiles_stats pstats;	/* kept at close, for the last report */
 	bool had_profiles;
 	bool json_broken;		/* stdout reader went away (EPIPE on flush) */
+	int flush_error;		/* first failed flush of the JSON file (-errno) */
 };
 
 /* Open or check every configured output. Returns 0 or -1 (message printed). */

@@ -79,6 +79,13 @@ expect 1 "cannot open output .*/ro/x.jsonl: Permission denied" "output in a read
 	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
 	"$TD" -i "$NAME" --run-dir "$RUN_DIR" -d 1 -o "$SCRATCH/ro/x.jsonl"
 expect 1 "flame graph needs a file name" "SVG to stdout" -- td -d 1 -F -
+# A full disk, found when the buffered JSON is flushed (a few events: less
+# than the buffer), is said at once and fails the run.
+( sleep 0.5; for _ in 1 2 3 4 5; do /bin/true; done ) &
+expect 1 "cannot write an event to the json output: No space left on device" \
+	"full disk (buffered JSON flushed)" -- \
+	td -e sched:sched_process_exec -d 1.5 -o /dev/full --json-layout=full
+wait $!
 
 # Not root: nobody, no capabilities.
 expect 3 "must run as root" "not root" -- \

@@ -92,9 +92,9 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		r->pl.sink_errors);
 	fprintf(f, "trace-defer:   lost: without_stack=%" PRIu64 " evicted_events=%" PRIu64
 		" evicted_stacks=%" PRIu64 " orphan_stacks=%" PRIu64 " overruns=%" PRIu64
-		" dropped=%" PRIu64 "\n",
+		" dropped=%" PRIu64 " no_frames=%" PRIu64 "\n",
 		total_lost(r), ss->evicted_events, ss->evicted_stacks, ss->orphan_stacks,
-		overrun, dropped);
+		overrun, dropped, r->pl.no_frames);
 	fprintf(f, "trace-defer:   parser: pages=%" PRIu64 " missed_pages=%" PRIu64
 		" orphan_records=%" PRIu64 " unknown_records=%" PRIu64 " stacks_cut=%" PRIu64
 		" exec_stacks=%" PRIu64 "\n",

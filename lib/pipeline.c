@@ -194,8 +194,10 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 	res.cookie = ev->has_cookie ? ev->cookie : 0;
 	res.event_name = event_name(pl, ev->tep_event);
 	/* Out of memory: the event still goes out, without its frames. */
-	if (frames(&pl->kframes, &pl->kcap, nk) || frames(&pl->uframes, &pl->ucap, nu))
+	if (frames(&pl->kframes, &pl->kcap, nk) || frames(&pl->uframes, &pl->ucap, nu)) {
+		pl->st.no_frames++;
 		nk = nu = 0;
+	}
 	for (unsigned int i = 0; i < nk; i++) {
 		name_kernel(pl, &pl->kframes[i], ev->kstack.ips[i]);
 		pl->st.kframes_named += pl->kframes[i].symbol != NULL;

@@ -80,7 +80,7 @@ struct td_pipeline_config {
 	 * /proc when its record is parsed, and the maps of a process seen for
 	 * the first time are read right then, while it most likely still
 	 * runs. Otherwise /proc is asked only when an event is resolved, and
-	 * only if hooks.task_live allows.
+	 * only if hooks.task_live allows (no hook: always).
 	 */
 	bool live;
 	struct td_pipeline_hooks hooks;
@@ -125,6 +125,7 @@ struct td_pipeline_stats {
 	uint64_t fileid_unknown;		/* user frames in a file id nothing described */
 	uint64_t kframes, kframes_named;	/* kernel frames resolved, with a symbol */
 	uint64_t uframes, uframes_named;	/* user frames resolved, with a symbol */
+	uint64_t no_frames;			/* out of memory: resolved without frames */
 	uint64_t sink_errors;			/* failed sink writes (not -EPIPE) */
 	bool broken;				/* a sink's reader went away */
 };

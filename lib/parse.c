@@ -26,6 +26,8 @@
 #include <trace-defer/parse.h>
 #include <trace-defer/ringbuf.h>
 
+#include "kstack.h"
+
 #define DEFAULT_HOLD_NS		(10ULL * 1000 * 1000)
 #define USTACK_ENTRIES		8	/* ftrace:user_stack caller[8] */
 #define KNOWN_PIDS		1024	/* direct-mapped cache of pids with a comm */
@@ -57,6 +59,7 @@ struct td_parser {
 	struct tep_handle *tep;
 	struct td_parser_out out;	/* where events and stacks go */
 	struct kbuffer *kbuf;
+	struct td_kstacks *kstacks;	/* kernel stacks shared by the events */
 	int nr_cpus;
 	int common_size;		/* bytes of the common fields */
 	int type_off, pid_off;		/* u16 common_type, s32 common_pid */
@@ -241,7 +244,8 @@ struct td_parser *td_parser_new_out(struct tep_handle *tep, const struct td_pars
 	p->nr_cpus = nr_cpus;
 	p->hold_ns = DEFAULT_HOLD_NS;
 	p->kbuf = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
-	if (!p->kbuf)
+	p->kstacks = td_kstacks_new(0);
+	if (!p->kbuf || !p->kstacks)
 		goto fail;
 	ret = common_layout(p);
 	if (ret < 0) {
@@ -282,6 +286,7 @@ void td_parser_free(struct td_parser *p)
 	free(p->info);
 	free(p->scratch);
 	kbuffer_free(p->kbuf);
+	td_kstacks_free(p->kstacks);
 	free(p);
 }
 
@@ -525,7 +530,7 @@ static int on_kstack(struct td_parser *p, struct held *h, int tid, const uint8_t
 		hand_on(p, h);
 		return 0;
 	}
-	ret = copy_ips(&h->ev->kstack, data + p->ks_caller->offset, nr);
+	ret = td_kstacks_get(p->kstacks, h->ev, data + p->ks_caller->offset, nr);
 	if (ret)
 		return ret;
 	h->kstack_seen = true;

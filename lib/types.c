@@ -11,6 +11,8 @@
 
 #include <trace-defer/types.h>
 
+#include "kstack.h"
+
 static const char *const status_names[TD_NR_STATUS] = {
 	[TD_STITCHED]		= "stitched",
 	[TD_USER_LOST]		= "user_lost",
@@ -55,7 +57,7 @@ int td_ips_copy(struct td_ips *dst, const uint64_t *ips, unsigned int nr)
  * Storage allocated with the record, right after it: used only while the
  * pointer still points there (the owner may have replaced it).
  */
-#define TD_ALLOC_INLINE	0x1
+#define TD_ALLOC_INLINE	0x1	/* (0x2 is TD_ALLOC_KSTACK_SHARED, kstack.h) */
 
 static inline void *inline_area(void *rec, size_t rec_size)
 {
@@ -92,7 +94,10 @@ void td_event_free(struct td_event *ev)
 		return;
 	if (!(ev->alloc_flags & TD_ALLOC_INLINE) || ev->raw != inline_area(ev, sizeof(*ev)))
 		free(ev->raw);
-	td_ips_free(&ev->kstack);
+	if (ev->alloc_flags & TD_ALLOC_KSTACK_SHARED)
+		td_kstack_put(ev);
+	else
+		td_ips_free(&ev->kstack);
 	td_ips_free(&ev->inplace_stack);
 	free(ev);
 }

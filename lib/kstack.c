@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared kernel stacks (see kstack.h).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "htab.h"
+#include "kstack.h"
+
+struct kblock {
+	struct hnode node;
+	uint32_t refs;		/* the table's (while in it) + one per event */
+	uint32_t nr;
+	uint64_t ips[];
+};
+
+struct td_kstacks {
+	struct htab tab;
+	unsigned int max;
+	uint64_t *buf;		/* the IPs looked up, in host order */
+	unsigned int cap;
+	struct td_kstacks_stats st;
+};
+
+static void put_block(struct kblock *b)
+{
+	if (!--b->refs)
+		free(b);
+}
+
+static void put_node(struct hnode *n)
+{
+	put_block(container_of(n, struct kblock, node));
+}
+
+struct td_kstacks *td_kstacks_new(unsigned int max_stacks)
+{
+	struct td_kstacks *ks = calloc(1, sizeof(*ks));
+
+	if (!ks)
+		return NULL;
+	ks->max = max_stacks ? max_stacks : 4096;
+	if (htab_init(&ks->tab)) {
+		free(ks);
+		return NULL;
+	}
+	return ks;
+}
+
+void td_kstacks_free(struct td_kstacks *ks)
+{
+	if (!ks)
+		return;
+	htab_destroy(&ks->tab, put_node);
+	free(ks->buf);
+	free(ks);
+}
+
+static struct kblock *lookup(struct td_kstacks *ks, const uint64_t *ips, unsigned int nr,
+			     uint64_t hash)
+{
+	struct hnode *n;
+
+	for (n = htab_first(&ks->tab, hash); n; n = htab_next(n)) {
+		struct kblock *b = container_of(n, struct kblock, node);
+
+		if (b->nr == nr && !memcmp(b->ips, ips, nr * sizeof(*ips)))
+			return b;
+	}
+	return NULL;
+}
+
+int td_kstacks_get(struct td_kstacks *ks, struct td_event *ev, const uint8_t *le,
+		   unsigned int nr)
+{
+	uint64_t hash = HTAB_SEED ^ nr;
+	struct kblock *b;
+	unsigned int i;
+
+	ev->kstack.nr = 0;
+	ev->kstack.ips = NULL;
+	if (!nr)
+		return 0;
+	/* A reset that could not set the table up again: try now. */
+	if (!ks->tab.b && htab_init(&ks->tab))
+		return -ENOMEM;
+	if (nr > ks->cap) {
+		uint64_t *n = realloc(ks->buf, nr * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		ks->buf = n;
+		ks->cap = nr;
+	}
+	for (i = 0; i < nr; i++) {
+		uint64_t v;
+
+		memcpy(&v, le + 8 * i, sizeof(v));
+		ks->buf[i] = le64toh(v);
+		hash = htab_hash_u64(hash, ks->buf[i]);
+	}
+	ks->st.lookups++;
+	b = lookup(ks, ks->buf, nr, hash);
+	if (b) {
+		ks->st.hits++;
+	} else {
+		b = malloc(sizeof(*b) + nr * sizeof(*b->ips));
+		if (!b)
+			return -ENOMEM;
+		b->nr = nr;
+		memcpy(b->ips, ks->buf, nr * sizeof(*b->ips));
+		if (ks->tab.nr >= ks->max) {
+			/* Full: start again; events keep the stacks they hold. */
+			htab_destroy(&ks->tab, put_node);
+			ks->st.resets++;
+			if (htab_init(&ks->tab)) {
+				free(b);
+				return -ENOMEM;
+			}
+		}
+		b->refs = 1;
+		htab_add(&ks->tab, &b->node, hash);
+		ks->st.stacks++;
+	}
+	b->refs++;
+	ev->kstack.ips = b->ips;
+	ev->kstack.nr = nr;
+	ev->alloc_flags |= TD_ALLOC_KSTACK_SHARED;
+	return 0;
+}
+
+void td_kstack_put(struct td_event *ev)
+{
+	if (!(ev->alloc_flags & TD_ALLOC_KSTACK_SHARED) || !ev->kstack.ips)
+		return;
+	put_block(container_of((void *)ev->kstack.ips, struct kblock, ips));
+	ev->kstack.ips = NULL;
+	ev->kstack.nr = 0;
+	ev->alloc_flags &= ~TD_ALLOC_KSTACK_SHARED;
+}
+
+void td_kstacks_get_stats(const struct td_kstacks *ks, struct td_kstacks_stats *st)
+{
+	*st = ks->st;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel stacks shared between events: the same few kernel paths ask for
+ * user stacks again and again (a sched_switch from schedule(), a syscall
+ * entry), so an event pending for its user stack points to one counted
+ * copy of its kernel stack instead of holding its own. Private to the
+ * library: the parser interns, td_event_free() releases.
+ *
+ * An interned stack stays in the table (which holds a reference) until the
+ * table is full, then the table starts again; the stacks of events still
+ * alive stay theirs. Not thread safe: events are freed in the thread that
+ * parsed them.
+ */
+#ifndef TD_LIB_KSTACK_H
+#define TD_LIB_KSTACK_H
+
+#include <stdint.h>
+
+#include <trace-defer/types.h>
+
+/* td_event.alloc_flags: kstack.ips is a shared block, released with td_kstack_put(). */
+#define TD_ALLOC_KSTACK_SHARED	0x2
+
+struct td_kstacks;
+
+struct td_kstacks *td_kstacks_new(unsigned int max_stacks);
+/* Drops the table's references; stacks still held by events live on. */
+void td_kstacks_free(struct td_kstacks *ks);
+
+/*
+ * Set @ev->kstack to the shared copy of the @nr little-endian 64-bit IPs
+ * at @le (unaligned), interning it when new. Returns 0 or -ENOMEM.
+ */
+int td_kstacks_get(struct td_kstacks *ks, struct td_event *ev, const uint8_t *le,
+		   unsigned int nr);
+
+/* Release @ev's reference to its shared kernel stack. */
+void td_kstack_put(struct td_event *ev);
+
+struct td_kstacks_stats {
+	uint64_t lookups, hits, stacks, resets;
+};
+
+void td_kstacks_get_stats(const struct td_kstacks *ks, struct td_kstacks_stats *st);
+
+#endif /* TD_LIB_KSTACK_H */

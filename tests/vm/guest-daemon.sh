@@ -83,6 +83,10 @@ check daemon_shared_entry_same_stack test "$nevents" -eq 3 -a "$ndistinct" -eq 1
 # Thread i of fp_chain recurses i deep before it sleeps in c(): every
 # stitched stack of a thread that starts in c() must show that thread's
 # depth (rec frames, counted by fp_chain's symbol table) and end in b, a.
+# A thread preempted on the first instructions of c(), before c's push
+# %rbp / mov %rsp,%rbp, has b's frame in %rbp: any frame-pointer unwinder
+# then skips b (seen once in CI: c+0, a, thread_fn). Such records are
+# counted apart, not taken for wrong stitching.
 # Which records survive the overruns is up to timing: when none of the
 # threads' does, there is nothing to check the stitching against, and the
 # run is made again (at most 3 runs; a wrong stack in any of them fails).
@@ -105,10 +109,12 @@ flood_once() {
 	jq -r 'select(.comm == "fp_chain" and .status == "stitched")
 		| "\(.tid) \([.user_stack[].addr] | join(" "))"' $d.v1.jsonl > $d.addrs
 	res=$(gawk '
-		$1 == "S" { s[++k] = $2; n[k] = $3; next }
+		$1 == "S" { s[++k] = $2; n[k] = $3; if ($3 == "c") c0 = $2; next }
 		FILENAME ~ /depth/ { want[$1] = $2; next }
 		function f(x,   j) { for (j = k; j >= 1; j--) if (s[j] <= x) return n[j]; return "?" }
 		!($1 in want) || f(strtonum($2)) != "c" { next }
+		# c+0 .. c+3: push %rbp (1 byte), mov %rsp,%rbp (3) not done yet
+		strtonum($2) < c0 + 4 { e++; print "at entry of c:", $0 > "/dev/stderr"; next }
 		{
 			r = 0; i = 3
 			while (i <= NF && f(strtonum($i) - 1) == "rec") { r++; i++ }
@@ -116,15 +122,16 @@ flood_once() {
 			ok = r == want[$1] && f(strtonum($i) - 1) == "b" && f(strtonum($(i + 1)) - 1) == "a"
 			g++; if (!ok) { b++; print "wrong:", $0 > "/dev/stderr" }
 		}
-		END { print g + 0, b + 0 }' /tmp/fp.syms $d.depth $d.addrs)
-	good=${res% *} bad=${res#* }
+		END { print g + 0, b + 0, e + 0 }' /tmp/fp.syms $d.depth $d.addrs)
+	read -r good bad entry <<<"$res"
 	cp $d.jsonl $d.threads $d.depth "$TD_OUT/" 2>/dev/null
 	lost=$(jq -c 'select(.status == "user_lost")' $d.v1.jsonl | wc -l)
 	# Cookies are unique per (tid, kernel entry): no cookie on two tasks.
 	badck=$(jq -r 'select(.status == "stitched") | [.tid, .cookie] | @tsv' $d.v1.jsonl |
 		sort -u | gawk '{ print $2 }' | sort | uniq -d | wc -l)
 	echo "flood run $1: overruns ${over:-none}; $good stitched fp_chain thread records," \
-	     "$bad with a wrong stack, $lost user_lost; cookies shared by several tasks: $badck"
+	     "$bad with a wrong stack, $entry at c's entry (not checked), $lost user_lost;" \
+	     "cookies shared by several tasks: $badck"
 }
 runs=0 all_over=0 all_good=0 all_bad=0 all_badck=0 unresolved=0
 for k in 1 2 3; do

@@ -80,6 +80,31 @@ void htab_del(struct htab *t, struct hnode *n)
 	}
 }
 
+void htab_filter(struct htab *t, bool (*keep)(struct hnode *n, void *arg),
+		 void (*drop)(struct hnode *n), void *arg)
+{
+	size_t i;
+
+	if (!t->b)
+		return;
+	for (i = 0; i <= t->mask; i++) {
+		struct hnode **pp = &t->b[i];
+
+		while (*pp) {
+			struct hnode *x = *pp;
+
+			if (keep(x, arg)) {
+				pp = &x->next;
+				continue;
+			}
+			*pp = x->next;
+			t->nr--;
+			if (drop)
+				drop(x);
+		}
+	}
+}
+
 void htab_destroy(struct htab *t, void (*fn)(struct hnode *))
 {
 	size_t i;

@@ -10,6 +10,7 @@
 #ifndef TD_LIB_HTAB_H
 #define TD_LIB_HTAB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,12 @@ struct hnode *htab_first(const struct htab *t, uint64_t hash);
 struct hnode *htab_next(struct hnode *n);
 void htab_add(struct htab *t, struct hnode *n, uint64_t hash);
 void htab_del(struct htab *t, struct hnode *n);
+/*
+ * Keep the entries @keep says true for; every other one is unlinked, then
+ * handed to @drop (may be NULL), which may free it.
+ */
+void htab_filter(struct htab *t, bool (*keep)(struct hnode *n, void *arg),
+		 void (*drop)(struct hnode *n), void *arg);
 /* Empty @t, calling @fn (may be NULL) on every entry; @t needs htab_init() again. */
 void htab_destroy(struct htab *t, void (*fn)(struct hnode *));
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Task identity (see trace-defer/task.h). The tid -> tgid cache: open
- * addressing on the tid, linear probing. The task check: a direct-mapped
- * table on the tid.
+ * Task identity (see trace-defer/task.h). The tid -> tgid cache: the
+ * library's hash table on the tid. The task check: a direct-mapped table
+ * on the tid.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -15,12 +15,14 @@
 #include <trace-defer/task.h>
 #include <trace-defer/types.h>
 
-#define TGID_SLOTS	(1u << 16)	/* power of two */
-#define TGID_MAX_FILL	(TGID_SLOTS / 2)
+#include "htab.h"
+
+#define TGID_MAX	(1u << 15)	/* entries; then the cache starts again */
 #define TGID_TTL_NS	(10ULL * 1000000000ULL)
 
 struct tgid_entry {
-	int tid;		/* 0: free slot */
+	struct hnode node;	/* keyed on the tid */
+	int tid;
 	int tgid;
 	uint64_t stamp;
 	bool dead;		/* found gone by one sweep already */
@@ -28,9 +30,13 @@ struct tgid_entry {
 
 struct td_tgid_cache {
 	char proc_root[PATH_MAX / 2];
-	struct tgid_entry *slot;
-	unsigned int used;
+	struct htab tab;
 };
+
+static void entry_free(struct hnode *n)
+{
+	free(container_of(n, struct tgid_entry, node));
+}
 
 struct td_tgid_cache *td_tgid_new(const char *proc_root)
 {
@@ -38,8 +44,7 @@ struct td_tgid_cache *td_tgid_new(const char *proc_root)
 
 	if (!tc)
 		return NULL;
-	tc->slot = calloc(TGID_SLOTS, sizeof(*tc->slot));
-	if (!tc->slot) {
+	if (htab_init(&tc->tab)) {
 		free(tc);
 		return NULL;
 	}
@@ -51,28 +56,28 @@ void td_tgid_free(struct td_tgid_cache *tc)
 {
 	if (!tc)
 		return;
-	free(tc->slot);
+	htab_destroy(&tc->tab, entry_free);
 	free(tc);
 }
 
-static unsigned int hash(int tid)
+static uint64_t hash(int tid)
 {
-	return ((unsigned int)tid * 2654435761u) & (TGID_SLOTS - 1);
+	return htab_hash_u64(HTAB_SEED, (uint32_t)tid);
 }
 
-static struct tgid_entry *find(struct td_tgid_cache *tc, int tid, bool *found)
+static struct tgid_entry *find(const struct td_tgid_cache *tc, int tid)
 {
-	unsigned int i = hash(tid);
+	struct hnode *n;
 
-	for (;;) {
-		struct tgid_entry *e = &tc->slot[i];
+	if (!tc->tab.b)
+		return NULL;
+	for (n = htab_first(&tc->tab, hash(tid)); n; n = htab_next(n)) {
+		struct tgid_entry *e = container_of(n, struct tgid_entry, node);
 
-		if (e->tid == tid || !e->tid) {
-			*found = e->tid == tid;
+		if (e->tid == tid)
 			return e;
-		}
-		i = (i + 1) & (TGID_SLOTS - 1);
 	}
+	return NULL;
 }
 
 /* Read the start of a small /proc file into @buf (NUL-terminated); its length or -1. */
@@ -116,19 +121,23 @@ static int read_tgid(const struct td_tgid_cache *tc, int tid)
 	return read_tgid_at(tc->proc_root, tid);
 }
 
+/* Set (@tid -> @tgid); NULL when out of memory (then simply not cached). */
 static struct tgid_entry *insert(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns)
 {
-	struct tgid_entry *e;
-	bool found;
+	struct tgid_entry *e = find(tc, tid);
 
-	if (tc->used >= TGID_MAX_FILL) {
-		memset(tc->slot, 0, TGID_SLOTS * sizeof(*tc->slot));
-		tc->used = 0;
+	if (!e) {
+		if (tc->tab.nr >= TGID_MAX || !tc->tab.b) {
+			htab_destroy(&tc->tab, entry_free);
+			if (htab_init(&tc->tab))
+				return NULL;
+		}
+		e = malloc(sizeof(*e));
+		if (!e)
+			return NULL;
+		e->tid = tid;
+		htab_add(&tc->tab, &e->node, hash(tid));
 	}
-	e = find(tc, tid, &found);
-	if (!found)
-		tc->used++;
-	e->tid = tid;
 	e->tgid = tgid;
 	e->stamp = now_ns;
 	e->dead = false;
@@ -138,21 +147,19 @@ static struct tgid_entry *insert(struct td_tgid_cache *tc, int tid, int tgid, ui
 int td_tgid_lookup_fresh(struct td_tgid_cache *tc, int tid, uint64_t now_ns, bool *fresh)
 {
 	struct tgid_entry *e;
-	bool found, known;
 	int tgid;
 
 	*fresh = false;
 	if (tid <= 0)
 		return 0;
-	e = find(tc, tid, &found);
-	if (found && now_ns - e->stamp < TGID_TTL_NS)
+	e = find(tc, tid);
+	if (e && now_ns - e->stamp < TGID_TTL_NS)
 		return e->tgid;
 	tgid = read_tgid(tc, tid);
 	if (!tgid)
-		return found ? e->tgid : 0;	/* exited: what we knew is still right */
+		return e ? e->tgid : 0;	/* exited: what we knew is still right */
 	/* New to us unless another thread of it (its leader) is known. */
-	find(tc, tgid, &known);
-	*fresh = !known || tgid == tid;
+	*fresh = !find(tc, tgid) || tgid == tid;
 	insert(tc, tid, tgid, now_ns);
 	return tgid;
 }
@@ -167,49 +174,49 @@ int td_tgid_lookup(struct td_tgid_cache *tc, int tid, uint64_t now_ns)
 void td_tgid_note(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns)
 {
 	struct tgid_entry *e;
-	bool found;
 
 	if (tid <= 0 || tgid <= 0)
 		return;
-	e = find(tc, tid, &found);
-	if (found && e->tgid == tgid) {
+	e = find(tc, tid);
+	if (e && e->tgid == tgid) {
 		e->stamp = now_ns;
 		return;
 	}
 	insert(tc, tid, tgid, now_ns);
 }
 
+struct sweep {
+	const char *proc_root;
+	void (*gone)(int tgid, void *arg);
+	void *arg;
+	int last_gone;
+};
+
+/* Keep a process that runs, or that one sweep has found gone (its events may wait). */
+static bool sweep_keep(struct hnode *n, void *arg)
+{
+	struct tgid_entry *e = container_of(n, struct tgid_entry, node);
+	struct sweep *sw = arg;
+	char path[PATH_MAX];
+	bool gone;
+
+	snprintf(path, sizeof(path), "%s/%d", sw->proc_root, e->tgid);
+	gone = access(path, F_OK) != 0;
+	if (!gone || !e->dead) {
+		e->dead = gone;
+		return true;
+	}
+	if (sw->gone && e->tgid != sw->last_gone)
+		sw->gone(e->tgid, sw->arg);
+	sw->last_gone = e->tgid;
+	return false;
+}
+
 void td_tgid_sweep(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg), void *arg)
 {
-	struct tgid_entry *old = tc->slot;
-	int last_gone = 0;
+	struct sweep sw = { tc->proc_root, gone, arg, 0 };
 
-	tc->slot = calloc(TGID_SLOTS, sizeof(*tc->slot));
-	if (!tc->slot) {
-		tc->slot = old;
-		return;
-	}
-	tc->used = 0;
-	/* Rebuild without the dead: deleting in place would break probe chains. */
-	for (unsigned int i = 0; i < TGID_SLOTS; i++) {
-		char path[PATH_MAX];
-
-		if (!old[i].tid)
-			continue;
-		snprintf(path, sizeof(path), "%s/%d", tc->proc_root, old[i].tgid);
-		if (access(path, F_OK)) {
-			if (old[i].dead) {
-				if (gone && old[i].tgid != last_gone)
-					gone(old[i].tgid, arg);
-				last_gone = old[i].tgid;
-				continue;
-			}
-			insert(tc, old[i].tid, old[i].tgid, old[i].stamp)->dead = true;
-			continue;
-		}
-		insert(tc, old[i].tid, old[i].tgid, old[i].stamp);
-	}
-	free(old);
+	htab_filter(&tc->tab, sweep_keep, entry_free, &sw);
 }
 
 /* ---- the task check ---- */

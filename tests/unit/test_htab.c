@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The library's hash table: lookups through collisions, growth, deletion,
- * destruction with a callback.
+ * filtering, destruction with a callback.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,11 +91,51 @@ static void test_hashes(void **state)
 	assert_true(htab_hash_u64(1, 2) != htab_hash_u64(2, 2));
 }
 
+static bool keep_even(struct hnode *n, void *arg)
+{
+	int *asked = arg;
+
+	(*asked)++;
+	return container_of(n, struct item, node)->key % 2 == 0;
+}
+
+static void test_filter(void **state)
+{
+	struct htab t;
+	int asked = 0;
+
+	(void)state;
+	assert_int_equal(htab_init(&t), 0);
+	/* Few distinct hashes: long chains, removals in the middle of them. */
+	for (int i = 0; i < 500; i++) {
+		struct item *it = malloc(sizeof(*it));
+
+		assert_non_null(it);
+		it->key = i;
+		htab_add(&t, &it->node, (uint64_t)(i % 7));
+	}
+	freed = 0;
+	htab_filter(&t, keep_even, free_item, &asked);
+	assert_int_equal(asked, 500);
+	assert_int_equal(freed, 250);
+	assert_int_equal(t.nr, 250);
+	for (int i = 0; i < 500; i++) {
+		if (i % 2)
+			assert_null(find(&t, i, (uint64_t)(i % 7)));
+		else
+			assert_non_null(find(&t, i, (uint64_t)(i % 7)));
+	}
+	freed = 0;
+	htab_destroy(&t, free_item);
+	assert_int_equal(freed, 250);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_collisions_and_growth),
 		cmocka_unit_test(test_hashes),
+		cmocka_unit_test(test_filter),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,8 +23,9 @@ flavor=${1:-${KCONFIG_FLAVOR:-patched}}
 jobs=${JOBS:-$(nproc)}
 
 case "$flavor" in
-base|patched|debug) ;;
-*) echo "build: unknown flavor '$flavor' (base, patched, debug)" >&2; exit 2 ;;
+base|patched|debug|test-base|test-patched) ;;
+*) echo "build: unknown flavor '$flavor' (base, patched, debug, test-base, test-patched)" >&2
+   exit 2 ;;
 esac
 
 "$top/kernel/fetch-source.sh" >&2
@@ -74,7 +75,6 @@ patched) tree=$(apply_series) ;;
 debug) tree=$(apply_series); frags+=("$top/kernel/config/debug.config") ;;
 test-base) tree=$src; frags+=("$top/kernel/config/ftracetest.config") ;;
 test-patched) tree=$(apply_series); frags+=("$top/kernel/config/ftracetest.config") ;;
-*) echo "build: unknown flavour '$flavor'" >&2; exit 2 ;;
 esac
 out=$KCACHE/build-$flavor
 mkdir -p "$out"

@@ -52,7 +52,8 @@ while read -r p; do
 		echo "$res"
 		bad=1
 	else
-		echo "   checkpatch --strict: clean${res:+ but for the MAINTAINERS reminder}${known:+ and the known: $known}"
+		reminder=$(echo "$res" | grep 'does MAINTAINERS need updating' || true)
+		echo "   checkpatch --strict: clean${reminder:+ but for the MAINTAINERS reminder}${known:+ but for the known $known}"
 	fi
 	if [ "$build" -eq 1 ]; then
 		git -C "$tree" checkout -q --detach "${commits[$n]}"

@@ -22,7 +22,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -688,39 +687,6 @@ void td_json_writer_stats(const struct td_json_writer *jw, struct td_json_stats 
 	st->table_bytes = jw->bytes;
 }
 
-/* The line writer of td_json_write() and td_json_format(), one per thread. */
-static pthread_key_t tls_key;
-static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
-static bool tls_key_ok;
-static __thread struct td_json_writer *tls;
-
-static void tls_free(void *arg)
-{
-	td_json_writer_free(arg);
-	tls = NULL;
-}
-
-static void tls_key_init(void)
-{
-	tls_key_ok = !pthread_key_create(&tls_key, tls_free);
-}
-
-/* This thread's writer; NULL when out of memory (then nothing is cached). */
-static struct td_json_writer *tls_get(void)
-{
-	if (tls)
-		return tls;
-	pthread_once(&tls_once, tls_key_init);
-	if (!tls_key_ok)
-		return NULL;
-	tls = td_json_writer_new(TD_JSON_FULL, 0);
-	if (tls && pthread_setspecific(tls_key, tls)) {
-		td_json_writer_free(tls);
-		tls = NULL;
-	}
-	return tls;
-}
-
 static inline bool fentry_match(const struct fentry *e, const struct td_frame *fr, bool user)
 {
 	return e->addr == fr->addr && e->strings_id == fr->strings_id &&
@@ -1127,13 +1093,10 @@ int td_json_writer_write(struct td_json_writer *jw, FILE *f, const struct td_res
 
 int td_json_write(FILE *f, const struct td_resolved *r)
 {
-	struct td_json_writer *t = tls_get();
 	struct jw w = { 0 };
 	int ret;
 
-	if (t)
-		return td_json_writer_write(t, f, r);
-	/* Out of memory for the writer: one line without any cache. */
+	/* One line, no caches: writers that write often own a td_json_writer. */
 	ret = jw_record(&w, NULL, r);
 	if (!ret) {
 		errno = 0;
@@ -1147,7 +1110,7 @@ int td_json_write(FILE *f, const struct td_resolved *r)
 int td_json_format(const struct td_resolved *r, char **out)
 {
 	struct jw w = { 0 };
-	int ret = jw_record(&w, tls_get(), r);
+	int ret = jw_record(&w, NULL, r);
 
 	*out = NULL;
 	if (ret) {

@@ -90,8 +90,9 @@ void td_json_writer_stats(const struct td_json_writer *jw, struct td_json_stats 
 /*
  * Layout full without a writer of one's own: write one JSON object and a
  * newline. Event fields are decoded from
- * ev->raw with ev->tep_event (common_* fields left out). Returns 0 or a
- * negative errno (write error).
+ * ev->raw with ev->tep_event (common_* fields left out). Keeps no state
+ * between calls (no cache: a sink that writes many events owns a
+ * td_json_writer). Returns 0 or a negative errno (write error).
  */
 int td_json_write(FILE *f, const struct td_resolved *r);
 

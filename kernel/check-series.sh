@@ -14,8 +14,9 @@
 # checkpatch's "added, moved or deleted file(s), does MAINTAINERS need
 # updating?" reminder is reported but not counted: the new files are in
 # kernel/trace/ and tools/testing/selftests/ftrace/, which the TRACING
-# entry of MAINTAINERS already covers. So is one CHECK on a macro that the
-# rename patch only renames (below, with why).
+# entry of MAINTAINERS already covers. So are one CHECK on a macro that the
+# rename patch only renames, and checkpatch's failure to look up the
+# upstream commit of a Fixes: tag (below, with why).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 export KCACHE=${KCACHE:-$top/.cache/kernel}
@@ -48,6 +49,12 @@ while read -r p; do
 		real=$(echo "$real" | grep -vx "CHECK: Macro argument reuse '_type' - possible side-effects?" || true)
 		;;
 	esac
+	# Fixes: tags name upstream commits, which a tree unpacked from
+	# Debian's linux-source package (no history) cannot look up.
+	if echo "$real" | grep -q "^WARNING: Unknown commit id '[0-9a-f]\{12\}', maybe rebased or not pulled?$"; then
+		known="${known:+$known; }$(echo "$real" | grep '^WARNING: Unknown commit id') (a Fixes: tag; the tree has no upstream history)"
+		real=$(echo "$real" | grep -v "^WARNING: Unknown commit id '[0-9a-f]\{12\}', maybe rebased or not pulled?$" || true)
+	fi
 	if [ -n "$real" ]; then
 		echo "$res"
 		bad=1

@@ -2,8 +2,9 @@
 # Stress the deferred unwind paths (meant for the debug kernel: KASAN,
 # lockdep, PROVE_RCU): short-lived processes and threads traced with the
 # option and the trigger while instances come and go.
-# Usage: guest-stress.sh BUILD_DIR SECONDS
-build=$1 secs=${2:-60}
+# Usage: guest-stress.sh BUILD_DIR SECONDS [MODULE]
+# MODULE: samples/trace_events' trace_custom_sched.ko of the debug kernel.
+build=$1 secs=${2:-60} mod=${3:-}
 . "$(dirname "$0")/lib.sh"
 fp=$build/progs/fp_chain
 
@@ -117,6 +118,45 @@ churn_trigger() {
 	echo "$k $errs" > /tmp/churn_trigger
 }
 
+# An event that goes away with its module. custom/sched_switch (from
+# samples/trace_events) fires at every context switch, so user tasks hit
+# it. Each round loads the module and makes an instance use the module's
+# event, even rounds through the option, odd ones through a user_stacktrace
+# trigger; then unloads the module while tasks run with requests pending,
+# and removes the instance. Unloading drops the event's directory without
+# freeing its triggers: the instance must still give back all it holds
+# (its slot of the unwind work) when it goes, or a later callback writes
+# into a freed trace_array (KASAN).
+churn_module() {
+	local k=0 errs=0 d=$T/instances/modstress n opt=0 trig=0
+	while [ "$(date +%s)" -lt "$end" ] || [ "$k" -lt 4 ]; do
+		if ! insmod "$mod" 2> /tmp/insmod.err; then
+			echo "insmod $mod: $(cat /tmp/insmod.err)"
+			errs=$((errs + 1))
+			break
+		fi
+		mkdir "$d" || errs=$((errs + 1))
+		w "$d/events/custom/sched_switch/enable" 1
+		if [ $((k % 2)) -eq 0 ]; then
+			w "$d/options/userstacktrace_delay" 1
+		else
+			w "$d/events/custom/sched_switch/trigger" 'user_stacktrace'
+		fi
+		sleep 0.3
+		n=$(grep -c 'user stack unwind cookie=.*frames=[1-9]' "$d/trace")
+		if [ "$n" -gt 0 ]; then
+			[ $((k % 2)) -eq 0 ] && opt=$((opt + 1)) || trig=$((trig + 1))
+		fi
+		rmmod trace_custom_sched || errs=$((errs + 1))
+		[ -d "$d/events/custom" ] && { echo "custom/ left after rmmod"; errs=$((errs + 1)); }
+		sleep 0.0$((k % 5))
+		rmdir "$d" || errs=$((errs + 1))
+		k=$((k + 1))
+	done
+	echo "module rounds: $k (with stacks: $opt by the option, $trig by the trigger), failed steps: $errs"
+	echo "$k $errs $opt $trig" > /tmp/churn_module
+}
+
 load() {
 	local k=0
 	while [ "$(date +%s)" -lt "$end" ]; do
@@ -130,6 +170,12 @@ load() {
 
 churn_instances &
 churn_trigger &
+if [ -r "$mod" ]; then
+	churn_module &
+else
+	echo "no module to load: '$mod'"
+	echo "0 1 0 0" > /tmp/churn_module
+fi
 load &
 load &
 wait
@@ -144,6 +190,9 @@ read -r n e < /tmp/churn_instances
 check stress_instances_churned test "${n:-0}" -ge 4 -a "${e:-1}" -eq 0
 read -r n e < /tmp/churn_trigger
 check stress_option_trigger_toggled test "${n:-0}" -ge 10 -a "${e:-1}" -eq 0
+read -r n e o t < /tmp/churn_module
+check stress_module_event_churned test "${n:-0}" -ge 4 -a "${e:-1}" -eq 0
+check stress_module_event_stacks test "${o:-0}" -ge 1 -a "${t:-0}" -ge 1
 echo "stack records in the top buffer: $(grep -c 'user stack unwind cookie=.*frames=' $T/trace)"
 check stress_recorded_stacks grep -q 'user stack unwind cookie=.*frames=' $T/trace
 splats=$(dmesg | grep -E "$KREPORTS" | head -n 20)

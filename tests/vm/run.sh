@@ -13,8 +13,9 @@
 #         event/ results, compared with ftrace-base.expected (rewritten
 #         with VM_UPDATE_BASELINE=1)
 # ftrace-full, ftrace-full-base (not in the default set) ftracetest on the
-#         test kernels (kernel/config/ftracetest.config): the whole suite, or
-#         the test.d paths in FTRACE_FULL_TESTS; patched compared case by
+#         test kernels (kernel/config/ftracetest.config): the test.d paths
+#         in FTRACE_FULL_TESTS (default: those the baseline file names;
+#         FTRACE_FULL_TESTS="" for the whole suite); patched compared case by
 #         case with tests/vm/ftrace-full-base.expected, which
 #         ftrace-full-base measures (and rewrites with VM_UPDATE_BASELINE=1).
 #         Under TCG the cases that turn the function tracer on do not end
@@ -109,7 +110,8 @@ boot_report() {
 
 stress_boot() {
 	VM_APPEND="acpi=noirq ${VM_APPEND:-}" VM_MEM=2048 VM_TIMEOUT=1500 \
-		boot debug stress guest-stress.sh "$build" "${STRESS_SECONDS:-60}"
+		boot debug stress guest-stress.sh "$build" "${STRESS_SECONDS:-60}" \
+		"$kc/build-debug/samples/trace_events/trace_custom_sched.ko"
 }
 
 # The series' own ftracetest cases, left out of the comparisons.
@@ -149,7 +151,9 @@ check_baseline() {
 	if [ ! -s "$outtop/$stage.fresh" ]; then
 		failed+=("$stage: no results")
 	elif [ -n "${VM_UPDATE_BASELINE:-}" ]; then
-		{ grep '^#' "$exp"; cat "$outtop/$stage.fresh"; } > "$outtop/$stage.new"
+		{ grep '^#' "$exp" | grep -v '^# FTRACE_FULL_TESTS='
+		  [ "$stage" = ftrace-full-base ] && echo "# FTRACE_FULL_TESTS=\"$ft_tests\""
+		  cat "$outtop/$stage.fresh"; } > "$outtop/$stage.new"
 		mv "$outtop/$stage.new" "$exp"
 		echo "vm: ${exp#"$top"/} rewritten"
 	elif ! diff -u <(grep -v '^#' "$exp") "$outtop/$stage.fresh"; then
@@ -161,6 +165,10 @@ check_baseline() {
 
 mkdir -p "$outtop"
 kc=${KCACHE:-$top/.cache/kernel}	# as kernel/build.sh
+# ftrace-full(-base): by default the test.d paths the baseline was made
+# with (its "# FTRACE_FULL_TESTS=" line); FTRACE_FULL_TESTS="" for all.
+ft_tests=${FTRACE_FULL_TESTS-$(sed -n 's/^# FTRACE_FULL_TESTS="\(.*\)"$/\1/p' \
+	"$top/tests/vm/ftrace-full-base.expected")}
 
 for stage in $stages; do
 	case "$stage" in
@@ -195,7 +203,7 @@ for stage in $stages; do
 		say "ftrace-full: the whole ftracetest suite on the patched test kernel"
 		# shellcheck disable=SC2086 # a list of test.d paths
 		VM_TIMEOUT=${VM_TIMEOUT:-5400} boot test-patched ftrace-full guest-ftracetest.sh \
-			"$kc/tree-patched" full-patched ${FTRACE_FULL_TESTS:-}
+			"$kc/tree-patched" full-patched $ft_tests
 		grep -E "$NEW_CASES" "$outtop/ftrace-full/ftracetest-full-patched.txt" |
 			sed 's/^/  new: /'
 		compare_existing ftrace-full "$outtop/ftrace-full/ftracetest-full-patched.txt" \
@@ -205,7 +213,7 @@ for stage in $stages; do
 		say "ftrace-full-base: the whole ftracetest suite on the unpatched test kernel"
 		# shellcheck disable=SC2086 # a list of test.d paths
 		VM_TIMEOUT=${VM_TIMEOUT:-5400} boot test-base ftrace-full-base \
-			guest-ftracetest.sh "$kc/src" full-base ${FTRACE_FULL_TESTS:-}
+			guest-ftracetest.sh "$kc/src" full-base $ft_tests
 		check_baseline ftrace-full-base \
 			"$outtop/ftrace-full-base/ftracetest-full-base.txt" \
 			"$top/tests/vm/ftrace-full-base.expected"

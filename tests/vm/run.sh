@@ -200,7 +200,7 @@ for stage in $stages; do
 			"$top/tests/vm/ftrace-base.expected"
 		;;
 	ftrace-full)
-		say "ftrace-full: the whole ftracetest suite on the patched test kernel"
+		say "ftrace-full: ftracetest (${ft_tests:-the whole suite}) on the patched test kernel"
 		# shellcheck disable=SC2086 # a list of test.d paths
 		VM_TIMEOUT=${VM_TIMEOUT:-5400} boot test-patched ftrace-full guest-ftracetest.sh \
 			"$kc/tree-patched" full-patched $ft_tests
@@ -210,7 +210,7 @@ for stage in $stages; do
 			"$top/tests/vm/ftrace-full-base.expected"
 		;;
 	ftrace-full-base)
-		say "ftrace-full-base: the whole ftracetest suite on the unpatched test kernel"
+		say "ftrace-full-base: ftracetest (${ft_tests:-the whole suite}) on the unpatched test kernel"
 		# shellcheck disable=SC2086 # a list of test.d paths
 		VM_TIMEOUT=${VM_TIMEOUT:-5400} boot test-base ftrace-full-base \
 			guest-ftracetest.sh "$kc/src" full-base $ft_tests

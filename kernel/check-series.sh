@@ -27,6 +27,15 @@ build=1
 out=$series_build
 mapfile -t commits < <(git -C "$tree" rev-list --reverse pristine.."$full")
 
+# accept REGEX: move the lines of $real matching REGEX (whole line) to $known.
+accept() {
+	local hit
+	hit=$(echo "$real" | grep -x "$1" || true)
+	[ -n "$hit" ] || return 0
+	known="${known:+$known; }$hit"
+	real=$(echo "$real" | grep -vx "$1" || true)
+}
+
 bad=0 n=0
 while read -r p; do
 	case "$p" in '' | '#'*) continue ;; esac
@@ -45,16 +54,12 @@ while read -r p; do
 		# whose argument is a type: sizeof/alignof/is_signed_type of
 		# a type have no side effects. Its name "_type" (checkpatch
 		# spares "type") cannot change: ".type =" is in the body.
-		known=$(echo "$real" | grep -x "CHECK: Macro argument reuse '_type' - possible side-effects?" || true)
-		real=$(echo "$real" | grep -vx "CHECK: Macro argument reuse '_type' - possible side-effects?" || true)
+		accept "CHECK: Macro argument reuse '_type' - possible side-effects?"
 		;;
 	esac
 	# Fixes: tags name upstream commits, which a tree unpacked from
 	# Debian's linux-source package (no history) cannot look up.
-	if echo "$real" | grep -q "^WARNING: Unknown commit id '[0-9a-f]\{12\}', maybe rebased or not pulled?$"; then
-		known="${known:+$known; }$(echo "$real" | grep '^WARNING: Unknown commit id') (a Fixes: tag; the tree has no upstream history)"
-		real=$(echo "$real" | grep -v "^WARNING: Unknown commit id '[0-9a-f]\{12\}', maybe rebased or not pulled?$" || true)
-	fi
+	accept "WARNING: Unknown commit id '[0-9a-f]\{12\}', maybe rebased or not pulled?"
 	if [ -n "$real" ]; then
 		echo "$res"
 		bad=1

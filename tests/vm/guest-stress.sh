@@ -124,7 +124,8 @@ churn_trigger() {
 # event, even rounds through the option, odd ones through a user_stacktrace
 # trigger; then unloads the module while tasks run with requests pending,
 # and removes the instance. Unloading drops the event's directory without
-# freeing its triggers: the instance must still give back all it holds
+# freeing its triggers: the module's probe must not outlive it (the
+# series' patch 1), and the instance must still give back all it holds
 # (its slot of the unwind work) when it goes, or a later callback writes
 # into a freed trace_array (KASAN).
 churn_module() {

@@ -142,6 +142,16 @@ void td_kstack_put(struct td_event *ev)
 	ev->alloc_flags &= ~TD_ALLOC_KSTACK_SHARED;
 }
 
+void td_kstack_hold(const uint64_t *ips)
+{
+	container_of((void *)ips, struct kblock, ips)->refs++;
+}
+
+void td_kstack_release(const uint64_t *ips)
+{
+	put_block(container_of((void *)ips, struct kblock, ips));
+}
+
 void td_kstacks_get_stats(const struct td_kstacks *ks, struct td_kstacks_stats *st)
 {
 	*st = ks->st;

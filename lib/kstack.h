@@ -37,6 +37,14 @@ int td_kstacks_get(struct td_kstacks *ks, struct td_event *ev, const uint8_t *le
 /* Release @ev's reference to its shared kernel stack. */
 void td_kstack_put(struct td_event *ev);
 
+/*
+ * One more reference to the shared block whose IPs are @ips (an event's
+ * kstack.ips with TD_ALLOC_KSTACK_SHARED), for a holder that is not an
+ * event; dropped with td_kstack_release().
+ */
+void td_kstack_hold(const uint64_t *ips);
+void td_kstack_release(const uint64_t *ips);
+
 struct td_kstacks_stats {
 	uint64_t lookups, hits, stacks, resets;
 };

@@ -2,12 +2,13 @@
 /*
  * The stitcher (see include/trace-defer/stitch.h for what it promises).
  *
- * One hash table maps (tid, cookie) to a key entry. A key entry is in one of
+ * One hash table maps (tid, cookie) to what is known of that key, in one of
  * two modes, never both:
- *  - waiting: it holds the events that asked for a stack that has not come
- *    yet (a singly linked list in arrival order);
- *  - stack: it holds the stack, kept for late events of the same kernel
- *    entry until stack_keep_ns have passed.
+ *  - waiting: the events that asked for a stack that has not come yet, a
+ *    circular list in arrival order; the table points to the newest (the
+ *    tail), whose link leads to the oldest;
+ *  - stack: a key entry holding the stack, kept for late events of the
+ *    same kernel entry until stack_keep_ns have passed.
  * Every pending event is also on one global list in arrival order (the
  * oldest is evicted first when max_pending_events is reached, and expired
  * first by td_stitch_advance()), and every kept stack is on a list in
@@ -18,8 +19,16 @@
  * a little after its deadline, when the older ones ahead of it have gone.
  * That never joins wrong records: a match always checks the timestamps.
  *
- * Nodes come from free lists allocated in chunks, so the steady state does
- * no allocation at all.
+ * A waiting event is packed (evpack.h): 40 bytes of its own (timestamp,
+ * key, links) and a counted reference to a body it shares with every
+ * waiting event of the same record data and kernel stack; the event the
+ * parser made is freed at once. A million waiting events then cost some
+ * 60 MB, not the 350 MB of the events themselves. They are unpacked into
+ * an event on the stack when emitted.
+ *
+ * Entries are 32-bit indices into pools allocated in chunks (no per-item
+ * allocation, no pointer-sized links), so the steady state allocates
+ * nothing but new bodies.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -27,39 +36,45 @@
 
 #include <trace-defer/stitch.h>
 
-#define POOL_CHUNK_ITEMS	512
-#define TABLE_MIN_SIZE		1024	/* slots, a power of two */
+#include "evpack.h"
 
-struct key_entry;
+#define CHUNK_SHIFT		10
+#define CHUNK_ITEMS		(1u << CHUNK_SHIFT)
+#define TABLE_MIN_SIZE		1024	/* slots, a power of two */
+#define NIL			0	/* no entry: index 0 is never handed out */
+#define REF_STACK		0x80000000u	/* a slot's ref names a key entry */
+#define MAX_INDEX		0x7fffffffu
 
 /* One event waiting for its stack. */
 struct pending {
-	struct td_event *ev;
-	struct pending *prev, *next;	/* global list, oldest first */
-	struct pending *knext;		/* next waiting event of the same key */
-	struct key_entry *ke;
+	uint64_t ts;
+	uint64_t cookie;
+	struct evbody *body;
+	int tid;
+	uint32_t prev, next;		/* global list, oldest first */
+	uint32_t knext;			/* the next waiting event of its key, circular */
 };
 
+/* A stack kept for late events. */
 struct key_entry {
 	uint64_t cookie;
 	int tid;
 	bool used;			/* the stack went to at least one event */
-	struct td_ustack *us;		/* stack mode when non-NULL */
-	struct key_entry *sprev, *snext; /* kept stacks, oldest first */
-	struct pending *phead, *ptail;	/* waiting mode */
+	struct td_ustack *us;
+	uint32_t sprev, snext;		/* kept stacks, oldest first */
 };
 
 /*
- * Open addressing, linear probing; ke == NULL marks an empty slot. The one
- * table of the library not built on lib/htab.c, on purpose: (tid, cookie)
- * sits in the slot, so the miss every new event costs reads no entry.
- * Measured on the replay bench with the chained table instead: stitching
- * went from ~250 to ~380 cpu ns/event.
+ * Open addressing, linear probing; ref == 0 marks an empty slot, else it
+ * names a pending event (the newest of its key) or, with REF_STACK, a key
+ * entry. tag is the low half of the key's hash: it places the slot (the
+ * table never has more than 2^32 slots), and a probe that meets another
+ * key reads no entry unless the tags agree. The one table of the library
+ * not built on lib/htab.c, on purpose: every new event misses in it.
  */
 struct slot {
-	uint64_t cookie;
-	int tid;
-	struct key_entry *ke;
+	uint32_t tag;
+	uint32_t ref;
 };
 
 struct table {
@@ -68,15 +83,12 @@ struct table {
 	size_t count;
 };
 
-struct pool_chunk {
-	struct pool_chunk *next;
-};
-
-/* Fixed-size items; a free item stores the free list link in its first word. */
-struct pool {
+/* Fixed-size items by index; a free item holds the next free index first. */
+struct ipool {
 	size_t item_size;
-	void *free;
-	struct pool_chunk *chunks;
+	char **chunks;
+	uint32_t nr_chunks, max_chunks;
+	uint32_t free;
 };
 
 struct td_stitcher {
@@ -85,11 +97,12 @@ struct td_stitcher {
 	void *arg;
 
 	struct table tab;
-	struct pool pending_pool;
-	struct pool key_pool;
+	struct ipool pending_pool;
+	struct ipool key_pool;
+	struct evpack pack;
 
-	struct pending *phead, *ptail;	/* all waiting events */
-	struct key_entry *shead, *stail; /* all kept stacks */
+	uint32_t phead, ptail;		/* all waiting events */
+	uint32_t shead, stail;		/* all kept stacks */
 
 	uint64_t now;
 	uint64_t next_seq;
@@ -98,60 +111,81 @@ struct td_stitcher {
 
 /* ---- pools ---- */
 
-static void pool_init(struct pool *p, size_t item_size)
+static void ipool_init(struct ipool *p, size_t item_size)
 {
-	p->item_size = (item_size + sizeof(void *) - 1) & ~(sizeof(void *) - 1);
-	p->free = NULL;
-	p->chunks = NULL;
+	memset(p, 0, sizeof(*p));
+	p->item_size = item_size;
 }
 
-static void *pool_get(struct pool *p)
+static inline void *ipool_at(const struct ipool *p, uint32_t i)
 {
-	void *item;
+	return p->chunks[i >> CHUNK_SHIFT] + (size_t)(i & (CHUNK_ITEMS - 1)) * p->item_size;
+}
 
-	if (!p->free) {
-		/* The chunk header is one pointer: items stay pointer aligned. */
-		struct pool_chunk *c = malloc(sizeof(*c) + POOL_CHUNK_ITEMS * p->item_size);
-		char *base;
-		int i;
+/* An index, or NIL when out of memory (or of indices). */
+static uint32_t ipool_get(struct ipool *p)
+{
+	uint32_t i;
 
+	if (p->free == NIL) {
+		uint32_t base = p->nr_chunks << CHUNK_SHIFT;
+		char *c;
+
+		if (base > MAX_INDEX - CHUNK_ITEMS)
+			return NIL;
+		if (p->nr_chunks == p->max_chunks) {
+			uint32_t n = p->max_chunks ? p->max_chunks * 2 : 16;
+			char **nc = realloc(p->chunks, n * sizeof(*nc));
+
+			if (!nc)
+				return NIL;
+			p->chunks = nc;
+			p->max_chunks = n;
+		}
+		c = malloc(CHUNK_ITEMS * p->item_size);
 		if (!c)
-			return NULL;
-		c->next = p->chunks;
-		p->chunks = c;
-		base = (char *)(c + 1);
-		for (i = POOL_CHUNK_ITEMS - 1; i >= 0; i--) {
-			void *it = base + (size_t)i * p->item_size;
-
-			*(void **)it = p->free;
-			p->free = it;
+			return NIL;
+		p->chunks[p->nr_chunks++] = c;
+		/* Index 0 stays unused: it is NIL. */
+		for (i = CHUNK_ITEMS; i-- > (base ? 0 : 1);) {
+			*(uint32_t *)ipool_at(p, base + i) = p->free;
+			p->free = base + i;
 		}
 	}
-	item = p->free;
-	p->free = *(void **)item;
-	return item;
+	i = p->free;
+	p->free = *(uint32_t *)ipool_at(p, i);
+	return i;
 }
 
-static void pool_put(struct pool *p, void *item)
+static void ipool_put(struct ipool *p, uint32_t i)
 {
-	*(void **)item = p->free;
-	p->free = item;
+	*(uint32_t *)ipool_at(p, i) = p->free;
+	p->free = i;
 }
 
-static void pool_destroy(struct pool *p)
+static void ipool_destroy(struct ipool *p)
 {
-	while (p->chunks) {
-		struct pool_chunk *c = p->chunks;
+	while (p->nr_chunks)
+		free(p->chunks[--p->nr_chunks]);
+	free(p->chunks);
+	p->chunks = NULL;
+	p->max_chunks = 0;
+	p->free = NIL;
+}
 
-		p->chunks = c->next;
-		free(c);
-	}
-	p->free = NULL;
+static inline struct pending *pend(const struct td_stitcher *st, uint32_t i)
+{
+	return ipool_at(&st->pending_pool, i);
+}
+
+static inline struct key_entry *kent(const struct td_stitcher *st, uint32_t i)
+{
+	return ipool_at(&st->key_pool, i);
 }
 
 /* ---- hash table on (tid, cookie) ---- */
 
-static inline size_t key_hash(int tid, uint64_t cookie)
+static inline uint32_t key_tag(int tid, uint64_t cookie)
 {
 	uint64_t h = cookie ^ ((uint64_t)(uint32_t)tid * 0x9e3779b97f4a7c15ULL);
 
@@ -161,7 +195,20 @@ static inline size_t key_hash(int tid, uint64_t cookie)
 	h ^= h >> 27;
 	h *= 0x94d049bb133111ebULL;
 	h ^= h >> 31;
-	return (size_t)h;
+	return (uint32_t)h;
+}
+
+static bool ref_is(const struct td_stitcher *st, uint32_t ref, int tid, uint64_t cookie)
+{
+	if (ref & REF_STACK) {
+		const struct key_entry *ke = kent(st, ref & ~REF_STACK);
+
+		return ke->cookie == cookie && ke->tid == tid;
+	} else {
+		const struct pending *p = pend(st, ref);
+
+		return p->cookie == cookie && p->tid == tid;
+	}
 }
 
 static int table_init(struct table *t, size_t size)
@@ -174,30 +221,33 @@ static int table_init(struct table *t, size_t size)
 	return 0;
 }
 
-static size_t table_find(const struct table *t, int tid, uint64_t cookie)
+/* The slot of the key, or the empty slot where it would go. */
+static size_t table_find(const struct td_stitcher *st, int tid, uint64_t cookie, uint32_t tag)
 {
-	size_t i = key_hash(tid, cookie) & t->mask;
+	const struct table *t = &st->tab;
+	size_t i = tag & t->mask;
 
-	while (t->slots[i].ke) {
-		if (t->slots[i].cookie == cookie && t->slots[i].tid == tid)
+	while (t->slots[i].ref) {
+		if (t->slots[i].tag == tag && ref_is(st, t->slots[i].ref, tid, cookie))
 			return i;
 		i = (i + 1) & t->mask;
 	}
-	return i;	/* the empty slot where the key would go */
+	return i;
 }
 
 static int table_grow(struct table *t)
 {
 	struct table nt;
-	size_t i;
+	size_t i, j;
 
-	if (table_init(&nt, (t->mask + 1) * 2))
+	if ((t->mask + 1) * 2 > (size_t)UINT32_MAX + 1 || table_init(&nt, (t->mask + 1) * 2))
 		return -ENOMEM;
 	for (i = 0; i <= t->mask; i++) {
-		struct slot *s = &t->slots[i];
-
-		if (s->ke)
-			nt.slots[table_find(&nt, s->tid, s->cookie)] = *s;
+		if (!t->slots[i].ref)
+			continue;
+		for (j = t->slots[i].tag & nt.mask; nt.slots[j].ref; j = (j + 1) & nt.mask)
+			;
+		nt.slots[j] = t->slots[i];
 	}
 	nt.count = t->count;
 	free(t->slots);
@@ -206,12 +256,12 @@ static int table_grow(struct table *t)
 }
 
 /*
- * @ke's key must not be in the table yet; @hint is where table_find() said
- * it would go (the table has not changed since).
+ * Put (@tag, @ref) in the empty slot @hint, which table_find() gave for
+ * this key with no table change since. Returns 0 or -ENOMEM.
  */
-static int table_insert(struct table *t, struct key_entry *ke, size_t hint)
+static int table_insert(struct td_stitcher *st, size_t hint, uint32_t tag, uint32_t ref)
 {
-	struct slot *s;
+	struct table *t = &st->tab;
 
 	/* Keep the load at or under 3/4 so probe sequences stay short. */
 	if ((t->count + 1) * 4 > (t->mask + 1) * 3) {
@@ -219,112 +269,98 @@ static int table_insert(struct table *t, struct key_entry *ke, size_t hint)
 			if (t->count + 1 > t->mask)
 				return -ENOMEM;	/* keep one slot empty: probes must end */
 		} else {
-			hint = table_find(t, ke->tid, ke->cookie);
+			for (hint = tag & t->mask; t->slots[hint].ref; hint = (hint + 1) & t->mask)
+				;
 		}
 	}
-	s = &t->slots[hint];
-	s->cookie = ke->cookie;
-	s->tid = ke->tid;
-	s->ke = ke;
+	t->slots[hint].tag = tag;
+	t->slots[hint].ref = ref;
 	t->count++;
 	return 0;
 }
 
-/* Backward-shift deletion: no tombstones, lookups stay short. */
-static void table_remove(struct table *t, int tid, uint64_t cookie)
+/* Backward-shift deletion of slot @i: no tombstones, lookups stay short. */
+static void table_remove_at(struct table *t, size_t i)
 {
-	size_t i = table_find(t, tid, cookie);
 	size_t j = i;
 
-	if (!t->slots[i].ke)
-		return;
 	for (;;) {
 		size_t home;
 
 		j = (j + 1) & t->mask;
-		if (!t->slots[j].ke)
+		if (!t->slots[j].ref)
 			break;
-		home = key_hash(t->slots[j].tid, t->slots[j].cookie) & t->mask;
+		home = t->slots[j].tag & t->mask;
 		/* Slot j may move to i unless its home lies cyclically in (i, j]. */
 		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
 			t->slots[i] = t->slots[j];
 			i = j;
 		}
 	}
-	t->slots[i].ke = NULL;
+	t->slots[i].ref = 0;
 	t->count--;
 }
 
-/* ---- key entries, lists ---- */
-
-/* @slot: from table_find() for this key, with no table change since. */
-static struct key_entry *key_new(struct td_stitcher *st, int tid, uint64_t cookie, size_t slot)
+static void table_remove(struct td_stitcher *st, int tid, uint64_t cookie)
 {
-	struct key_entry *ke = pool_get(&st->key_pool);
+	size_t i = table_find(st, tid, cookie, key_tag(tid, cookie));
 
-	if (!ke)
-		return NULL;
-	memset(ke, 0, sizeof(*ke));
-	ke->tid = tid;
-	ke->cookie = cookie;
-	if (table_insert(&st->tab, ke, slot)) {
-		pool_put(&st->key_pool, ke);
-		return NULL;
-	}
-	return ke;
+	if (st->tab.slots[i].ref)
+		table_remove_at(&st->tab, i);
 }
 
-static void key_free(struct td_stitcher *st, struct key_entry *ke)
-{
-	table_remove(&st->tab, ke->tid, ke->cookie);
-	pool_put(&st->key_pool, ke);
-}
+/* ---- lists ---- */
 
-static void stack_list_del(struct td_stitcher *st, struct key_entry *ke)
+static void stack_list_del(struct td_stitcher *st, uint32_t k)
 {
+	struct key_entry *ke = kent(st, k);
+
 	if (ke->sprev)
-		ke->sprev->snext = ke->snext;
+		kent(st, ke->sprev)->snext = ke->snext;
 	else
 		st->shead = ke->snext;
 	if (ke->snext)
-		ke->snext->sprev = ke->sprev;
+		kent(st, ke->snext)->sprev = ke->sprev;
 	else
 		st->stail = ke->sprev;
-	ke->sprev = ke->snext = NULL;
+	ke->sprev = ke->snext = NIL;
 }
 
-static void stack_list_add(struct td_stitcher *st, struct key_entry *ke)
+static void stack_list_add(struct td_stitcher *st, uint32_t k)
 {
-	ke->snext = NULL;
+	struct key_entry *ke = kent(st, k);
+
+	ke->snext = NIL;
 	ke->sprev = st->stail;
 	if (st->stail)
-		st->stail->snext = ke;
+		kent(st, st->stail)->snext = k;
 	else
-		st->shead = ke;
-	st->stail = ke;
+		st->shead = k;
+	st->stail = k;
 }
 
 static void pending_list_del(struct td_stitcher *st, struct pending *p)
 {
 	if (p->prev)
-		p->prev->next = p->next;
+		pend(st, p->prev)->next = p->next;
 	else
 		st->phead = p->next;
 	if (p->next)
-		p->next->prev = p->prev;
+		pend(st, p->next)->prev = p->prev;
 	else
 		st->ptail = p->prev;
 }
 
-/* Drop @ke's stack; the entry stays (empty) for the caller to reuse or free. */
-static void stack_drop(struct td_stitcher *st, struct key_entry *ke)
+/* Drop key entry @k's stack and free the entry; its slot is the caller's. */
+static void stack_drop(struct td_stitcher *st, uint32_t k)
 {
+	struct key_entry *ke = kent(st, k);
+
 	if (!ke->used)
 		st->stats.orphan_stacks++;
-	stack_list_del(st, ke);
+	stack_list_del(st, k);
 	td_ustack_free(ke->us);
-	ke->us = NULL;
-	ke->used = false;
+	ipool_put(&st->key_pool, k);
 	st->stats.pending_stacks--;
 }
 
@@ -333,9 +369,34 @@ static void stack_drop(struct td_stitcher *st, struct key_entry *ke)
 static void emit(struct td_stitcher *st, struct td_event *ev, const struct td_ustack *us,
 		 enum td_status status)
 {
+	ev->seq = st->next_seq++;
 	st->stats.emitted[status]++;
 	st->emit(ev, us, status, st->arg);
+}
+
+static void emit_free(struct td_stitcher *st, struct td_event *ev, const struct td_ustack *us,
+		      enum td_status status)
+{
+	emit(st, ev, us, status);
 	td_event_free(ev);
+}
+
+/* Emit waiting event @i (off every list already) and free it. */
+static void emit_pending(struct td_stitcher *st, uint32_t i, const struct td_ustack *us,
+			 enum td_status status)
+{
+	struct pending *p = pend(st, i);
+	struct evbody *body = p->body;
+	struct td_event ev;
+
+	evpack_unpack(body, &ev);
+	ev.ts = p->ts;
+	ev.tid = p->tid;
+	ev.cookie = p->cookie;
+	ipool_put(&st->pending_pool, i);
+	st->stats.pending_events--;
+	emit(st, &ev, us, status);
+	evpack_put(&st->pack, body);
 }
 
 static enum td_status stack_status(const struct td_ustack *us)
@@ -351,28 +412,32 @@ static bool within(uint64_t a, uint64_t b, uint64_t limit)
 	return (a > b ? a - b : b - a) <= limit;
 }
 
-/* Emit the oldest waiting event as lost; it heads its key's list too. */
+/*
+ * Emit the oldest waiting event as lost. It is the oldest of its key too:
+ * the event after the newest on the key's circular list.
+ */
 static void pending_expire_oldest(struct td_stitcher *st)
 {
-	struct pending *p = st->phead;
-	struct key_entry *ke = p->ke;
-	struct td_event *ev = p->ev;
+	uint32_t i = st->phead;
+	struct pending *p = pend(st, i);
+	size_t s = table_find(st, p->tid, p->cookie, key_tag(p->tid, p->cookie));
+	uint32_t tail = st->tab.slots[s].ref;
 
 	pending_list_del(st, p);
-	ke->phead = p->knext;
-	if (!ke->phead)
-		key_free(st, ke);
-	pool_put(&st->pending_pool, p);
-	st->stats.pending_events--;
-	emit(st, ev, NULL, TD_USER_LOST);
+	if (tail == i)
+		table_remove_at(&st->tab, s);
+	else
+		pend(st, tail)->knext = p->knext;
+	emit_pending(st, i, NULL, TD_USER_LOST);
 }
 
 static void stack_expire_oldest(struct td_stitcher *st)
 {
-	struct key_entry *ke = st->shead;
+	uint32_t k = st->shead;
+	struct key_entry *ke = kent(st, k);
 
-	stack_drop(st, ke);
-	key_free(st, ke);
+	table_remove(st, ke->tid, ke->cookie);
+	stack_drop(st, k);
 }
 
 /* ---- API ---- */
@@ -408,9 +473,14 @@ struct td_stitcher *td_stitch_new(const struct td_stitch_config *cfg, td_emit_fn
 		st->cfg.stack_keep_ns = def.stack_keep_ns;
 	st->emit = emit_fn;
 	st->arg = arg;
-	pool_init(&st->pending_pool, sizeof(struct pending));
-	pool_init(&st->key_pool, sizeof(struct key_entry));
+	ipool_init(&st->pending_pool, sizeof(struct pending));
+	ipool_init(&st->key_pool, sizeof(struct key_entry));
 	if (table_init(&st->tab, TABLE_MIN_SIZE)) {
+		free(st);
+		return NULL;
+	}
+	if (evpack_init(&st->pack)) {
+		free(st->tab.slots);
 		free(st);
 		return NULL;
 	}
@@ -419,155 +489,188 @@ struct td_stitcher *td_stitch_new(const struct td_stitch_config *cfg, td_emit_fn
 
 void td_stitch_free(struct td_stitcher *st)
 {
-	struct pending *p;
-	struct key_entry *ke;
+	uint32_t k;
 
 	if (!st)
 		return;
-	for (p = st->phead; p; p = p->next)
-		td_event_free(p->ev);
-	for (ke = st->shead; ke; ke = ke->snext)
-		td_ustack_free(ke->us);
-	pool_destroy(&st->pending_pool);
-	pool_destroy(&st->key_pool);
+	for (k = st->shead; k; k = kent(st, k)->snext)
+		td_ustack_free(kent(st, k)->us);
+	/* The bodies of waiting events go with the table. */
+	evpack_destroy(&st->pack);
+	ipool_destroy(&st->pending_pool);
+	ipool_destroy(&st->key_pool);
 	free(st->tab.slots);
 	free(st);
 }
 
+/* Pack @ev as the newest waiting event of its key (slot @s: empty, or its newest). */
+static int pending_add(struct td_stitcher *st, struct td_event *ev, size_t s, uint32_t tag)
+{
+	uint32_t tail = st->tab.slots[s].ref, i;
+	struct pending *p;
+	struct evbody *body;
+
+	body = evpack_get(&st->pack, ev);
+	if (!body)
+		return -ENOMEM;
+	i = ipool_get(&st->pending_pool);
+	if (i == NIL)
+		goto nomem;
+	p = pend(st, i);
+	if (tail) {
+		p->knext = pend(st, tail)->knext;
+		pend(st, tail)->knext = i;
+		st->tab.slots[s].ref = i;
+	} else {
+		p->knext = i;
+		if (table_insert(st, s, tag, i)) {
+			ipool_put(&st->pending_pool, i);
+			goto nomem;
+		}
+	}
+	p->ts = ev->ts;
+	p->cookie = ev->cookie;
+	p->tid = ev->tid;
+	p->body = body;
+	p->next = NIL;
+	p->prev = st->ptail;
+	if (st->ptail)
+		pend(st, st->ptail)->next = i;
+	else
+		st->phead = i;
+	st->ptail = i;
+	st->stats.pending_events++;
+	return 0;
+nomem:
+	evpack_put(&st->pack, body);
+	return -ENOMEM;
+}
+
 void td_stitch_event(struct td_stitcher *st, struct td_event *ev)
 {
-	struct key_entry *ke;
-	struct pending *p;
-	size_t slot;
+	uint32_t ref, tag;
+	size_t s;
 
 	st->stats.events++;
-	ev->seq = st->next_seq++;
 	if (ev->inplace) {
-		emit(st, ev, NULL, TD_INPLACE);
+		emit_free(st, ev, NULL, TD_INPLACE);
 		return;
 	}
 	if (!ev->has_cookie) {
-		emit(st, ev, NULL, TD_NO_USER);
+		emit_free(st, ev, NULL, TD_NO_USER);
 		return;
 	}
 
-	/* Make room first: eviction may free the very entry we would find. */
+	/* Make room first: eviction may move the very slot we would find. */
 	if (st->stats.pending_events >= st->cfg.max_pending_events) {
 		st->stats.evicted_events++;
 		pending_expire_oldest(st);
 	}
 
-	slot = table_find(&st->tab, ev->tid, ev->cookie);
-	ke = st->tab.slots[slot].ke;
-	if (ke && ke->us) {
+	tag = key_tag(ev->tid, ev->cookie);
+	s = table_find(st, ev->tid, ev->cookie, tag);
+	ref = st->tab.slots[s].ref;
+	if (ref & REF_STACK) {
+		struct key_entry *ke = kent(st, ref & ~REF_STACK);
+
 		if (within(ev->ts, ke->us->ts, st->cfg.max_wait_ns)) {
 			ke->used = true;
 			st->stats.late_events++;
-			emit(st, ev, ke->us, stack_status(ke->us));
+			emit_free(st, ev, ke->us, stack_status(ke->us));
 			return;
 		}
 		/* The same key long ago: a wrapped counter, not our stack. */
 		st->stats.stale_records++;
-		stack_drop(st, ke);
+		stack_drop(st, ref & ~REF_STACK);
+		table_remove_at(&st->tab, s);
+		s = table_find(st, ev->tid, ev->cookie, tag);
 	}
 
-	p = pool_get(&st->pending_pool);
-	if (!p)
-		goto nomem;
-	if (!ke) {
-		ke = key_new(st, ev->tid, ev->cookie, slot);
-		if (!ke) {
-			pool_put(&st->pending_pool, p);
-			goto nomem;
-		}
+	if (pending_add(st, ev, s, tag)) {
+		st->stats.alloc_failures++;
+		emit_free(st, ev, NULL, TD_USER_LOST);
+		return;
 	}
-	p->ev = ev;
-	p->ke = ke;
-	p->knext = NULL;
-	if (ke->ptail)
-		ke->ptail->knext = p;
-	else
-		ke->phead = p;
-	ke->ptail = p;
-	p->next = NULL;
-	p->prev = st->ptail;
-	if (st->ptail)
-		st->ptail->next = p;
-	else
-		st->phead = p;
-	st->ptail = p;
-	st->stats.pending_events++;
-	return;
-
-nomem:
-	/* An entry left empty by stack_drop() must not linger. */
-	if (ke && !ke->us && !ke->phead)
-		key_free(st, ke);
-	st->stats.alloc_failures++;
-	emit(st, ev, NULL, TD_USER_LOST);
+	td_event_free(ev);
 }
 
 void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us)
 {
+	uint32_t ref, tag, k;
 	struct key_entry *ke;
 	bool used = false;
-	size_t slot;
+	size_t s;
 
 	st->stats.stacks++;
 	if (us->flags & TD_USTACK_EXEC)
 		st->stats.exec_stacks++;
-	slot = table_find(&st->tab, us->tid, us->cookie);
-	ke = st->tab.slots[slot].ke;
-	if (ke && ke->us) {
+	tag = key_tag(us->tid, us->cookie);
+	s = table_find(st, us->tid, us->cookie, tag);
+	ref = st->tab.slots[s].ref;
+	if (ref & REF_STACK) {
+		ke = kent(st, ref & ~REF_STACK);
 		if (within(us->ts, ke->us->ts, st->cfg.max_wait_ns)) {
 			st->stats.duplicate_stacks++;
 			td_ustack_free(us);
 			return;
 		}
 		st->stats.stale_records++;
-		stack_drop(st, ke);
-	} else if (ke) {
-		struct pending *p = ke->phead;
+		stack_drop(st, ref & ~REF_STACK);
+		st->tab.slots[s].ref = 0;	/* taken again below, same key */
+	} else if (ref) {
+		uint32_t i = pend(st, ref)->knext;	/* the oldest */
 
 		/* Waiting events: all of them get this stack (or are stale). */
-		ke->phead = ke->ptail = NULL;
-		while (p) {
-			struct pending *next = p->knext;
-			struct td_event *ev = p->ev;
+		st->tab.slots[s].ref = 0;
+		for (;;) {
+			struct pending *p = pend(st, i);
+			uint32_t next = p->knext;
+			bool last = i == ref;
 
 			pending_list_del(st, p);
-			pool_put(&st->pending_pool, p);
-			st->stats.pending_events--;
-			if (within(ev->ts, us->ts, st->cfg.max_wait_ns)) {
+			if (within(p->ts, us->ts, st->cfg.max_wait_ns)) {
 				used = true;
-				emit(st, ev, us, stack_status(us));
+				emit_pending(st, i, us, stack_status(us));
 			} else {
 				st->stats.stale_records++;
-				emit(st, ev, NULL, TD_USER_LOST);
+				emit_pending(st, i, NULL, TD_USER_LOST);
 			}
-			p = next;
-		}
-	} else {
-		ke = key_new(st, us->tid, us->cookie, slot);
-		if (!ke) {
-			st->stats.alloc_failures++;
-			st->stats.orphan_stacks++;
-			td_ustack_free(us);
-			return;
+			if (last)
+				break;
+			i = next;
 		}
 	}
 
+	k = ipool_get(&st->key_pool);
+	if (k == NIL || (!ref && table_insert(st, s, tag, k | REF_STACK))) {
+		if (k != NIL)
+			ipool_put(&st->key_pool, k);
+		if (ref)	/* the slot we emptied above */
+			table_remove_at(&st->tab, s);
+		st->stats.alloc_failures++;
+		st->stats.orphan_stacks++;
+		td_ustack_free(us);
+		return;
+	}
+	if (ref) {
+		st->tab.slots[s].tag = tag;
+		st->tab.slots[s].ref = k | REF_STACK;
+	}
+	ke = kent(st, k);
+	ke->cookie = us->cookie;
+	ke->tid = us->tid;
+	ke->us = us;
+	ke->used = used;
+
 	/* Keep it for late events; make room if needed (ke is not listed yet). */
 	if (st->stats.pending_stacks >= st->cfg.max_stacks) {
-		if (st->shead->used)
+		if (kent(st, st->shead)->used)
 			st->stats.evicted_used_stacks++;
 		else
 			st->stats.evicted_stacks++;
 		stack_expire_oldest(st);
 	}
-	ke->us = us;
-	ke->used = used;
-	stack_list_add(st, ke);
+	stack_list_add(st, k);
 	st->stats.pending_stacks++;
 }
 
@@ -578,11 +681,11 @@ void td_stitch_advance(struct td_stitcher *st, uint64_t now_ns)
 	now_ns = st->now;
 
 	/* Strictly more than the limit: a match at exactly the limit is allowed. */
-	while (st->phead && st->phead->ev->ts < now_ns &&
-	       now_ns - st->phead->ev->ts > st->cfg.max_wait_ns)
+	while (st->phead && pend(st, st->phead)->ts < now_ns &&
+	       now_ns - pend(st, st->phead)->ts > st->cfg.max_wait_ns)
 		pending_expire_oldest(st);
-	while (st->shead && st->shead->us->ts < now_ns &&
-	       now_ns - st->shead->us->ts > st->cfg.stack_keep_ns)
+	while (st->shead && kent(st, st->shead)->us->ts < now_ns &&
+	       now_ns - kent(st, st->shead)->us->ts > st->cfg.stack_keep_ns)
 		stack_expire_oldest(st);
 }
 
@@ -597,4 +700,6 @@ void td_stitch_flush(struct td_stitcher *st)
 void td_stitch_get_stats(const struct td_stitcher *st, struct td_stitch_stats *stats)
 {
 	*stats = st->stats;
+	stats->packed_bodies = st->pack.bodies;
+	stats->packed_bytes = st->pack.bytes;
 }

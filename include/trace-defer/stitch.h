@@ -26,6 +26,13 @@
  * and arrival-ordered lists for eviction and expiry). Events without a
  * cookie and in-place events are emitted at once without touching a table.
  *
+ * Memory: an event that waits is not kept as it came. It is packed: about
+ * 40 bytes of its own, a share of the hash table, and a counted reference
+ * to its body (record data, CPU, process, comm, kernel stack), kept once
+ * for all waiting events with the same body. Emitted, it is an event again,
+ * with the same fields, but not the same object: td_event_free() was
+ * called on the one fed.
+ *
  * Not thread safe: one stitcher per thread, or lock around it. The emit
  * callback must not call back into the stitcher that called it (except
  * td_stitch_get_stats()).
@@ -79,6 +86,13 @@ struct td_stitch_stats {
 	uint64_t evicted_used_stacks;
 	/* Stacks the kernel marked as unwound after an execve() (TD_USTACK_EXEC). */
 	uint64_t exec_stacks;
+	/*
+	 * Waiting events keep one copy of each distinct body (record data,
+	 * CPU, process, comm, kernel stack): how many there are now, and
+	 * their bytes.
+	 */
+	size_t packed_bodies;
+	size_t packed_bytes;
 };
 
 struct td_stitcher;
@@ -90,10 +104,11 @@ struct td_stitcher *td_stitch_new(const struct td_stitch_config *cfg, td_emit_fn
 void td_stitch_free(struct td_stitcher *st);
 
 /*
- * Takes ownership of @ev (freed with td_event_free() after it is emitted).
- * Sets ev->seq. May emit (synchronously) before returning: @ev itself when
- * it has no cookie, is in-place or its stack is already here, and the
- * oldest pending event when max_pending_events is reached.
+ * Takes ownership of @ev (freed with td_event_free() when it is emitted or
+ * packed to wait); the event emitted has its fields, and as seq the
+ * order of emission. May emit (synchronously) before returning: the event
+ * itself when it has no cookie, is in-place or its stack is already here,
+ * and the oldest pending event when max_pending_events is reached.
  */
 void td_stitch_event(struct td_stitcher *st, struct td_event *ev);
 /*

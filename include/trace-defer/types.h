@@ -59,7 +59,7 @@ struct td_event {
 	uint64_t cookie;
 	bool inplace;			/* fallback: ustack holds the in-place stack */
 	struct td_ips inplace_stack;
-	uint64_t seq;			/* arrival order, set by the stitcher */
+	uint64_t seq;			/* emission order, set by the stitcher */
 	/* Added after the first version: private to lib/types.c, leave it 0. */
 	uint32_t alloc_flags;
 };

@@ -2,18 +2,23 @@
 /*
  * Unit tests for the stitcher (lib/stitch.c): order independence, shared
  * cookies, cookie counter wrap, lost and failed stacks, statuses, bounds,
- * flush, and a randomized run checked against the records' own keys.
+ * flush, a randomized run checked against the records' own keys, and
+ * waiting events packed and unpacked field by field.
  */
+#include <endian.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include <trace-defer/stitch.h>
+
+#include "../../lib/kstack.h"
 
 #define MS	1000000ULL
 #define SEC	1000000000ULL
@@ -283,10 +288,10 @@ static void test_across_cpus(void **state)
 	assert_int_equal(fx->log.recs[0].id, 3);
 	assert_int_equal(fx->log.recs[1].id, 1);
 	assert_int_equal(fx->log.recs[2].id, 2);
-	/* seq is the arrival order. */
-	assert_int_equal(find(fx, 1)->seq, 0);
-	assert_int_equal(find(fx, 2)->seq, 1);
-	assert_int_equal(find(fx, 3)->seq, 2);
+	/* seq is the emission order. */
+	assert_int_equal(find(fx, 3)->seq, 0);
+	assert_int_equal(find(fx, 1)->seq, 1);
+	assert_int_equal(find(fx, 2)->seq, 2);
 	fixture_free(fx);
 }
 
@@ -920,6 +925,180 @@ static void test_many_keys(void **state)
 	fixture_free(fx);
 }
 
+/* ---- packed events ---- */
+
+/* What an emitted event held, byte for byte. */
+struct seen {
+	int n;
+	struct {
+		int tid, cpu, pid;
+		uint64_t ts, cookie;
+		char comm[TD_COMM_LEN];
+		const struct tep_event *tep_event;
+		unsigned char raw[32];
+		int raw_size;
+		uint64_t kips[8];
+		unsigned int nr_kips;
+		enum td_status status;
+	} ev[16];
+};
+
+static void keep(const struct td_event *ev, const struct td_ustack *us, enum td_status status,
+		 void *arg)
+{
+	struct seen *s = arg;
+	int i = s->n++;
+
+	(void)us;
+	assert_true(i < 16);
+	s->ev[i].tid = ev->tid;
+	s->ev[i].cpu = ev->cpu;
+	s->ev[i].pid = ev->pid;
+	s->ev[i].ts = ev->ts;
+	s->ev[i].cookie = ev->cookie;
+	assert_true(ev->has_cookie);
+	memcpy(s->ev[i].comm, ev->comm, TD_COMM_LEN);
+	s->ev[i].tep_event = ev->tep_event;
+	assert_true(ev->raw_size <= 32);
+	memcpy(s->ev[i].raw, ev->raw, ev->raw_size);
+	s->ev[i].raw_size = ev->raw_size;
+	assert_true(ev->kstack.nr <= 8);
+	memcpy(s->ev[i].kips, ev->kstack.ips, ev->kstack.nr * sizeof(uint64_t));
+	s->ev[i].nr_kips = ev->kstack.nr;
+	s->ev[i].status = status;
+}
+
+static int some_format;
+
+/* An event with 13 bytes of data (not a multiple of 8) and @nr kernel IPs. */
+static struct td_event *full_event(int tid, uint64_t ck, uint64_t ts, unsigned char fill,
+				   unsigned int nr)
+{
+	struct td_event *ev = td_event_new_raw(13);
+	uint64_t ips[8];
+	unsigned int i;
+
+	assert_non_null(ev);
+	ev->tid = tid;
+	ev->pid = tid - 1;
+	ev->cpu = 1;
+	ev->ts = ts;
+	ev->has_cookie = true;
+	ev->cookie = ck;
+	snprintf(ev->comm, TD_COMM_LEN, "task-%d", tid);
+	ev->tep_event = (struct tep_event *)&some_format;	/* never read */
+	memset(ev->raw, fill, 13);
+	for (i = 0; i < nr; i++)
+		ips[i] = 0xffffffff81000000ull + fill * 0x100 + i;
+	assert_int_equal(td_ips_copy(&ev->kstack, ips, nr), 0);
+	return ev;
+}
+
+static void test_packed_events(void **state)
+{
+	struct seen *seen = calloc(1, sizeof(*seen));
+	struct td_stitcher *st = td_stitch_new(NULL, keep, seen);
+	struct td_kstacks *ks = td_kstacks_new(0);
+	const void *tep_of[4];
+	struct td_stitch_stats s;
+	uint8_t le[3 * 8];
+	int i;
+
+	(void)state;
+	assert_non_null(st);
+	assert_non_null(ks);
+	/* Four events of one body (same data, comm, process, kernel stack)... */
+	for (i = 0; i < 4; i++) {
+		struct td_event *ev = full_event(40, cookie(0, 1 + i), 100 + i, 0xa5, 3);
+
+		ev->tep_event = (struct tep_event *)tep_of;
+		td_stitch_event(st, ev);
+	}
+	td_stitch_get_stats(st, &s);
+	assert_int_equal(s.pending_events, 4);
+	assert_int_equal(s.packed_bodies, 1);
+	/* ... one that differs only in its data, one only in its kernel stack ... */
+	td_stitch_event(st, full_event(40, cookie(0, 9), 200, 0xa6, 3));
+	td_stitch_event(st, full_event(40, cookie(0, 10), 201, 0xa5, 2));
+	/* ... and two whose kernel stack is one shared block (the parser's). */
+	for (i = 0; i < 3; i++) {
+		uint64_t v = htole64(0xffffffff82000000ull + i);
+
+		memcpy(le + 8 * i, &v, 8);
+	}
+	for (i = 0; i < 2; i++) {
+		struct td_event *ev = full_event(41, cookie(1, 1 + i), 300 + i, 0x11, 0);
+
+		assert_int_equal(td_kstacks_get(ks, ev, le, 3), 0);
+		td_stitch_event(st, ev);
+	}
+	/* The table may go: the waiting events hold their stack. */
+	td_kstacks_free(ks);
+	td_stitch_get_stats(st, &s);
+	assert_int_equal(s.pending_events, 8);
+	assert_int_equal(s.packed_bodies, 1 + 1 + 1 + 1);
+	assert_true(s.packed_bytes > 0);
+
+	/* Out in order, as they came, every field as it was fed. */
+	td_stitch_flush(st);
+	assert_int_equal(seen->n, 8);
+	for (i = 0; i < 8; i++) {
+		unsigned char fill = i == 4 ? 0xa6 : i < 6 ? 0xa5 : 0x11;
+		unsigned int nr = i == 5 ? 2 : 3;
+		int tid = i < 6 ? 40 : 41;
+		char comm[TD_COMM_LEN];
+		unsigned int k;
+
+		assert_int_equal(seen->ev[i].status, TD_USER_LOST);
+		assert_int_equal(seen->ev[i].tid, tid);
+		assert_int_equal(seen->ev[i].pid, tid - 1);
+		assert_int_equal(seen->ev[i].cpu, 1);
+		snprintf(comm, sizeof(comm), "task-%d", tid);
+		assert_string_equal(seen->ev[i].comm, comm);
+		assert_int_equal(seen->ev[i].raw_size, 13);
+		for (k = 0; k < 13; k++)
+			assert_int_equal(seen->ev[i].raw[k], fill);
+		assert_int_equal(seen->ev[i].nr_kips, nr);
+		for (k = 0; k < nr; k++)
+			assert_int_equal(seen->ev[i].kips[k], i < 6 ?
+					 0xffffffff81000000ull + fill * 0x100 + k :
+					 0xffffffff82000000ull + k);
+		if (i < 4)
+			assert_ptr_equal(seen->ev[i].tep_event, tep_of);
+	}
+	assert_int_equal(seen->ev[0].ts, 100);
+	assert_int_equal(seen->ev[3].cookie, cookie(0, 4));
+	assert_int_equal(seen->ev[7].ts, 301);
+	td_stitch_get_stats(st, &s);
+	assert_int_equal(s.packed_bodies, 0);
+	assert_int_equal(s.packed_bytes, 0);
+	td_stitch_free(st);
+	free(seen);
+}
+
+/* Events left waiting at td_stitch_free(): bodies and shared stacks go too. */
+static void test_packed_free(void **state)
+{
+	struct seen *seen = calloc(1, sizeof(*seen));
+	struct td_stitcher *st = td_stitch_new(NULL, keep, seen);
+	struct td_kstacks *ks = td_kstacks_new(0);
+	uint8_t le[8] = { 1 };
+	int i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		struct td_event *ev = full_event(50, cookie(0, 1 + i), 10 + i, 0x22, 0);
+
+		assert_int_equal(td_kstacks_get(ks, ev, le, 1), 0);
+		td_stitch_event(st, ev);
+	}
+	td_stitch_event(st, full_event(51, cookie(0, 1), 20, 0x23, 4));
+	td_stitch_free(st);	/* ASan, valgrind: nothing leaks */
+	td_kstacks_free(ks);
+	assert_int_equal(seen->n, 0);
+	free(seen);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -943,6 +1122,8 @@ int main(void)
 		cmocka_unit_test(test_randomized),
 		cmocka_unit_test(test_many_keys),
 		cmocka_unit_test(test_inline_records),
+		cmocka_unit_test(test_packed_events),
+		cmocka_unit_test(test_packed_free),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

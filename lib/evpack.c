@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Packed events (see evpack.h).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evpack.h"
+#include "kstack.h"
+
+struct evbody {
+	struct hnode node;
+	uint32_t refs;
+	uint32_t nr_kips;
+	struct tep_event *tep_event;
+	const uint64_t *kips;	/* a shared block (kshared) or our own, after data */
+	int cpu;
+	int pid;
+	int raw_size;
+	bool kshared;
+	char comm[TD_COMM_LEN];
+	/* raw_size bytes of record data, then (not kshared) the kernel IPs, aligned */
+	unsigned char data[];
+};
+
+static size_t kips_offset(int raw_size)
+{
+	return ((size_t)raw_size + 7) & ~(size_t)7;
+}
+
+/*
+ * Words, not bytes: this runs for every event that waits. A shared stack
+ * is one block per distinct stack, so its address stands for its IPs.
+ */
+static uint64_t body_hash(const struct td_event *ev, bool kshared)
+{
+	const unsigned char *p = ev->raw;
+	uint64_t h = HTAB_SEED, w;
+	size_t n = ev->raw_size > 0 ? (size_t)ev->raw_size : 0;
+	size_t i;
+
+	h = htab_hash_u64(h, (uintptr_t)ev->tep_event);
+	h = htab_hash_u64(h, ((uint64_t)(uint32_t)ev->cpu << 32) | (uint32_t)ev->pid);
+	memcpy(&w, ev->comm, sizeof(w));
+	h = htab_hash_u64(h, w);
+	memcpy(&w, ev->comm + 8, sizeof(w));
+	h = htab_hash_u64(h, w);
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, sizeof(w));
+		h = htab_hash_u64(h, w);
+	}
+	if (i < n) {
+		w = 0;
+		memcpy(&w, p + i, n - i);
+		h = htab_hash_u64(h, w ^ n);
+	}
+	h = htab_hash_u64(h, ev->kstack.nr);
+	if (kshared)
+		return htab_hash_u64(h, (uintptr_t)ev->kstack.ips);
+	for (i = 0; i < ev->kstack.nr; i++)
+		h = htab_hash_u64(h, ev->kstack.ips[i]);
+	return h;
+}
+
+static bool body_is(const struct evbody *b, const struct td_event *ev, bool kshared)
+{
+	int size = ev->raw_size > 0 ? ev->raw_size : 0;
+
+	if (b->tep_event != ev->tep_event || b->cpu != ev->cpu || b->pid != ev->pid ||
+	    b->raw_size != size || b->kshared != kshared || b->nr_kips != ev->kstack.nr ||
+	    memcmp(b->comm, ev->comm, TD_COMM_LEN) || memcmp(b->data, ev->raw, size))
+		return false;
+	if (kshared)
+		return b->kips == ev->kstack.ips;
+	return !b->nr_kips || !memcmp(b->kips, ev->kstack.ips, b->nr_kips * sizeof(*b->kips));
+}
+
+int evpack_init(struct evpack *pk)
+{
+	pk->bodies = 0;
+	pk->bytes = 0;
+	return htab_init(&pk->tab);
+}
+
+static void body_free(struct evbody *b)
+{
+	if (b->kshared)
+		td_kstack_release(b->kips);
+	free(b);
+}
+
+static void drop_node(struct hnode *n)
+{
+	body_free(container_of(n, struct evbody, node));
+}
+
+void evpack_destroy(struct evpack *pk)
+{
+	htab_destroy(&pk->tab, drop_node);
+	pk->bodies = 0;
+	pk->bytes = 0;
+}
+
+struct evbody *evpack_get(struct evpack *pk, const struct td_event *ev)
+{
+	bool kshared = (ev->alloc_flags & TD_ALLOC_KSTACK_SHARED) && ev->kstack.ips;
+	int size = ev->raw_size > 0 && ev->raw ? ev->raw_size : 0;
+	uint64_t hash = body_hash(ev, kshared);
+	struct evbody *b;
+	struct hnode *n;
+	size_t len;
+
+	for (n = htab_first(&pk->tab, hash); n; n = htab_next(n)) {
+		b = container_of(n, struct evbody, node);
+		if (body_is(b, ev, kshared)) {
+			b->refs++;
+			return b;
+		}
+	}
+	len = sizeof(*b) + kips_offset(size);
+	if (!kshared)
+		len += ev->kstack.nr * sizeof(*b->kips);
+	b = malloc(len);
+	if (!b)
+		return NULL;
+	b->refs = 1;
+	b->nr_kips = ev->kstack.nr;
+	b->tep_event = ev->tep_event;
+	b->cpu = ev->cpu;
+	b->pid = ev->pid;
+	b->raw_size = size;
+	b->kshared = kshared;
+	memcpy(b->comm, ev->comm, TD_COMM_LEN);
+	if (size)
+		memcpy(b->data, ev->raw, size);
+	if (kshared) {
+		td_kstack_hold(ev->kstack.ips);
+		b->kips = ev->kstack.ips;
+	} else {
+		uint64_t *own = (uint64_t *)(b->data + kips_offset(size));
+
+		if (b->nr_kips)
+			memcpy(own, ev->kstack.ips, b->nr_kips * sizeof(*own));
+		b->kips = own;
+	}
+	htab_add(&pk->tab, &b->node, hash);
+	pk->bodies++;
+	pk->bytes += len;
+	return b;
+}
+
+void evpack_put(struct evpack *pk, struct evbody *b)
+{
+	if (--b->refs)
+		return;
+	htab_del(&pk->tab, &b->node);
+	pk->bodies--;
+	pk->bytes -= sizeof(*b) + kips_offset(b->raw_size) +
+		     (b->kshared ? 0 : b->nr_kips * sizeof(*b->kips));
+	body_free(b);
+}
+
+void evpack_unpack(const struct evbody *b, struct td_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->cpu = b->cpu;
+	ev->pid = b->pid;
+	memcpy(ev->comm, b->comm, TD_COMM_LEN);
+	ev->tep_event = b->tep_event;
+	ev->raw = b->raw_size ? (void *)b->data : NULL;
+	ev->raw_size = b->raw_size;
+	ev->kstack.nr = b->nr_kips;
+	ev->kstack.ips = b->nr_kips ? (uint64_t *)b->kips : NULL;
+	ev->has_cookie = true;
+}

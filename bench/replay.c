@@ -88,6 +88,7 @@ struct run {
 	/* memory mode */
 	size_t max_pending;
 	long rss_at_max_kb;
+	size_t bodies_at_max, body_bytes_at_max;	/* packed bodies then */
 	uint64_t page_ts[REPLAY_CPUS];
 	unsigned long pages;
 };
@@ -342,6 +343,8 @@ static int feed_page(int cpu, const void *page, unsigned int size, void *arg)
 	if (st.stitch.pending_events > r->max_pending) {
 		r->max_pending = st.stitch.pending_events;
 		r->rss_at_max_kb = vm_kb("VmRSS:");
+		r->bodies_at_max = st.stitch.packed_bodies;
+		r->body_bytes_at_max = st.stitch.packed_bytes;
 	}
 	return 0;
 }
@@ -694,6 +697,8 @@ static int memory(const struct opts *o, struct tep_handle *tep, struct capgen_cf
 	add_dbl(out, "rss_before_mib", base_rss / 1024.0);
 	add_dbl(out, "rss_at_max_pending_mib", r->rss_at_max_kb / 1024.0);
 	add_dbl(out, "vm_hwm_mib", vm_kb("VmHWM:") / 1024.0);
+	add_u64(out, "packed_bodies_at_max", r->bodies_at_max);
+	add_u64(out, "packed_body_bytes_at_max", r->body_bytes_at_max);
 	add_dbl(out, "bytes_per_pending_event",
 		r->max_pending ? (r->rss_at_max_kb - base_rss) * 1024.0 / r->max_pending : 0);
 out:

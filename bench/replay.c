@@ -49,15 +49,24 @@
 #define FEED_BATCH	64	/* pages between two advances, as the daemon's read budget */
 #define JSON_BUF	(1 << 16)
 
-enum stage { ST_PARSE, ST_STITCH, ST_SYMBOL, ST_JSON, ST_JSON_INTERNED, ST_PPROF, NR_STAGES };
+enum stage {
+	ST_PARSE, ST_STITCH, ST_SYMBOL, ST_JSON, ST_JSON_INTERNED, ST_PPROF, ST_JSON_COMPACT,
+	NR_STAGES
+};
 
 static const char *const stage_names[NR_STAGES] = {
-	"parse", "stitch", "symbol", "json", "json_interned", "pprof",
+	"parse", "stitch", "symbol", "json", "json_interned", "pprof", "json_compact",
+};
+
+static const enum td_json_layout json_layout[NR_STAGES] = {
+	[ST_JSON] = TD_JSON_FULL,
+	[ST_JSON_INTERNED] = TD_JSON_INTERNED,
+	[ST_JSON_COMPACT] = TD_JSON_COMPACT,
 };
 
 static bool has_json(enum stage s)
 {
-	return s == ST_JSON || s == ST_JSON_INTERNED;
+	return s == ST_JSON || s == ST_JSON_INTERNED || s == ST_JSON_COMPACT;
 }
 
 struct cpu_pages {
@@ -220,8 +229,7 @@ static struct run *run_new(struct tep_handle *tep, enum stage stage, const char 
 	if (has_json(stage)) {
 		r->js.f = out_count_open(json, &r->oc);
 		r->json_buf = malloc(JSON_BUF);
-		r->js.jw = td_json_writer_new(stage == ST_JSON_INTERNED ? TD_JSON_INTERNED :
-					      TD_JSON_FULL, 0);
+		r->js.jw = td_json_writer_new(json_layout[stage], 0);
 		if (!r->js.f || !r->json_buf || !r->js.jw ||
 		    td_pipeline_add_sink(r->pl, &td_json_sink_ops, &r->js))
 			goto fail;
@@ -729,7 +737,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: replay --formats DIR --prog FP_CHAIN [--events N] [--repeat R]\n"
 			"              [--procs N] [--raw-dir DIR] [--json FILE] [--memory]\n"
-			"              [--stages parse,stitch,symbol,json,json_interned,pprof]\n");
+			"              [--stages parse,stitch,symbol,json,json_interned,pprof,json_compact]\n");
 	return 2;
 }
 

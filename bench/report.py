@@ -75,12 +75,13 @@ def replay(r, work):
     for name, label in (("parse", "parse"), ("stitch", "+ stitch"), ("symbol", "+ symbolize"),
                         ("json", "+ JSON to /dev/null"),
                         ("json_interned", "+ JSON, interned"),
+                        ("json_compact", "+ JSON, compact"),
                         ("pprof", "+ pprof (no JSON)")):
         s = st.get(name)
         if not s:
             continue
         cpu_ns = s["cpu_seconds"] * 1e9 / s["events"]
-        if name in ("json_interned", "pprof") and "symbol" in st:
+        if name in ("json_interned", "json_compact", "pprof") and "symbol" in st:
             # The JSON and pprof rows each add to the symbolize stage.
             prev = st["symbol"]["cpu_seconds"] * 1e9 / st["symbol"]["events"]
         r.row((label, fmt_rate(s["events_per_s"]), "%.0f" % s["ns_per_event"],
@@ -108,7 +109,17 @@ def replay(r, work):
         res["json_layouts"] = {"full_bytes_per_event": bf, "interned_bytes_per_event": bi,
                                "bytes_ratio": bi / bf, "full_json_cpu_ns": nf,
                                "interned_json_cpu_ns": ni}
-        r.target("replay: interned JSON bytes/event", "<= 150", round(bi, 1), bi <= 150)
+        r.target("replay: interned JSON bytes/event (layout interned, v2)", "<= 150",
+                 round(bi, 1), bi <= 150)
+        jc = st.get("json_compact")
+        if jc and jc.get("json_bytes_per_event"):
+            bc, nc = jc["json_bytes_per_event"], jc["json_cpu_ns_per_event"]
+            print("  JSON layout compact (v3: formats interned too, events as arrays): "
+                  "%.0f bytes/event, %.3fx interned's; JSON cpu ns/event %.0f" % (bc, bc / bi, nc))
+            res["json_layouts"].update({"compact_bytes_per_event": bc,
+                                        "compact_json_cpu_ns": nc})
+            r.target("replay: interned JSON bytes/event (layout compact, v3)", "<= 150",
+                     round(bc, 1), bc <= 150)
     elif js:
         r.target("replay: interned JSON bytes/event", "<= 150", None, None,
                  "json_interned stage not run")
@@ -156,6 +167,14 @@ def replay(r, work):
             tc["ratio_json_interned_cpu"] = ratio_i
             r.target("replay: symbolized interned JSON vs trace-cmd report (same pages)",
                      ">= 20x", round(ratio_i, 2), ratio_i >= 20)
+            jc = st.get("json_compact")
+            if jc:
+                ratio_c = jc["cpu_events_per_s"] / tc["cpu_events_per_s"]
+                print("  ratio, symbolized compact JSON / trace-cmd report: %.1fx per cpu-second"
+                      % ratio_c)
+                tc["ratio_json_compact_cpu"] = ratio_c
+                r.target("replay: symbolized compact JSON vs trace-cmd report (same pages)",
+                         ">= 20x", round(ratio_c, 2), ratio_c >= 20)
     else:
         r.target("replay: full pipeline vs trace-cmd report (same pages)", ">= 10x", None,
                  None, "trace-cmd part skipped")

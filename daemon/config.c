@@ -309,6 +309,7 @@ static int set_comm(struct td_config *cfg, const char *value, const char *where)
 static const char *const layout_names[] = {
 	[TD_JSON_FULL] = "full",
 	[TD_JSON_INTERNED] = "interned",
+	[TD_JSON_COMPACT] = "compact",
 };
 
 static int set_layout(struct td_config *cfg, const char *value, const char *where)
@@ -316,7 +317,7 @@ static int set_layout(struct td_config *cfg, const char *value, const char *wher
 	int i = name_index(value, layout_names, ARRAY_SIZE(layout_names));
 
 	if (i < 0) {
-		td_err("%s: json_layout: '%s' is not one of full, interned", where, value);
+		td_err("%s: json_layout: '%s' is not one of full, interned, compact", where, value);
 		return -1;
 	}
 	cfg->json_layout = i;

@@ -455,7 +455,18 @@ null:
 	jw_lit(w, "null");
 }
 
-static void jw_fields(struct jw *w, const struct td_event *ev)
+/* What an event line writes of its fields. */
+enum fields_as {
+	FIELDS_OBJECT,		/* {"name":value,...} */
+	FIELDS_NAMES,		/* ["name",...]: a compact format line */
+	FIELDS_VALUES,		/* [value,...]: a compact event line */
+};
+
+/*
+ * The event's own fields (common_* left out), in the order of its format.
+ * FIELDS_NAMES lists them for a format even when the record has no data.
+ */
+static void jw_fields(struct jw *w, const struct td_event *ev, enum fields_as as)
 {
 	struct tep_event *event = ev->tep_event;
 	struct tep_handle *tep = event ? event->tep : NULL;
@@ -463,19 +474,30 @@ static void jw_fields(struct jw *w, const struct td_event *ev)
 	bool first = true, swap;
 
 	swap = tep && tep_is_file_bigendian(tep) != tep_is_local_bigendian(tep);
-	jw_lit(w, "{");
-	for (field = event && ev->raw ? event->format.fields : NULL; field; field = field->next) {
+	if (as == FIELDS_OBJECT)
+		jw_lit(w, "{");
+	else
+		jw_lit(w, "[");
+	field = event && (ev->raw || as == FIELDS_NAMES) ? event->format.fields : NULL;
+	for (; field; field = field->next) {
 		/* libtraceevent keeps them apart; a format could still list one. */
 		if (field->name[0] == 'c' && !strncmp(field->name, "common_", 7))
 			continue;
 		if (!first)
 			jw_lit(w, ",");
 		first = false;
-		jw_cstr(w, field->name);
-		jw_lit(w, ":");
+		if (as != FIELDS_VALUES)
+			jw_cstr(w, field->name);
+		if (as == FIELDS_NAMES)
+			continue;
+		if (as == FIELDS_OBJECT)
+			jw_lit(w, ":");
 		jw_field(w, tep, swap, field, ev->raw, ev->raw_size);
 	}
-	jw_lit(w, "}");
+	if (as == FIELDS_OBJECT)
+		jw_lit(w, "}");
+	else
+		jw_lit(w, "]");
 }
 
 /* ---- frames ---- */
@@ -604,8 +626,29 @@ struct td_json_writer {
 	bool has_tab;
 	size_t nr, bytes, max;
 	uint64_t next_id;
+	/* Layout compact: event formats described to this file, and whether it has its header. */
+	struct htab formats;
+	bool has_formats;
+	bool header_done;
+	uint64_t next_format;
 	struct td_json_stats stats;
 };
+
+/*
+ * Layout compact: an event format described to the file by a "format"
+ * line, keyed on the format (tep_event) and the event's name.
+ */
+struct iformat {
+	struct hnode node;
+	const struct tep_event *event;
+	uint64_t id;
+	char name[];
+};
+
+static void iformat_free(struct hnode *n)
+{
+	free(container_of(n, struct iformat, node));
+}
 
 static void istack_free(struct hnode *n)
 {
@@ -626,6 +669,16 @@ static void writer_forget(struct td_json_writer *jw)
 	jw->bytes = 0;
 }
 
+/* A new file: its formats are described again, after a header. */
+static void writer_forget_formats(struct td_json_writer *jw)
+{
+	jw->header_done = false;
+	if (!jw->has_formats)
+		return;
+	htab_destroy(&jw->formats, iformat_free);
+	jw->has_formats = !htab_init(&jw->formats);
+}
+
 void td_json_writer_free(struct td_json_writer *jw)
 {
 	unsigned int i;
@@ -634,6 +687,8 @@ void td_json_writer_free(struct td_json_writer *jw)
 		return;
 	if (jw->has_tab)
 		htab_destroy(&jw->tab, istack_free);
+	if (jw->has_formats)
+		htab_destroy(&jw->formats, iformat_free);
 	if (jw->stacks)
 		for (i = 0; i < 1U << SCACHE_BITS; i++)
 			free(jw->stacks[i].block);
@@ -647,7 +702,7 @@ struct td_json_writer *td_json_writer_new(enum td_json_layout layout, unsigned i
 {
 	struct td_json_writer *jw;
 
-	if (layout != TD_JSON_FULL && layout != TD_JSON_INTERNED)
+	if (layout != TD_JSON_FULL && layout != TD_JSON_INTERNED && layout != TD_JSON_COMPACT)
 		return NULL;
 	jw = calloc(1, sizeof(*jw));
 	if (!jw)
@@ -664,12 +719,20 @@ struct td_json_writer *td_json_writer_new(enum td_json_layout layout, unsigned i
 		jw->cache = NULL;
 		jw->stacks = NULL;
 	}
-	if (layout == TD_JSON_INTERNED) {
+	jw->next_format = 1;
+	if (layout != TD_JSON_FULL) {
 		if (htab_init(&jw->tab)) {
 			td_json_writer_free(jw);
 			return NULL;
 		}
 		jw->has_tab = true;
+	}
+	if (layout == TD_JSON_COMPACT) {
+		if (htab_init(&jw->formats)) {
+			td_json_writer_free(jw);
+			return NULL;
+		}
+		jw->has_formats = true;
 	}
 	return jw;
 }
@@ -677,6 +740,7 @@ struct td_json_writer *td_json_writer_new(enum td_json_layout layout, unsigned i
 void td_json_writer_reset(struct td_json_writer *jw)
 {
 	writer_forget(jw);
+	writer_forget_formats(jw);
 	jw->stats.resets++;
 }
 
@@ -953,7 +1017,7 @@ static void jw_event_head(struct jw *w, const struct td_resolved *r, bool intern
 	jw_lit(w, ",\"event\":");
 	jw_event_name(w, r);
 	jw_lit(w, ",\"fields\":");
-	jw_fields(w, ev);
+	jw_fields(w, ev, FIELDS_OBJECT);
 	jw_lit(w, ",\"cookie\":");
 	if (r->cookie)
 		jw_hex(w, r->cookie);
@@ -976,7 +1040,120 @@ static int jw_record(struct jw *w, struct td_json_writer *t, const struct td_res
 	return w->err;
 }
 
-#define STACK_HEAD	"{\"v\":" TD_STR(TD_JSON_INTERNED_VERSION) ",\"type\":\"stack\",\"id\":"
+#define STACK_HEAD(v)	"{\"v\":" TD_STR(v) ",\"type\":\"stack\",\"id\":"
+
+static const char stack_head_interned[] = STACK_HEAD(TD_JSON_INTERNED_VERSION);
+static const char stack_head_compact[] = STACK_HEAD(TD_JSON_COMPACT_VERSION);
+
+/* Layout compact: the first line of a file, naming an event line's columns. */
+static const char compact_header[] =
+	"{\"v\":" TD_STR(TD_JSON_COMPACT_VERSION) ",\"type\":\"header\",\"columns\":"
+	"[\"ts\",\"cpu\",\"pid\",\"tid\",\"comm\",\"format\",\"fields\",\"cookie\","
+	"\"status\",\"stack\"]}\n";
+
+static const char *format_name(const struct td_resolved *r)
+{
+	return r->event_name ? r->event_name : "";
+}
+
+static uint64_t format_hash(const struct td_resolved *r)
+{
+	const char *name = format_name(r);
+
+	return htab_hash_bytes(name, strlen(name), htab_hash_u64(HTAB_SEED,
+								(uintptr_t)r->ev->tep_event));
+}
+
+static struct iformat *format_find(const struct td_json_writer *jw, const struct td_resolved *r,
+				   uint64_t hash)
+{
+	struct hnode *n;
+
+	if (!jw->has_formats)
+		return NULL;
+	for (n = htab_first(&jw->formats, hash); n; n = htab_next(n)) {
+		struct iformat *f = container_of(n, struct iformat, node);
+
+		if (f->event == r->ev->tep_event && !strcmp(f->name, format_name(r)))
+			return f;
+	}
+	return NULL;
+}
+
+/* Remember a format line that was written; forgetting it only costs a line. */
+static void format_add(struct td_json_writer *jw, const struct td_resolved *r, uint64_t hash,
+		       uint64_t id)
+{
+	const char *name = format_name(r);
+	size_t len = strlen(name);
+	struct iformat *f;
+
+	if (!jw->has_formats)
+		return;
+	f = malloc(sizeof(*f) + len + 1);
+	if (!f)
+		return;
+	f->event = r->ev->tep_event;
+	f->id = id;
+	memcpy(f->name, name, len + 1);
+	htab_add(&jw->formats, &f->node, hash);
+}
+
+/*
+ * Layout compact, schema version 3: a "format" line first when the event's
+ * format is new to the file (*@new_fmt set to its id), then the event as
+ * an array in the header's column order.
+ */
+static void jw_compact_event(struct jw *w, struct td_json_writer *jw,
+			     const struct td_resolved *r, uint64_t stack_id, uint64_t fmt_hash,
+			     uint64_t *new_fmt)
+{
+	const struct td_event *ev = r->ev;
+	const char *status = td_status_name(r->status);
+	struct iformat *f = format_find(jw, r, fmt_hash);
+	uint64_t fmt;
+
+	if (f) {
+		fmt = f->id;
+	} else {
+		fmt = jw->next_format++;
+		jw_lit(w, "{\"v\":" TD_STR(TD_JSON_COMPACT_VERSION) ",\"type\":\"format\",\"id\":");
+		jw_u64(w, fmt);
+		jw_lit(w, ",\"event\":");
+		jw_event_name(w, r);
+		jw_lit(w, ",\"fields\":");
+		jw_fields(w, ev, FIELDS_NAMES);
+		jw_lit(w, "}\n");
+		*new_fmt = fmt;
+	}
+	jw_lit(w, "[");
+	jw_u64(w, ev->ts);
+	jw_lit(w, ",");
+	jw_i64(w, ev->cpu);
+	jw_lit(w, ",");
+	jw_i64(w, ev->pid);
+	jw_lit(w, ",");
+	jw_i64(w, ev->tid);
+	jw_lit(w, ",");
+	jw_str(w, ev->comm, strnlen(ev->comm, TD_COMM_LEN));
+	jw_lit(w, ",");
+	jw_u64(w, fmt);
+	jw_lit(w, ",");
+	jw_fields(w, ev, FIELDS_VALUES);
+	jw_lit(w, ",");
+	if (r->cookie)
+		jw_hex(w, r->cookie);
+	else
+		jw_lit(w, "null");
+	jw_lit(w, ",");
+	if (status)
+		jw_cstr(w, status);
+	else
+		jw_lit(w, "\"unknown\"");
+	jw_lit(w, ",");
+	jw_u64(w, stack_id);
+	jw_lit(w, "]\n");
+}
 
 /*
  * Schema version 2: the event line refers to its stacks by id, and a
@@ -985,8 +1162,10 @@ static int jw_record(struct jw *w, struct td_json_writer *t, const struct td_res
  * stays 0 when the stacks were known.
  */
 static int jw_interned(struct jw *w, struct td_json_writer *jw, const struct td_resolved *r,
-		       struct ikey *k, uint64_t *new_id)
+		       struct ikey *k, uint64_t *new_id, uint64_t fmt_hash, uint64_t *new_fmt)
 {
+	bool compact = jw->layout == TD_JSON_COMPACT;
+	const char *stack_head = compact ? stack_head_compact : stack_head_interned;
 	struct istack *e;
 	uint64_t id;
 	size_t n;
@@ -1004,7 +1183,7 @@ static int jw_interned(struct jw *w, struct td_json_writer *jw, const struct td_
 		e = istack_find(jw, k);
 		if (!e) {
 			id = jw->next_id++;
-			jw_lit(w, STACK_HEAD);
+			jw_put(w, stack_head, strlen(stack_head));
 			jw_u64(w, id);
 			jw_lit(w, ",");
 			jw_stacks(w, jw, r);
@@ -1033,7 +1212,7 @@ static int jw_interned(struct jw *w, struct td_json_writer *jw, const struct td_
 			char head[64];
 
 			id = jw->next_id++;
-			n = (size_t)snprintf(head, sizeof(head), STACK_HEAD "%" PRIu64 ",", id);
+			n = (size_t)snprintf(head, sizeof(head), "%s%" PRIu64 ",", stack_head, id);
 			jw_put(w, head, n);	/* room for it, then move the text */
 			if (w->err)
 				return w->err;
@@ -1044,24 +1223,39 @@ static int jw_interned(struct jw *w, struct td_json_writer *jw, const struct td_
 			*new_id = id;
 		}
 	}
-	jw_event_head(w, r, true);
-	jw_lit(w, "\"stack\":");
-	jw_u64(w, id);
-	jw_lit(w, "}\n");
-	if (w->err)
+	if (compact) {
+		jw_compact_event(w, jw, r, id, fmt_hash, new_fmt);
+	} else {
+		jw_event_head(w, r, true);
+		jw_lit(w, "\"stack\":");
+		jw_u64(w, id);
+		jw_lit(w, "}\n");
+	}
+	if (w->err) {
 		*new_id = 0;
+		*new_fmt = 0;
+	}
 	return w->err;
 }
 
 int td_json_writer_write(struct td_json_writer *jw, FILE *f, const struct td_resolved *r)
 {
 	struct jw w = { .buf = jw->buf, .cap = jw->cap };
+	uint64_t new_id = 0, new_fmt = 0, fmt_hash = 0;
 	struct ikey k;
-	uint64_t new_id = 0;
-	int ret;
+	int ret = 0;
 
-	if (jw->layout == TD_JSON_INTERNED)
-		ret = jw_interned(&w, jw, r, &k, &new_id);
+	if (jw->layout == TD_JSON_COMPACT && !jw->header_done) {
+		errno = 0;
+		if (fwrite(compact_header, 1, sizeof(compact_header) - 1, f) !=
+		    sizeof(compact_header) - 1)
+			return errno ? -errno : -EIO;
+		jw->header_done = true;
+	}
+	if (jw->layout == TD_JSON_COMPACT)
+		fmt_hash = format_hash(r);
+	if (jw->layout != TD_JSON_FULL)
+		ret = jw_interned(&w, jw, r, &k, &new_id, fmt_hash, &new_fmt);
 	else
 		ret = jw_record(&w, jw, r);
 	if (!ret) {
@@ -1071,6 +1265,8 @@ int td_json_writer_write(struct td_json_writer *jw, FILE *f, const struct td_res
 	}
 	if (!ret) {
 		jw->stats.events++;
+		if (new_fmt)
+			format_add(jw, r, fmt_hash, new_fmt);
 		if (new_id) {
 			/* A text key lives in the line buffer, which may have moved. */
 			if (k.nk == UINT32_MAX)

@@ -7,7 +7,8 @@
  * object per event with its stacks (schema version TD_JSON_SCHEMA_VERSION),
  * or layout "interned" (TD_JSON_INTERNED_VERSION), where each distinct
  * stack is written once as a "stack" line with an id and event lines refer
- * to it. Folded stacks: one line per
+ * to it, or layout "compact" (TD_JSON_COMPACT_VERSION), interned stacks
+ * and event formats, event lines as arrays of values. Folded stacks: one line per
  * distinct stack "comm;user outermost..;user innermost;kernel outermost..;
  * kernel innermost COUNT", the input of flame graph tools. Flame graph: a
  * self-contained SVG drawn from a td_folded.
@@ -23,10 +24,17 @@
 
 #define TD_JSON_SCHEMA_VERSION 1	/* layout full */
 #define TD_JSON_INTERNED_VERSION 2	/* layout interned */
+#define TD_JSON_COMPACT_VERSION 3	/* layout compact */
 
 enum td_json_layout {
 	TD_JSON_FULL = 0,	/* every event line holds its stacks (version 1) */
 	TD_JSON_INTERNED,	/* stacks as "stack" lines, events refer to them by id */
+	/*
+	 * Version 3: interned stacks, and event formats too: a "header" line
+	 * names an event line's columns, a "format" line names an event's
+	 * fields once, and event lines are arrays of values.
+	 */
+	TD_JSON_COMPACT,
 };
 
 /* Interned stacks a writer keeps at most by default, then a new epoch. */
@@ -79,9 +87,9 @@ void td_json_writer_free(struct td_json_writer *jw);
 int td_json_writer_write(struct td_json_writer *jw, FILE *f, const struct td_resolved *r);
 
 /*
- * The output is a new file (reopened after a rotation): forget every stack,
- * so that the new file defines each id it uses. Ids go on from where they
- * were.
+ * The output is a new file (reopened after a rotation): forget every stack
+ * and format, so that the new file defines each id it uses (layout compact:
+ * after its header line). Ids go on from where they were.
  */
 void td_json_writer_reset(struct td_json_writer *jw);
 

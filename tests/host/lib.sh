@@ -40,7 +40,7 @@ cleanup() {
 	if [ -d "$TRACEFS/instances/$NAME" ]; then
 		"$TD" --cleanup -q -i "$NAME" --run-dir "$RUN_DIR" || rmdir "$TRACEFS/instances/$NAME"
 	fi
-	rm -rf "$SCRATCH"
+	[ -n "${TD_KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH"
 }
 trap cleanup EXIT
 

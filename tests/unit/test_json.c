@@ -1375,6 +1375,227 @@ static void test_writer_full(void **state)
 	td_event_free(ev);
 }
 
+/* ---- layout compact (schema version 3) ---- */
+
+/* What a reader of layout compact keeps: the header, formats and stacks by id. */
+struct creader {
+	struct json_object *cols;
+	struct json_object *formats;	/* "id" -> format line */
+	struct json_object *stacks;	/* "id" -> stack line */
+	unsigned int headers, format_lines, stack_lines;
+};
+
+static struct json_object *get(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	assert_true(json_object_object_get_ex(o, key, &v));
+	return v;
+}
+
+/* A defined id's line; fails when no line before defined it. */
+static struct json_object *defined(struct json_object *table, struct json_object *id)
+{
+	struct json_object *v = NULL;
+
+	assert_true(json_object_object_get_ex(table, json_object_get_string(id), &v));
+	return v;
+}
+
+/*
+ * Feed the lines of one write; returns the event, as layout full writes
+ * it (rebuilt by the rules of trace-defer-json(7)), as a JSON string
+ * (caller frees).
+ */
+static char *creader_feed(struct creader *cr, const char *text)
+{
+	char *out = NULL;
+
+	while (*text) {
+		const char *nl = strchr(text, '\n');
+		char *line;
+		struct json_object *o;
+
+		assert_non_null(nl);
+		line = strndup(text, nl - text + 1);
+		assert_non_null(line);
+		o = parse_line(line);
+		free(line);
+		if (json_object_is_type(o, json_type_object)) {
+			const char *type = json_object_get_string(get(o, "type"));
+
+			assert_int_equal(json_object_get_int(get(o, "v")), 3);
+			if (!strcmp(type, "header")) {
+				cr->headers++;
+				json_object_put(cr->cols);
+				cr->cols = json_object_get(get(o, "columns"));
+			} else if (!strcmp(type, "format")) {
+				cr->format_lines++;
+				json_object_object_add(cr->formats, json_object_get_string(get(o, "id")),
+						       json_object_get(o));
+			} else {
+				assert_string_equal(type, "stack");
+				cr->stack_lines++;
+				json_object_object_add(cr->stacks, json_object_get_string(get(o, "id")),
+						       json_object_get(o));
+			}
+		} else {
+			struct json_object *e = json_object_new_object(), *full, *fmt, *st;
+			struct json_object *names, *values, *fields;
+			size_t i, n = json_object_array_length(o);
+
+			assert_null(out);	/* one event per write */
+			assert_non_null(cr->cols);	/* a header came first */
+			assert_int_equal(n, json_object_array_length(cr->cols));
+			for (i = 0; i < n; i++)
+				json_object_object_add(e, json_object_get_string(
+					json_object_array_get_idx(cr->cols, i)),
+					json_object_get(json_object_array_get_idx(o, i)));
+			fmt = defined(cr->formats, get(e, "format"));
+			st = defined(cr->stacks, get(e, "stack"));
+			names = get(fmt, "fields");
+			values = get(e, "fields");
+			assert_int_equal(json_object_array_length(names),
+					 json_object_array_length(values));
+			fields = json_object_new_object();
+			for (i = 0; i < json_object_array_length(names); i++)
+				json_object_object_add(fields, json_object_get_string(
+					json_object_array_get_idx(names, i)),
+					json_object_get(json_object_array_get_idx(values, i)));
+			full = json_object_new_object();
+			json_object_object_add(full, "v", json_object_new_int(1));
+			for (i = 0; i < 5; i++) {
+				const char *k = (const char *[]){ "ts", "cpu", "pid", "tid", "comm" }[i];
+
+				json_object_object_add(full, k, json_object_get(get(e, k)));
+			}
+			json_object_object_add(full, "event", json_object_get(get(fmt, "event")));
+			json_object_object_add(full, "fields", fields);
+			json_object_object_add(full, "cookie", json_object_get(get(e, "cookie")));
+			json_object_object_add(full, "status", json_object_get(get(e, "status")));
+			json_object_object_add(full, "kernel_stack",
+					       json_object_get(get(st, "kernel_stack")));
+			json_object_object_add(full, "user_stack",
+					       json_object_get(get(st, "user_stack")));
+			out = strdup(json_object_to_json_string_ext(full, JSON_C_TO_STRING_PLAIN));
+			json_object_put(full);
+			json_object_put(e);
+		}
+		json_object_put(o);
+		text = nl + 1;
+	}
+	assert_non_null(out);
+	return out;
+}
+
+/* Layout full's line, the same way to text. */
+static char *full_line(const struct td_resolved *r)
+{
+	char *text = write_one(r), *out;
+	struct json_object *o = parse_line(text);
+
+	out = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	free(text);
+	return out;
+}
+
+/*
+ * Every event line of layout compact, rebuilt with its header, format and
+ * stack lines, is the event layout full writes; a header starts each file
+ * and every format and stack is described once per file.
+ */
+static void test_compact(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c), none = { .ts = 5, .cpu = 0, .tid = 7, .pid = 7 };
+	struct td_frame kf[4], uf[4];
+	struct td_resolved r = {
+		.ev = ev, .status = TD_STITCHED, .cookie = ev->cookie,
+		.event_name = "sched:sched_switch",
+		.kframes = kf, .nr_kframes = 4, .uframes = uf, .nr_uframes = 4,
+	};
+	struct td_resolved r2 = {
+		.ev = &none, .status = TD_NO_USER, .event_name = "test:no_format",
+		.kframes = kf, .nr_kframes = 2,
+	};
+	struct td_json_writer *jw = td_json_writer_new(TD_JSON_COMPACT, 0);
+	struct creader cr = { .formats = json_object_new_object(),
+			      .stacks = json_object_new_object() };
+	const struct td_resolved *rs[] = { &r, &r, &r2, &r, &r2 };
+	const char *header = "{\"v\":3,\"type\":\"header\",\"columns\":[\"ts\",\"cpu\",\"pid\","
+			     "\"tid\",\"comm\",\"format\",\"fields\",\"cookie\",\"status\","
+			     "\"stack\"]}\n";
+	size_t bytes_compact = 0, bytes_interned = 0;
+	struct td_json_writer *ji = td_json_writer_new(TD_JSON_INTERNED, 0);
+	char *text, *got, *want;
+	size_t i;
+
+	assert_non_null(jw);
+	assert_non_null(ji);
+	strcpy(none.comm, "kworker/0:1");
+	vouch(kf, kframes, 4, 3);
+	vouch(uf, uframes, 4, 3);
+	for (int file = 0; file < 2; file++) {
+		for (i = 0; i < sizeof(rs) / sizeof(rs[0]); i++) {
+			/* the second event of a format: other field values */
+			ev->tid = i == 1 ? 4243 : 4242;
+			((unsigned char *)ev->raw)[60] = i == 1 ? 99 : 120;
+			text = writer_lines(jw, rs[i]);
+			if (i == 0)
+				assert_true(!strncmp(text, header, strlen(header)));
+			bytes_compact += strlen(text);
+			got = creader_feed(&cr, text);
+			want = full_line(rs[i]);
+			assert_string_equal(got, want);
+			free(got);
+			free(want);
+			free(text);
+			text = writer_lines(ji, rs[i]);
+			bytes_interned += strlen(text);
+			free(text);
+		}
+		/* Two formats, two stacks, one header per file. */
+		assert_int_equal(cr.headers, file + 1);
+		assert_int_equal(cr.format_lines, 2 * (file + 1));
+		assert_int_equal(cr.stack_lines, 2 * (file + 1));
+		/* A new file (rotation): everything is described again. */
+		td_json_writer_reset(jw);
+		td_json_writer_reset(ji);
+	}
+	/* Field names and event keys are not repeated. */
+	assert_true(bytes_compact < bytes_interned);
+	json_object_put(cr.cols);
+	json_object_put(cr.formats);
+	json_object_put(cr.stacks);
+	td_json_writer_free(jw);
+	td_json_writer_free(ji);
+	td_event_free(ev);
+}
+
+/* A header that could not be written is written with the next event. */
+static void test_compact_write_error(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c);
+	struct td_resolved r = { .ev = ev, .status = TD_NO_USER, .event_name = "sched:sched_switch" };
+	struct td_json_writer *jw = td_json_writer_new(TD_JSON_COMPACT, 0);
+	FILE *f = fopen("/dev/null", "r");
+	char *text;
+
+	assert_non_null(jw);
+	assert_non_null(f);
+	setvbuf(f, NULL, _IONBF, 0);
+	assert_true(td_json_writer_write(jw, f, &r) < 0);
+	fclose(f);
+	text = writer_lines(jw, &r);
+	assert_non_null(strstr(text, "\"type\":\"header\""));
+	assert_non_null(strstr(text, "\"type\":\"format\""));
+	free(text);
+	td_json_writer_free(jw);
+	td_event_free(ev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1393,6 +1614,8 @@ int main(void)
 		cmocka_unit_test(test_intern_reset_epoch),
 		cmocka_unit_test(test_intern_write_error),
 		cmocka_unit_test(test_writer_full),
+		cmocka_unit_test(test_compact),
+		cmocka_unit_test(test_compact_write_error),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

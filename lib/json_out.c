@@ -995,39 +995,76 @@ static void jw_event_name(struct jw *w, const struct td_resolved *r)
 	jw_lit(w, "\"unknown\"");
 }
 
+/* An event line's separators: keys (layouts full and interned) or commas (compact). */
+struct seps {
+	const char *s;
+	size_t n;
+};
+
+#define SEP(x)	{ x, sizeof(x) - 1 }
+
+enum { SEP_CPU, SEP_PID, SEP_TID, SEP_COMM, SEP_COOKIE, SEP_STATUS, NR_SEPS };
+
+static const struct seps keyed[NR_SEPS] = {
+	SEP(",\"cpu\":"), SEP(",\"pid\":"), SEP(",\"tid\":"), SEP(",\"comm\":"),
+	SEP(",\"cookie\":"), SEP(",\"status\":"),
+};
+
+static const struct seps commas[NR_SEPS] = {
+	SEP(","), SEP(","), SEP(","), SEP(","), SEP(","), SEP(","),
+};
+
+static inline void jw_sep(struct jw *w, const struct seps *sep, int i)
+{
+	jw_put(w, sep[i].s, sep[i].n);
+}
+
+/* The task's part of an event line, after its timestamp: cpu, pid, tid, comm. */
+static void jw_task(struct jw *w, const struct td_event *ev, const struct seps *sep)
+{
+	jw_sep(w, sep, SEP_CPU);
+	jw_i64(w, ev->cpu);
+	jw_sep(w, sep, SEP_PID);
+	jw_i64(w, ev->pid);
+	jw_sep(w, sep, SEP_TID);
+	jw_i64(w, ev->tid);
+	jw_sep(w, sep, SEP_COMM);
+	jw_str(w, ev->comm, strnlen(ev->comm, TD_COMM_LEN));
+}
+
+/* The cookie and the status. */
+static void jw_outcome(struct jw *w, const struct td_resolved *r, const struct seps *sep)
+{
+	const char *status = td_status_name(r->status);
+
+	jw_sep(w, sep, SEP_COOKIE);
+	if (r->cookie)
+		jw_hex(w, r->cookie);
+	else
+		jw_lit(w, "null");
+	jw_sep(w, sep, SEP_STATUS);
+	if (status)
+		jw_cstr(w, status);
+	else
+		jw_lit(w, "\"unknown\"");
+}
+
 /* Everything of an event line but its stacks: "{...,"status":"..."," */
 static void jw_event_head(struct jw *w, const struct td_resolved *r, bool interned)
 {
 	const struct td_event *ev = r->ev;
-	const char *status = td_status_name(r->status);
 
 	if (interned)
 		jw_lit(w, "{\"v\":" TD_STR(TD_JSON_INTERNED_VERSION) ",\"type\":\"event\",\"ts\":");
 	else
 		jw_lit(w, "{\"v\":" TD_STR(TD_JSON_SCHEMA_VERSION) ",\"ts\":");
 	jw_u64(w, ev->ts);
-	jw_lit(w, ",\"cpu\":");
-	jw_i64(w, ev->cpu);
-	jw_lit(w, ",\"pid\":");
-	jw_i64(w, ev->pid);
-	jw_lit(w, ",\"tid\":");
-	jw_i64(w, ev->tid);
-	jw_lit(w, ",\"comm\":");
-	jw_str(w, ev->comm, strnlen(ev->comm, TD_COMM_LEN));
+	jw_task(w, ev, keyed);
 	jw_lit(w, ",\"event\":");
 	jw_event_name(w, r);
 	jw_lit(w, ",\"fields\":");
 	jw_fields(w, ev, FIELDS_OBJECT);
-	jw_lit(w, ",\"cookie\":");
-	if (r->cookie)
-		jw_hex(w, r->cookie);
-	else
-		jw_lit(w, "null");
-	jw_lit(w, ",\"status\":");
-	if (status)
-		jw_cstr(w, status);
-	else
-		jw_lit(w, "\"unknown\"");
+	jw_outcome(w, r, keyed);
 	jw_lit(w, ",");
 }
 
@@ -1109,7 +1146,6 @@ static void jw_compact_event(struct jw *w, struct td_json_writer *jw,
 			     uint64_t *new_fmt)
 {
 	const struct td_event *ev = r->ev;
-	const char *status = td_status_name(r->status);
 	struct iformat *f = format_find(jw, r, fmt_hash);
 	uint64_t fmt;
 
@@ -1128,28 +1164,12 @@ static void jw_compact_event(struct jw *w, struct td_json_writer *jw,
 	}
 	jw_lit(w, "[");
 	jw_u64(w, ev->ts);
-	jw_lit(w, ",");
-	jw_i64(w, ev->cpu);
-	jw_lit(w, ",");
-	jw_i64(w, ev->pid);
-	jw_lit(w, ",");
-	jw_i64(w, ev->tid);
-	jw_lit(w, ",");
-	jw_str(w, ev->comm, strnlen(ev->comm, TD_COMM_LEN));
+	jw_task(w, ev, commas);
 	jw_lit(w, ",");
 	jw_u64(w, fmt);
 	jw_lit(w, ",");
 	jw_fields(w, ev, FIELDS_VALUES);
-	jw_lit(w, ",");
-	if (r->cookie)
-		jw_hex(w, r->cookie);
-	else
-		jw_lit(w, "null");
-	jw_lit(w, ",");
-	if (status)
-		jw_cstr(w, status);
-	else
-		jw_lit(w, "\"unknown\"");
+	jw_outcome(w, r, commas);
 	jw_lit(w, ",");
 	jw_u64(w, stack_id);
 	jw_lit(w, "]\n");

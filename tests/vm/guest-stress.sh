@@ -128,9 +128,33 @@ churn_trigger() {
 # series' patch 1), and the instance must still give back all it holds
 # (its slot of the unwind work) when it goes, or a later callback writes
 # into a freed trace_array (KASAN).
+# ballast N: N instances holding an unwind slot each (the option set, no
+# event enabled, tiny buffers); "ballast 0" removes them.
+ballast() {
+	local i=0 b
+	if [ "$1" -eq 0 ]; then
+		for b in $T/instances/ballast*; do [ -d "$b" ] && { rmdir "$b" || errs=$((errs + 1)); }; done
+		return
+	fi
+	while [ $i -lt "$1" ]; do
+		b=$T/instances/ballast$i
+		mkdir "$b" || errs=$((errs + 1))
+		w "$b/buffer_size_kb" 16
+		w "$b/options/userstacktrace_delay" 1
+		i=$((i + 1))
+	done
+}
+
+# Rounds 0 and 1 run with free unwind slots (the module's instance gets
+# one), the later ones with every slot taken by ballast instances, so that
+# the module's instance is served through the shared slot's list: an
+# instance freed while still listed there (an unwind reference a trigger
+# of the removed event kept) is then met by the next request that walks
+# the list, the probe instance's at the end (KASAN: use-after-free).
 churn_module() {
-	local k=0 errs=0 d=$T/instances/modstress n opt=0 trig=0
+	local k=0 errs=0 d=$T/instances/modstress n opt=0 trig=0 probe=-1
 	while [ "$(date +%s)" -lt "$end" ] || [ "$k" -lt 4 ]; do
+		[ "$k" -eq 2 ] && ballast 63
 		if ! insmod "$mod" 2> /tmp/insmod.err; then
 			echo "insmod $mod: $(cat /tmp/insmod.err)"
 			errs=$((errs + 1))
@@ -154,8 +178,22 @@ churn_module() {
 		rmdir "$d" || errs=$((errs + 1))
 		k=$((k + 1))
 	done
-	echo "module rounds: $k (with stacks: $opt by the option, $trig by the trigger), failed steps: $errs"
-	echo "$k $errs $opt $trig" > /tmp/churn_module
+	# An instance on the shared slot's list records stacks too.
+	d=$T/instances/modprobe
+	mkdir "$d" || errs=$((errs + 1))
+	w "$d/buffer_size_kb" 64
+	w "$d/events/sched/sched_switch/enable" 1
+	w "$d/options/userstacktrace_delay" 1
+	"$fp" sleep 10 4 > /dev/null
+	probe=$(grep -c 'user stack unwind cookie=.*frames=[1-9]' "$d/trace")
+	w "$d/options/userstacktrace_delay" 0
+	w "$d/events/sched/sched_switch/enable" 0
+	rmdir "$d" || errs=$((errs + 1))
+	ballast 0
+	echo "module rounds: $k (with stacks: $opt by the option, $trig by the trigger)," \
+	     "the last $((k - 2)) through the shared slot; probe after them: $probe stacks;" \
+	     "failed steps: $errs"
+	echo "$k $errs $opt $trig $probe" > /tmp/churn_module
 }
 
 load() {
@@ -175,7 +213,7 @@ if [ -r "$mod" ]; then
 	churn_module &
 else
 	echo "no module to load: '$mod'"
-	echo "0 1 0 0" > /tmp/churn_module
+	echo "0 1 0 0 0" > /tmp/churn_module
 fi
 load &
 load &
@@ -191,9 +229,10 @@ read -r n e < /tmp/churn_instances
 check stress_instances_churned test "${n:-0}" -ge 4 -a "${e:-1}" -eq 0
 read -r n e < /tmp/churn_trigger
 check stress_option_trigger_toggled test "${n:-0}" -ge 10 -a "${e:-1}" -eq 0
-read -r n e o t < /tmp/churn_module
+read -r n e o t p < /tmp/churn_module
 check stress_module_event_churned test "${n:-0}" -ge 4 -a "${e:-1}" -eq 0
 check stress_module_event_stacks test "${o:-0}" -ge 1 -a "${t:-0}" -ge 1
+check stress_shared_slot_stacks test "${p:-0}" -ge 1
 echo "stack records in the top buffer: $(grep -c 'user stack unwind cookie=.*frames=' $T/trace)"
 check stress_recorded_stacks grep -q 'user stack unwind cookie=.*frames=' $T/trace
 splats=$(dmesg | grep -E "$KREPORTS" | head -n 20)

@@ -185,14 +185,21 @@ def replay(r, work):
 
 def live(r, work):
     rows = load(os.path.join(work, "live.jsonl"), lines=True)
-    if not rows:
-        return
+    if rows:
+        r.out["live"] = live_rows(r, rows, "2. Live on this host", "live")
+    rows = load(os.path.join(work, "vm-live.jsonl"), lines=True)
+    if rows:
+        r.out["vm_live"] = live_rows(r, rows, "2b. Live in the VM (patched kernel, TCG)",
+                                     "vm live")
+
+
+def live_rows(r, rows, title, where):
     if rows[0].get("mode") == "deferred":
         what = "deferred mode: sched_switch + kernel_stack + cookie per event, stacks apart"
     else:
         what = "fallback mode: sched_switch + kernel_stack + in-place user_stack per event"
-    print("\n2. Live on this host (%s), ping-pong pinned to CPUs 0 and 1, %d s per step"
-          % (what, rows[0]["secs"]))
+    print("\n%s (%s), ping-pong pinned to CPUs 0 and 1, %d s per step"
+          % (title, what, rows[0]["secs"]))
     w = (8, 9, 11, 11, 8, 10, 9)
     r.row(("reader", "trips cap", "trips/s", "events/s", "cpu %", "us/event", "overruns"), w)
     best = {}
@@ -215,13 +222,21 @@ def live(r, work):
                                         b["us_per_event"]))
         else:
             print("  %s: overruns at every rate" % rd)
+    for x in rows:
+        if x["reader"] == "profiles" and x.get("profile_files"):
+            per = x["profile_bytes"] / x["profile_files"]
+            print("  always-on output, cap %s: %d one-second pprof profiles, %.0f bytes each "
+                  "on average (%.1f bytes/event)" % (x["rate_cap"] or "none", x["profile_files"],
+                                                     per, x["profile_bytes"] / max(x["events"], 1)))
+            res.setdefault("pprof_bytes_per_interval", {})[x["rate_cap"]] = per
     d, c = best.get("daemon"), best.get("drain")
     pr = best.get("profiles")
     if pr and c and c["us_per_event"]:
         res["cpu_ratio_profiles_over_drain"] = pr["us_per_event"] / c["us_per_event"]
         print("  always-on configuration (interval profiles, no JSON) / drain loop CPU per "
               "event: %.1fx" % res["cpu_ratio_profiles_over_drain"])
-        r.target("live: always-on daemon (profiles) CPU per event vs the drain loop",
+        r.target("%s: always-on daemon (profiles) CPU per event vs the drain loop (%s)"
+                 % (where, rows[0].get("mode")),
                  "<= 1.5x", round(res["cpu_ratio_profiles_over_drain"], 2),
                  res["cpu_ratio_profiles_over_drain"] <= 1.5)
     if d and c:
@@ -232,6 +247,8 @@ def live(r, work):
         print("  daemon / drain loop CPU per event: %.1fx; at 1 M events/s the daemon would "
               "need %.0f%% of a core (projected from us/event)"
               % (res["cpu_ratio_daemon_over_drain"] or 0, proj))
+        if where != "live":
+            return res
         own = [x for x in rows if x["reader"] == "daemon" and x["overruns"] + x["dropped"]
                and not any(y["reader"] == "drain" and y["rate_cap"] == x["rate_cap"]
                            and y["overruns"] + y["dropped"] for y in rows)]
@@ -242,7 +259,7 @@ def live(r, work):
                  % (fmt_rate(d["events_per_s"]), d["cpu_percent"], len(own)), met,
                  "load-limited: the ping-pong never reached 1M events/s here"
                  if max(x["events_per_s"] for x in rows) < 1e6 else "")
-    r.out["live"] = res
+    return res
 
 
 def vm(r, work):

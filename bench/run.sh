@@ -20,20 +20,25 @@
 # BENCH_EVENTS (replay events, default 2000000), BENCH_REPEAT (2),
 # BENCH_LIVE_SECS (3), BENCH_LIVE_RATES (round trips/s caps, 0 = none),
 # KIMAGE (bzImage to boot instead of `kernel/build.sh patched`),
-# BENCH_VM_ROUNDS (2).
+# BENCH_VM_ROUNDS (2), BENCH_VM_LIVE_SECS (seconds per step of the live
+# readers in the guest, deferred mode; 0: not run; default 10),
+# BENCH_WORK and BENCH_RESULTS (where the figures go; the guest's live run
+# uses them).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
 out=$BUILD/bench
-work=$out/work
+work=${BENCH_WORK:-$out/work}
+results=${BENCH_RESULTS:-$out/results.json}
 sections=${BENCH_SECTIONS:-replay live vm memory}
 events=${BENCH_EVENTS:-2000000}
 repeat=${BENCH_REPEAT:-2}
 live_secs=${BENCH_LIVE_SECS:-3}
 live_rates=${BENCH_LIVE_RATES:-10000 25000 50000 100000 0}
 vm_rounds=${BENCH_VM_ROUNDS:-2}
+vm_live_secs=${BENCH_VM_LIVE_SECS:-10}
 T=/sys/kernel/tracing
 broken=0
 drain_mode= live_mode=inplace
@@ -205,11 +210,17 @@ live_step() {	# READER RATE
 	else
 		ev=$(grep -o 'drain: events=[0-9]*' "$err" | head -n 1 | sed 's/.*events=//')
 	fi
-	printf '{"reader":"%s","mode":"%s","rate_cap":%s,"secs":%s,"round_trips_per_s":%s,"events":%s,"cpu_s":%s,"overruns":%s,"dropped":%s}\n' \
+	# The always-on reader's output: one gzipped pprof profile per second.
+	local pfiles=0 pbytes=0
+	if [ "$reader" = profiles ]; then
+		read -r pfiles pbytes < <(find "$work/profiles-$rate" -name 'profile-*.pb.gz' \
+			-printf '%s\n' 2>/dev/null | awk '{ n++; s += $1 } END { print n + 0, s + 0 }')
+	fi
+	printf '{"reader":"%s","mode":"%s","rate_cap":%s,"secs":%s,"round_trips_per_s":%s,"events":%s,"cpu_s":%s,"overruns":%s,"dropped":%s,"profile_files":%s,"profile_bytes":%s}\n' \
 		"$reader" "$live_mode" "$rate" "$live_secs" \
 		"${trips:-0}" "${ev:-0}" \
 		"$(awk -v a="$t0" -v b="$t1" -v hz="$hz" 'BEGIN {printf "%.3f", (b - a) / hz}')" \
-		"$over" "$dropped" >> "$work/live.jsonl"
+		"$over" "$dropped" "$pfiles" "$pbytes" >> "$work/live.jsonl"
 	note "live: $reader cap ${rate/#0/none}: ${trips:-?} trips/s, ${ev:-?} events, cpu $(( (t1 - t0) )) ticks, overruns $over"
 }
 
@@ -264,7 +275,7 @@ vm_section() {
 	note "vm: booting $kimage"
 	VM_MEM=${VM_MEM:-2048} VM_TIMEOUT=${VM_TIMEOUT:-420} \
 		"$top/kernel/run-vm.sh" "$kimage" "$work/vm" "$top/bench/guest-bench.sh" \
-		"$BUILD" 200000 3000 30 "$vm_rounds" > /dev/null 2> "$work/vm-run.err"
+		"$BUILD" 200000 3000 30 "$vm_rounds" "$vm_live_secs" > /dev/null 2> "$work/vm-run.err"
 	rc=$?
 	sed 's/^/  | /' "$work/vm/guest.log" >&2 2>/dev/null
 	if [ "$rc" -ne 0 ] || [ ! -s "$work/vm/vm-bench.jsonl" ]; then
@@ -273,6 +284,7 @@ vm_section() {
 		return
 	fi
 	cp "$work/vm/vm-bench.jsonl" "$work/vm.jsonl"
+	[ -s "$work/vm/live/live.jsonl" ] && cp "$work/vm/live/live.jsonl" "$work/vm-live.jsonl"
 	printf '{"image":"%s"}\n' "$kimage" > "$work/vm-image.json"
 }
 
@@ -300,5 +312,5 @@ want vm && vm_section
 want memory && memory_section
 note "sections done in $((SECONDS - start)) s"
 
-python3 "$top/bench/report.py" "$work" "$out/results.json" || broken=1
+python3 "$top/bench/report.py" "$work" "$results" || broken=1
 exit "$broken"

@@ -225,9 +225,11 @@ def live_rows(r, rows, title, where):
     for x in rows:
         if x["reader"] == "profiles" and x.get("profile_files"):
             per = x["profile_bytes"] / x["profile_files"]
-            print("  always-on output, cap %s: %d one-second pprof profiles, %.0f bytes each "
-                  "on average (%.1f bytes/event)" % (x["rate_cap"] or "none", x["profile_files"],
-                                                     per, x["profile_bytes"] / max(x["events"], 1)))
+            print("  always-on output, cap %s: %d pprof profile(s) (--profile-interval %s; a "
+                  "step shorter than that writes one, cut at exit), %.0f bytes each on average "
+                  "(%.1f bytes/event)" % (x["rate_cap"] or "none", x["profile_files"],
+                                          x.get("profile_interval", "?"), per,
+                                          x["profile_bytes"] / max(x["events"], 1)))
             res.setdefault("pprof_bytes_per_interval", {})[x["rate_cap"]] = per
     d, c = best.get("daemon"), best.get("drain")
     pr = best.get("profiles")

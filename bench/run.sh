@@ -20,7 +20,8 @@
 # BENCH_EVENTS (replay events, default 2000000), BENCH_REPEAT (2),
 # BENCH_LIVE_SECS (3), BENCH_LIVE_RATES (round trips/s caps, 0 = none),
 # KIMAGE (bzImage to boot instead of `kernel/build.sh patched`),
-# BENCH_VM_ROUNDS (2), BENCH_VM_LIVE_SECS (seconds per step of the live
+# BENCH_VM_ROUNDS (2), BENCH_PROFILE_INTERVAL (the always-on reader's
+# --profile-interval, default 60 as shipped), BENCH_VM_LIVE_SECS (seconds per step of the live
 # readers in the guest, deferred mode; 0: not run; default 10),
 # BENCH_WORK and BENCH_RESULTS (where the figures go; the guest's live run
 # uses them).
@@ -39,6 +40,7 @@ live_secs=${BENCH_LIVE_SECS:-3}
 live_rates=${BENCH_LIVE_RATES:-10000 25000 50000 100000 0}
 vm_rounds=${BENCH_VM_ROUNDS:-2}
 vm_live_secs=${BENCH_VM_LIVE_SECS:-10}
+profile_interval=${BENCH_PROFILE_INTERVAL:-60}
 T=/sys/kernel/tracing
 broken=0
 drain_mode= live_mode=inplace
@@ -172,9 +174,10 @@ live_step() {	# READER RATE
 		"$BUILD/trace-defer" -i "$name" --run-dir "$work/run" -q -o /dev/null \
 			--stats-interval 0 2> "$err" &
 	elif [ "$reader" = profiles ]; then
-		# The shipped always-on configuration: interval profiles, no JSON.
+		# The shipped always-on configuration: interval profiles (per
+		# minute: the step's one profile is cut at exit), no JSON.
 		"$BUILD/trace-defer" -i "$name" --run-dir "$work/run" -q \
-			--profile-dir "$work/profiles-$rate" --profile-interval 1 \
+			--profile-dir "$work/profiles-$rate" --profile-interval "$profile_interval" \
 			--stats-interval 0 2> "$err" &
 	else
 		"$out/drain" -i "$name" $drain_mode 2> "$err" &
@@ -216,11 +219,11 @@ live_step() {	# READER RATE
 		read -r pfiles pbytes < <(find "$work/profiles-$rate" -name 'profile-*.pb.gz' \
 			-printf '%s\n' 2>/dev/null | awk '{ n++; s += $1 } END { print n + 0, s + 0 }')
 	fi
-	printf '{"reader":"%s","mode":"%s","rate_cap":%s,"secs":%s,"round_trips_per_s":%s,"events":%s,"cpu_s":%s,"overruns":%s,"dropped":%s,"profile_files":%s,"profile_bytes":%s}\n' \
+	printf '{"reader":"%s","mode":"%s","rate_cap":%s,"secs":%s,"round_trips_per_s":%s,"events":%s,"cpu_s":%s,"overruns":%s,"dropped":%s,"profile_files":%s,"profile_bytes":%s,"profile_interval":%s}\n' \
 		"$reader" "$live_mode" "$rate" "$live_secs" \
 		"${trips:-0}" "${ev:-0}" \
 		"$(awk -v a="$t0" -v b="$t1" -v hz="$hz" 'BEGIN {printf "%.3f", (b - a) / hz}')" \
-		"$over" "$dropped" "$pfiles" "$pbytes" >> "$work/live.jsonl"
+		"$over" "$dropped" "$pfiles" "$pbytes" "$profile_interval" >> "$work/live.jsonl"
 	note "live: $reader cap ${rate/#0/none}: ${trips:-?} trips/s, ${ev:-?} events, cpu $(( (t1 - t0) )) ticks, overruns $over"
 }
 

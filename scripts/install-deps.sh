@@ -21,6 +21,8 @@ pkgs=(
 	# kernel build and VM
 	flex bison bc libssl-dev libelf-dev cpio xz-utils kmod
 	qemu-system-x86 perl python3 python3-ply python3-git
+	# ftracetest in the guest: the inter-event histogram cases run ping
+	iputils-ping
 	# docs, sanitizers, checks
 	libclang-rt-14-dev valgrind
 	# fuzzing (make fuzz): clang with libFuzzer

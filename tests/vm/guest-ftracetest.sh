@@ -8,6 +8,12 @@ shift 2
 ft=$tree/tools/testing/selftests/ftrace
 args=()
 for t in "$@"; do args+=("$ft/test.d/$t"); done
+# What some cases need besides the kernel, else they are UNRESOLVED: the
+# inter-event histogram cases ping the loopback address, and "poll wait on
+# histogram" runs the suite's poll helper, which the suite does not build.
+ip link set lo up 2>/dev/null
+[ -x "$ft/poll" ] || gcc -O2 -o "$ft/poll" "$ft/poll.c" ||
+	echo "ftracetest: could not build $ft/poll: the hist poll case will be UNRESOLVED"
 # Straight to the host's directory: a run cut short by the VM's timeout
 # still leaves the results of the cases it finished.
 "$ft/ftracetest" -l /tmp/ftlog-"$label" "${args[@]}" > "$TD_OUT/ftracetest-$label.log" 2>&1

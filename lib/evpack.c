@@ -25,6 +25,12 @@ struct evbody {
 	unsigned char data[];
 };
 
+/* The record data an event has: none when it says a size but has no data. */
+static int raw_len(const struct td_event *ev)
+{
+	return ev->raw && ev->raw_size > 0 ? ev->raw_size : 0;
+}
+
 static size_t kips_offset(int raw_size)
 {
 	return ((size_t)raw_size + 7) & ~(size_t)7;
@@ -38,7 +44,7 @@ static uint64_t body_hash(const struct td_event *ev, bool kshared)
 {
 	const unsigned char *p = ev->raw;
 	uint64_t h = HTAB_SEED, w;
-	size_t n = ev->raw_size > 0 ? (size_t)ev->raw_size : 0;
+	size_t n = (size_t)raw_len(ev);
 	size_t i;
 
 	h = htab_hash_u64(h, (uintptr_t)ev->tep_event);
@@ -66,11 +72,11 @@ static uint64_t body_hash(const struct td_event *ev, bool kshared)
 
 static bool body_is(const struct evbody *b, const struct td_event *ev, bool kshared)
 {
-	int size = ev->raw_size > 0 ? ev->raw_size : 0;
+	int size = raw_len(ev);
 
 	if (b->tep_event != ev->tep_event || b->cpu != ev->cpu || b->pid != ev->pid ||
 	    b->raw_size != size || b->kshared != kshared || b->nr_kips != ev->kstack.nr ||
-	    memcmp(b->comm, ev->comm, TD_COMM_LEN) || memcmp(b->data, ev->raw, size))
+	    memcmp(b->comm, ev->comm, TD_COMM_LEN) || (size && memcmp(b->data, ev->raw, size)))
 		return false;
 	if (kshared)
 		return b->kips == ev->kstack.ips;
@@ -106,7 +112,7 @@ void evpack_destroy(struct evpack *pk)
 struct evbody *evpack_get(struct evpack *pk, const struct td_event *ev)
 {
 	bool kshared = (ev->alloc_flags & TD_ALLOC_KSTACK_SHARED) && ev->kstack.ips;
-	int size = ev->raw_size > 0 && ev->raw ? ev->raw_size : 0;
+	int size = raw_len(ev);
 	uint64_t hash = body_hash(ev, kshared);
 	struct evbody *b;
 	struct hnode *n;

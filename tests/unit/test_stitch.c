@@ -960,10 +960,12 @@ static void keep(const struct td_event *ev, const struct td_ustack *us, enum td_
 	memcpy(s->ev[i].comm, ev->comm, TD_COMM_LEN);
 	s->ev[i].tep_event = ev->tep_event;
 	assert_true(ev->raw_size <= 32);
-	memcpy(s->ev[i].raw, ev->raw, ev->raw_size);
+	if (ev->raw_size)
+		memcpy(s->ev[i].raw, ev->raw, ev->raw_size);
 	s->ev[i].raw_size = ev->raw_size;
 	assert_true(ev->kstack.nr <= 8);
-	memcpy(s->ev[i].kips, ev->kstack.ips, ev->kstack.nr * sizeof(uint64_t));
+	if (ev->kstack.nr)
+		memcpy(s->ev[i].kips, ev->kstack.ips, ev->kstack.nr * sizeof(uint64_t));
 	s->ev[i].nr_kips = ev->kstack.nr;
 	s->ev[i].status = status;
 }
@@ -1099,6 +1101,32 @@ static void test_packed_free(void **state)
 	free(seen);
 }
 
+/* An event that says it has data but has none waits and comes out without. */
+static void test_packed_no_data(void **state)
+{
+	struct seen *seen = calloc(1, sizeof(*seen));
+	struct td_stitcher *st = td_stitch_new(NULL, keep, seen);
+	struct td_event *ev = full_event(60, cookie(0, 1), 10, 0x33, 0);
+	struct td_event *ev2 = full_event(60, cookie(0, 2), 11, 0x33, 0);
+	struct td_stitch_stats s;
+
+	(void)state;
+	ev->raw = NULL;		/* the inline block stays unused */
+	ev->raw_size = 8;
+	ev2->raw = NULL;
+	ev2->raw_size = 8;
+	td_stitch_event(st, ev);
+	td_stitch_event(st, ev2);
+	td_stitch_get_stats(st, &s);
+	assert_int_equal(s.packed_bodies, 1);
+	td_stitch_flush(st);
+	assert_int_equal(seen->n, 2);
+	assert_int_equal(seen->ev[0].raw_size, 0);
+	assert_int_equal(seen->ev[1].ts, 11);
+	td_stitch_free(st);
+	free(seen);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1124,6 +1152,7 @@ int main(void)
 		cmocka_unit_test(test_inline_records),
 		cmocka_unit_test(test_packed_events),
 		cmocka_unit_test(test_packed_free),
+		cmocka_unit_test(test_packed_no_data),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,7 +86,7 @@ $(BUILD)/obj/%.o: %.c $(wildcard include/trace-defer/*.h) $(wildcard */*.h)
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(BUILD)/pic/%.o: %.c $(wildcard include/trace-defer/*.h)
+$(BUILD)/pic/%.o: %.c $(wildcard include/trace-defer/*.h) $(wildcard */*.h)
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
 

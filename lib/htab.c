@@ -133,9 +133,3 @@ uint64_t htab_hash_bytes(const void *p, size_t len, uint64_t h)
 		h = (h ^ *s++) * 0x100000001b3ull;
 	return h;
 }
-
-uint64_t htab_hash_u64(uint64_t h, uint64_t v)
-{
-	h = (h ^ v) * 0xff51afd7ed558ccdull;
-	return h ^ (h >> 32);
-}

@@ -49,7 +49,14 @@ void htab_destroy(struct htab *t, void (*fn)(struct hnode *));
 
 /* FNV-1a of @len bytes, going on from @h (HTAB_SEED to start). */
 uint64_t htab_hash_bytes(const void *p, size_t len, uint64_t h);
-/* One 64-bit value mixed into @h: cheaper than the bytes one by one. */
-uint64_t htab_hash_u64(uint64_t h, uint64_t v);
+/*
+ * One 64-bit value mixed into @h: cheaper than the bytes one by one.
+ * Inline: the hot paths hash every IP of every stack with it.
+ */
+static inline uint64_t htab_hash_u64(uint64_t h, uint64_t v)
+{
+	h = (h ^ v) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 32);
+}
 
 #endif /* TD_LIB_HTAB_H */

@@ -6,7 +6,7 @@
  * running kernel. Also measures memory with a million pending events.
  *
  *   replay --formats DIR --prog FP_CHAIN [--events N] [--repeat R]
- *          [--procs N] [--raw-dir DIR] [--json FILE]
+ *          [--procs N] [--raw-dir DIR] [--json FILE] [--no-memo]
  *   replay --formats DIR --prog FP_CHAIN --memory [--events N]
  *
  * DIR is a tracefs-like directory (events/header_page, events/SYS/NAME/
@@ -21,6 +21,8 @@
  *   json_interned  the same in layout interned (stacks once, by id)
  *   pprof    symbol + a pprof profile of every event (no JSON), written
  *            once at the end (its bytes reported, its time not counted)
+ * --no-memo: every frame of every event named again (the pipeline's
+ * no_memo), to measure what keeping named stacks saves.
  * Prints one JSON object on stdout. --raw-dir writes cpuN.raw (the pages
  * as trace_pipe_raw would give them) for trace-cmd restore.
  */
@@ -83,6 +85,7 @@ struct opts {
 	uint64_t events;
 	int repeat, procs;
 	bool memory;
+	bool no_memo;		/* name every frame of every event (A/B of the stack memo) */
 	unsigned int stages;	/* bit mask of the stages to run */
 };
 
@@ -203,7 +206,8 @@ static const enum td_pipeline_stage pipe_stage[NR_STAGES] = {
 	[ST_STITCH] = TD_PIPE_STITCH,
 };
 
-static struct run *run_new(struct tep_handle *tep, enum stage stage, const char *json)
+static struct run *run_new(struct tep_handle *tep, enum stage stage, const char *json,
+			   bool no_memo)
 {
 	struct run *r = calloc(1, sizeof(*r));
 	/* As the daemon: live, kallsyms loaded before tracing starts. */
@@ -213,6 +217,7 @@ static struct run *run_new(struct tep_handle *tep, enum stage stage, const char 
 		.symbolize = stage >= ST_SYMBOL,
 		.load_kallsyms = true,
 		.live = true,
+		.no_memo = no_memo,
 	};
 
 	if (!r)
@@ -621,7 +626,7 @@ static int speed(const struct opts *o, struct tep_handle *tep, struct capgen_cfg
 		if (!(o->stages & (1U << s)))
 			continue;
 		for (int rep = 0; rep < o->repeat; rep++) {
-			struct run *r = run_new(tep, s, o->json ? o->json : "/dev/null");
+			struct run *r = run_new(tep, s, o->json ? o->json : "/dev/null", o->no_memo);
 			struct td_pipeline_stats st;
 			const struct td_parser_stats *ps = &st.parse;
 			const struct td_sym_stats *ys = &st.sym;
@@ -655,6 +660,8 @@ static int speed(const struct opts *o, struct tep_handle *tep, struct capgen_cfg
 					add_u64(best, "sym_user_no_symbol", ys->user_no_symbol);
 					add_u64(best, "sym_kernel_unknown", ys->kernel_unknown);
 					add_u64(best, "sym_maps_reads", ys->maps_reads);
+					add_u64(best, "stacks_named", st.stacks_named);
+					add_u64(best, "stacks_reused", st.stacks_reused);
 				}
 				best_wall = wall;
 			}
@@ -683,7 +690,7 @@ static int memory(const struct opts *o, struct tep_handle *tep, struct capgen_cf
 	cfg->hold_stacks = true;
 	cfg->idle_permille = cfg->shared_permille = 0;
 	cfg->lost_permille = cfg->failed_permille = 0;
-	r = run_new(tep, ST_JSON, "/dev/null");
+	r = run_new(tep, ST_JSON, "/dev/null", o->no_memo);
 	if (!r)
 		return -ENOMEM;
 	base_rss = vm_kb("VmRSS:");
@@ -736,7 +743,7 @@ static unsigned int parse_stages(const char *list)
 static int usage(void)
 {
 	fprintf(stderr, "usage: replay --formats DIR --prog FP_CHAIN [--events N] [--repeat R]\n"
-			"              [--procs N] [--raw-dir DIR] [--json FILE] [--memory]\n"
+			"              [--procs N] [--raw-dir DIR] [--json FILE] [--memory] [--no-memo]\n"
 			"              [--stages parse,stitch,symbol,json,json_interned,pprof,json_compact]\n");
 	return 2;
 }
@@ -752,6 +759,7 @@ int main(int argc, char **argv)
 		{ "raw-dir", required_argument, NULL, 'd' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "memory", no_argument, NULL, 'm' },
+		{ "no-memo", no_argument, NULL, 'M' },
 		{ "stages", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -791,6 +799,9 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			o.memory = true;
+			break;
+		case 'M':
+			o.no_memo = true;
 			break;
 		case 's':
 			o.stages = parse_stages(optarg);

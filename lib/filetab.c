@@ -176,6 +176,12 @@ struct td_file *td_filetab_get(struct td_filetab *ft, uint32_t id)
 	return f && !f->conflict ? f : NULL;
 }
 
+/* Ids are never forgotten and conflicts never end: their sum only grows. */
+uint64_t td_filetab_gen(const struct td_filetab *ft)
+{
+	return ft ? ft->stats.files + ft->stats.conflicts : 0;
+}
+
 void td_filetab_get_stats(const struct td_filetab *ft, struct td_filetab_stats *st)
 {
 	*st = ft->stats;

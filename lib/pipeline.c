@@ -15,6 +15,8 @@
 
 #include <trace-defer/task.h>
 
+#include "stackmemo.h"
+
 /* Distinct traced events named once each ("system:name"); few are traced. */
 #define NAME_SLOTS	16
 
@@ -31,6 +33,7 @@ struct td_pipeline {
 	struct td_filetab *files;
 	struct td_symbolizer *sym;	/* NULL: symbolize off */
 	struct td_tgid_cache *tgid;	/* thread -> process */
+	struct td_memo *memo;		/* named stacks; NULL: cfg.no_memo */
 	struct sink *sinks;
 	unsigned int nr_sinks;
 	struct td_frame *kframes, *uframes;
@@ -112,28 +115,120 @@ static void name_kernel(struct td_pipeline *pl, struct td_frame *f, uint64_t add
 }
 
 /*
- * User frame @i. From the stack record's file identity when it has some;
- * /proc is read then only for a file found nowhere else, through the root
- * of @pid (0: never). Otherwise through the maps of @pid, if live.
+ * @s as named just now: kept in the memo when it may be (@keep) and fits,
+ * else in @own, pointing at the pipeline's frame buffer.
  */
-static void name_user(struct td_pipeline *pl, const struct td_ustack *us,
-		      const struct td_ips *uips, unsigned int i, int pid, struct td_frame *f)
+static const struct td_memo_stack *keep_named(struct td_pipeline *pl, const struct td_memo_key *key,
+					      bool keep, struct td_memo_stack *own)
 {
-	if (us && us->files && uips == &us->ips) {
-		td_sym_ufile_pid(pl->sym, pl->files, &us->files[i], pid, us->ips.ips[i], i > 0, f);
-		if (f->file_kind != TD_FILE_IN)
-			return;
-		if (!f->object)
-			pl->st.fileid_unknown++;
-		else if (f->symbol)
-			pl->st.fileid_named++;
-		return;
+	const struct td_memo_stack *kept;
+
+	if (keep && pl->memo) {
+		kept = td_memo_add(pl->memo, key, own->frames, own->named, own->fileid_named,
+				   own->fileid_unknown);
+		if (kept)
+			return kept;
 	}
-	memset(f, 0, sizeof(*f));
-	f->addr = uips->ips[i];
-	/* Frame 0 is where the task was; the others are return addresses. */
-	if (pl->sym && pid > 0)
-		td_sym_user(pl->sym, pid, f->addr, i > 0, f);
+	return own;
+}
+
+/* The kernel frames of @ips, named now or found named before. */
+static const struct td_memo_stack *kernel_frames(struct td_pipeline *pl, const struct td_ips *ips,
+						 unsigned int nr, struct td_memo_stack *own)
+{
+	/* Named by address alone, from a table that never changes: no stamp. */
+	struct td_memo_key key = { .kind = TD_MEMO_KERNEL, .ips = ips->ips, .nr = nr };
+	const struct td_memo_stack *found;
+
+	if (pl->memo && (found = td_memo_find(pl->memo, &key))) {
+		pl->st.stacks_reused++;
+		return found;
+	}
+	pl->st.stacks_named++;
+	*own = (struct td_memo_stack){ .frames = pl->kframes, .nr = nr };
+	for (unsigned int i = 0; i < nr; i++) {
+		name_kernel(pl, &pl->kframes[i], ips->ips[i]);
+		own->named += pl->kframes[i].symbol != NULL;
+	}
+	return keep_named(pl, &key, true, own);
+}
+
+/*
+ * What a user stack's names depend on: the file table and the files found
+ * (file identity), or the maps of the process as cached now.
+ */
+static uint64_t user_stamp(struct td_pipeline *pl, const struct td_memo_key *key)
+{
+	switch (key->kind) {
+	case TD_MEMO_UFILES:
+		return td_filetab_gen(pl->files) << 32 |
+		       (pl->sym ? (uint32_t)td_sym_files_gen(pl->sym) : 0);
+	case TD_MEMO_UMAPS:
+		return td_sym_maps_gen(pl->sym, key->pid);
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The user frames of @uips, named now or found named before. From the
+ * stack record's file identity when it has some; /proc is read then only
+ * for a file found nowhere else, through the root of @pid (0: never).
+ * Otherwise through the maps of @pid, if live (frame 0 is where the task
+ * was; the others are return addresses). A stack named through maps is
+ * kept only if every frame was found in maps that did not change while it
+ * was named: a miss re-reads them later, and must still be able to.
+ */
+static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const struct td_ustack *us,
+					       const struct td_ips *uips, unsigned int nr, int pid,
+					       struct td_memo_stack *own)
+{
+	struct td_memo_key key = { .ips = uips->ips, .nr = nr, .pid = pid };
+	const struct td_memo_stack *found;
+	struct td_frame *f = pl->uframes;
+	bool keep = true;
+	uint64_t before;
+
+	if (us && us->files && uips == &us->ips) {
+		key.kind = TD_MEMO_UFILES;
+		key.files = us->files;
+	} else if (pl->sym && pid > 0) {
+		key.kind = TD_MEMO_UMAPS;
+	} else {
+		key.kind = TD_MEMO_URAW;
+		key.pid = 0;
+	}
+	key.stamp = before = user_stamp(pl, &key);
+	if (pl->memo && (found = td_memo_find(pl->memo, &key))) {
+		pl->st.stacks_reused++;
+		return found;
+	}
+	pl->st.stacks_named++;
+	*own = (struct td_memo_stack){ .frames = f, .nr = nr };
+	for (unsigned int i = 0; i < nr; i++, f++) {
+		switch (key.kind) {
+		case TD_MEMO_UFILES:
+			td_sym_ufile_pid(pl->sym, pl->files, &us->files[i], pid, uips->ips[i],
+					 i > 0, f);
+			if (f->file_kind == TD_FILE_IN && !f->object)
+				own->fileid_unknown++;
+			else if (f->file_kind == TD_FILE_IN && f->symbol)
+				own->fileid_named++;
+			break;
+		case TD_MEMO_UMAPS:
+			if (td_sym_user(pl->sym, pid, uips->ips[i], i > 0, f))
+				keep = false;
+			break;
+		default:
+			*f = (struct td_frame){ .addr = uips->ips[i] };
+			break;
+		}
+		own->named += f->symbol != NULL;
+	}
+	key.stamp = user_stamp(pl, &key);
+	if (key.kind == TD_MEMO_UMAPS && key.stamp != before)
+		keep = false;
+	return keep_named(pl, &key, keep, own);
 }
 
 static void to_sinks(struct td_pipeline *pl, const struct td_resolved *res)
@@ -168,6 +263,8 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 	struct td_pipeline *pl = arg;
 	const struct td_ips *uips = user_ips(ev, us, status);
 	unsigned int nk = ev->kstack.nr, nu = uips ? uips->nr : 0;
+	const struct td_memo_stack *ks, *s;
+	struct td_memo_stack kown, uown;
 	struct td_resolved res = { 0 };
 	struct td_event copy;
 	bool live = true;
@@ -198,20 +295,23 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 		pl->st.no_frames++;
 		nk = nu = 0;
 	}
-	for (unsigned int i = 0; i < nk; i++) {
-		name_kernel(pl, &pl->kframes[i], ev->kstack.ips[i]);
-		pl->st.kframes_named += pl->kframes[i].symbol != NULL;
+	if (nk) {
+		ks = kernel_frames(pl, &ev->kstack, nk, &kown);
+		pl->st.kframes_named += ks->named;
+		res.kframes = ks->frames;
+		res.kstack_id = ks->id;
 	}
-	for (unsigned int i = 0; i < nu; i++) {
-		name_user(pl, status == TD_INPLACE ? NULL : us, uips, i, maps_pid,
-			  &pl->uframes[i]);
-		pl->st.uframes_named += pl->uframes[i].symbol != NULL;
+	if (nu) {
+		s = user_frames(pl, status == TD_INPLACE ? NULL : us, uips, nu, maps_pid, &uown);
+		pl->st.uframes_named += s->named;
+		pl->st.fileid_named += s->fileid_named;
+		pl->st.fileid_unknown += s->fileid_unknown;
+		res.uframes = s->frames;
+		res.ustack_id = s->id;
 	}
 	pl->st.kframes += nk;
 	pl->st.uframes += nu;
-	res.kframes = pl->kframes;
 	res.nr_kframes = nk;
-	res.uframes = pl->uframes;
 	res.nr_uframes = nu;
 	to_sinks(pl, &res);
 }
@@ -310,6 +410,11 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 	pl->files = td_filetab_new(0);
 	if (!pl->tgid || !pl->files)
 		goto fail;
+	if (!cfg->no_memo && cfg->stage == TD_PIPE_ALL) {
+		pl->memo = td_memo_new(0);
+		if (!pl->memo)
+			goto fail;
+	}
 	err = -setup_symbolizer(pl, cfg->debug_dir);
 	if (err)
 		goto fail;
@@ -347,6 +452,7 @@ void td_pipeline_free(struct td_pipeline *pl)
 	td_sym_free(pl->sym);
 	td_filetab_free(pl->files);
 	td_tgid_free(pl->tgid);
+	td_memo_free(pl->memo);
 	free(pl->sinks);
 	free(pl->kframes);
 	free(pl->uframes);
@@ -420,6 +526,12 @@ void td_pipeline_get_stats(const struct td_pipeline *pl, struct td_pipeline_stat
 	else
 		memset(&st->stitch, 0, sizeof(st->stitch));
 	td_filetab_get_stats(pl->files, &st->files);
+	if (pl->memo) {
+		struct td_memo_stats ms;
+
+		td_memo_get_stats(pl->memo, &ms);
+		st->stack_resets = ms.resets;
+	}
 	st->has_sym = pl->sym != NULL;
 	if (pl->sym)
 		td_sym_get_stats(pl->sym, &st->sym);

@@ -128,6 +128,7 @@ struct td_symbolizer {
 	struct object no_object;	/* a mapping whose file cannot be opened */
 	struct td_kallsyms *ksyms;
 	bool ksyms_tried;
+	uint64_t files_gen;		/* td_sym_files_gen() */
 	uint64_t strings_id;		/* td_frame.strings_id of our frames */
 	struct kcache_entry *kcache;	/* NULL until the first kernel lookup */
 	struct ucache_entry *ucache;	/* NULL until the first user lookup */
@@ -741,6 +742,7 @@ static struct fres *resolve_file(struct td_symbolizer *sym, struct td_file *f)
 		return NULL;
 	}
 	sym->stats.files_resolved++;
+	sym->files_gen++;
 	r->obj = find_recorded(sym, f);
 	htab_add(&sym->fileids, &r->node, h);
 done:
@@ -766,8 +768,10 @@ static void find_through_pid(struct td_symbolizer *sym, struct fres *r, int pid)
 	    (int)sizeof(path))
 		return;
 	r->obj = object_checked(sym, path, r->build_id, &mismatch);
-	if (r->obj)
+	if (r->obj) {
 		sym->stats.files_proc_root++;
+		sym->files_gen++;
+	}
 }
 
 int td_sym_file_id_pid(struct td_symbolizer *sym, struct td_file *file, int pid, uint64_t addr,
@@ -850,6 +854,16 @@ void td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const st
 void td_sym_forget(struct td_symbolizer *sym, int pid)
 {
 	td_procs_forget(sym->procs, pid);
+}
+
+uint64_t td_sym_maps_gen(struct td_symbolizer *sym, int pid)
+{
+	return td_procs_gen(sym->procs, pid);
+}
+
+uint64_t td_sym_files_gen(const struct td_symbolizer *sym)
+{
+	return sym->files_gen;
 }
 
 void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st)

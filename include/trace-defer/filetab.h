@@ -92,6 +92,9 @@ struct td_file *td_filetab_get(struct td_filetab *ft, uint32_t id);
 
 void td_filetab_get_stats(const struct td_filetab *ft, struct td_filetab_stats *st);
 
+/* Added later: changes whenever td_filetab_get() could answer otherwise (a new id, a conflict). */
+uint64_t td_filetab_gen(const struct td_filetab *ft);
+
 /* ---- decoding the records (untrusted bytes) ---- */
 
 /* A decoded ftrace:user_unwind_file record; path points into the record. */

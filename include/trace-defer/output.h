@@ -51,6 +51,14 @@ struct td_resolved {
 	unsigned int nr_kframes;
 	const struct td_frame *uframes;	/* innermost first */
 	unsigned int nr_uframes;
+	/*
+	 * Added later: non-zero ids of the kernel and the user frames as a
+	 * td_pipeline named them, never reused in the process: two events with
+	 * the same id have the same frames (the same addresses, and the same
+	 * string pointers from the same symbolizer), so a sink may cache what it
+	 * made of them by id. 0 (no frames, or not kept): no such promise.
+	 */
+	uint64_t kstack_id, ustack_id;
 };
 
 /*

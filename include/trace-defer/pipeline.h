@@ -84,6 +84,13 @@ struct td_pipeline_config {
 	 */
 	bool live;
 	struct td_pipeline_hooks hooks;
+	/*
+	 * Added later. Resolving keeps the frames of every stack it named
+	 * (bounded) and hands them out again for the same stack, as long as
+	 * what named them has not changed; no_memo names every frame of
+	 * every event again (to measure what keeping them saves).
+	 */
+	bool no_memo;
 };
 
 /*
@@ -128,6 +135,8 @@ struct td_pipeline_stats {
 	uint64_t no_frames;			/* out of memory: resolved without frames */
 	uint64_t sink_errors;			/* failed sink writes (not -EPIPE) */
 	bool broken;				/* a sink's reader went away */
+	/* Added later: stacks found named before, named now, kept ones all dropped (bound). */
+	uint64_t stacks_reused, stacks_named, stack_resets;
 };
 
 struct td_pipeline;

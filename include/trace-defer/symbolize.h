@@ -192,6 +192,18 @@ void td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const st
 /* The process exited or exec'ed: drop its cached maps. */
 void td_sym_forget(struct td_symbolizer *sym, int pid);
 
+/*
+ * Added later, for callers that keep what they named: generations that
+ * change whenever a lookup could give another answer than before.
+ * td_sym_maps_gen(): the maps of @pid as cached now (0: none cached; a
+ * lookup would read them); td_sym_files_gen(): the recorded files found so
+ * far (td_sym_file_id_pid() found one, or met a new one). A lookup that
+ * gave no answer (an unmapped address, a file found nowhere) may be tried
+ * again later and is not covered.
+ */
+uint64_t td_sym_maps_gen(struct td_symbolizer *sym, int pid);
+uint64_t td_sym_files_gen(const struct td_symbolizer *sym);
+
 void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st);
 
 #endif /* TRACE_DEFER_SYMBOLIZE_H */

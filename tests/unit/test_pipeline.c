@@ -7,7 +7,9 @@
  * broken; the short stages (parse, stitch) reaching no sink; the report
  * hooks deciding which tasks /proc may be asked about and naming kernel
  * frames; live input naming this process and its own function from
- * /proc; the library's folded and JSON sinks; bad configurations.
+ * /proc; the library's folded and JSON sinks; bad configurations; stacks
+ * named once and handed out again by id, a stack with a frame no maps
+ * covered named every time, and no_memo naming every frame again.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -45,6 +47,7 @@ struct seen {
 	unsigned int nk, nu;
 	uint64_t u0;
 	char ksym[64], usym[64];
+	uint64_t kid, uid;	/* kstack_id, ustack_id */
 	int order;		/* call number across sinks, from 1 */
 };
 
@@ -67,6 +70,8 @@ static int seen_write(void *priv, const struct td_resolved *r)
 		 r->nr_kframes && r->kframes[0].symbol ? r->kframes[0].symbol : "");
 	snprintf(s->usym, sizeof(s->usym), "%s",
 		 r->nr_uframes && r->uframes[0].symbol ? r->uframes[0].symbol : "");
+	s->kid = r->kstack_id;
+	s->uid = r->ustack_id;
 	return s->ret;
 }
 
@@ -318,6 +323,92 @@ static void test_live_names_this_process(void **state)
 	tep_free(tep);
 }
 
+/*
+ * The same stacks again: named once (the kernel hook is not asked again),
+ * the same frames and ids every time. A user stack with a frame no maps
+ * covered is named again every time (the miss may be a new mapping the
+ * maps will show later). no_memo: every frame named every time, no ids.
+ */
+static void test_named_once(void **state)
+{
+	struct tep_handle *tep = make_tep();
+	struct hooks_seen h = { .live = true };
+	struct td_pipeline_config cfg = {
+		.nr_cpus = 2, .symbolize = true, .live = true,
+		.hooks = { .kernel_sym = kernel_sym, .arg = &h },
+	};
+	uint64_t ips[2] = { (uint64_t)(uintptr_t)test_pipeline_marker + 1 };
+	uint64_t unmapped[2] = { ips[0], 0x10 };
+	struct td_pipeline_stats st;
+	struct td_pipeline *pl;
+	struct seen s = { 0 };
+	uint64_t kid, uid;
+
+	(void)state;
+	ips[1] = test_pipeline_marker();
+	unmapped[1] = 0x10;
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	feed(pl, getpid(), ips, 2);
+	kid = s.kid;
+	uid = s.uid;
+	assert_int_not_equal(kid, 0);
+	assert_int_not_equal(uid, 0);
+	assert_int_not_equal(kid, uid);
+	for (int i = 0; i < 2; i++) {
+		memset(s.usym, 0, sizeof(s.usym));
+		memset(s.ksym, 0, sizeof(s.ksym));
+		feed(pl, getpid(), ips, 2);
+		assert_int_equal(s.kid, kid);
+		assert_int_equal(s.uid, uid);
+		assert_string_equal(s.usym, "test_pipeline_marker");
+		assert_string_equal(s.ksym, "from_the_file");
+	}
+	assert_int_equal(s.calls, 3);
+	assert_int_equal(h.ksym_calls, NR_KIPS);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.stacks_named, 2);
+	assert_int_equal(st.stacks_reused, 4);
+	/* Counted per event as before: what was named, each time it is used. */
+	assert_int_equal(st.kframes, 3 * NR_KIPS);
+	assert_int_equal(st.kframes_named, 3);
+	assert_int_equal(st.uframes_named, 6);
+
+	for (int i = 0; i < 2; i++) {
+		memset(s.usym, 0, sizeof(s.usym));
+		feed(pl, getpid(), unmapped, 2);
+		assert_string_equal(s.usym, "test_pipeline_marker");
+		/* Not kept: handed out without an id, named again. */
+		assert_int_equal(s.uid, 0);
+		assert_int_equal(s.kid, kid);
+	}
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.stacks_named, 4);
+	assert_int_equal(st.stacks_reused, 6);
+	td_pipeline_free(pl);
+
+	cfg.no_memo = true;
+	h.ksym_calls = 0;
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	for (int i = 0; i < 2; i++) {
+		feed(pl, getpid(), ips, 2);
+		assert_int_equal(s.kid, 0);
+		assert_int_equal(s.uid, 0);
+		assert_string_equal(s.usym, "test_pipeline_marker");
+		assert_string_equal(s.ksym, "from_the_file");
+	}
+	assert_int_equal(h.ksym_calls, 2 * NR_KIPS);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.stacks_named, 4);
+	assert_int_equal(st.stacks_reused, 0);
+	assert_int_equal(st.uframes_named, 4);
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
 /* The library's sinks: the folded table, pprof and a JSON writer on a stream. */
 static void test_library_sinks(void **state)
 {
@@ -390,6 +481,7 @@ int main(void)
 		cmocka_unit_test(test_report_hooks),
 		cmocka_unit_test(test_live_names_this_process),
 		cmocka_unit_test(test_library_sinks),
+		cmocka_unit_test(test_named_once),
 		cmocka_unit_test(test_bad_config),
 	};
 

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Resolved stacks, named once (see stackmemo.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "htab.h"
+#include "stackmemo.h"
+
+struct entry {
+	struct hnode node;
+	struct td_memo_stack pub;
+	enum td_memo_kind kind;
+	int pid;
+	uint64_t stamp;
+	uint64_t *ips;			/* the key's copies, after frames[] */
+	struct td_ufile *files;
+	struct td_frame frames[];
+};
+
+struct td_memo {
+	struct htab tab;
+	unsigned int max_frames;
+	struct td_memo_stats st;
+};
+
+/*
+ * Ids are the process's, not one memo's: a sink fed by two pipelines may
+ * still cache by id.
+ */
+static uint64_t next_id(void)
+{
+	static uint64_t last;
+
+	return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
+/* The stamp is not hashed: a stale entry is found, then replaced. */
+static uint64_t key_hash(const struct td_memo_key *k)
+{
+	uint64_t h = htab_hash_u64(HTAB_SEED, ((uint64_t)k->kind << 32) | (uint32_t)k->pid);
+	unsigned int i;
+
+	h = htab_hash_u64(h, k->nr);
+	for (i = 0; i < k->nr; i++)
+		h = htab_hash_u64(h, k->ips[i]);
+	for (i = 0; k->files && i < k->nr; i++)
+		h = htab_hash_u64(htab_hash_u64(h, k->files[i].offset),
+				  (uint64_t)k->files[i].kind << 32 | k->files[i].id);
+	return h;
+}
+
+static bool same_key(const struct entry *e, const struct td_memo_key *k)
+{
+	return e->kind == k->kind && e->pid == k->pid && e->pub.nr == k->nr &&
+	       !memcmp(e->ips, k->ips, k->nr * sizeof(*k->ips)) &&
+	       (!k->files ? !e->files :
+			    e->files && !memcmp(e->files, k->files, k->nr * sizeof(*k->files)));
+}
+
+struct td_memo *td_memo_new(unsigned int max_frames)
+{
+	struct td_memo *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	if (htab_init(&m->tab)) {
+		free(m);
+		return NULL;
+	}
+	m->max_frames = max_frames ? max_frames : TD_MEMO_MAX_FRAMES;
+	return m;
+}
+
+static void free_entry(struct hnode *n)
+{
+	free(container_of(n, struct entry, node));
+}
+
+void td_memo_free(struct td_memo *m)
+{
+	if (!m)
+		return;
+	htab_destroy(&m->tab, free_entry);
+	free(m);
+}
+
+static struct entry *lookup(struct td_memo *m, const struct td_memo_key *k, uint64_t h)
+{
+	struct hnode *n;
+
+	for (n = htab_first(&m->tab, h); n; n = htab_next(n)) {
+		struct entry *e = container_of(n, struct entry, node);
+
+		if (same_key(e, k))
+			return e;
+	}
+	return NULL;
+}
+
+const struct td_memo_stack *td_memo_find(struct td_memo *m, const struct td_memo_key *key)
+{
+	struct entry *e = lookup(m, key, key_hash(key));
+
+	if (e && e->stamp == key->stamp) {
+		m->st.hits++;
+		return &e->pub;
+	}
+	if (e)
+		m->st.stale++;
+	return NULL;
+}
+
+static void drop(struct td_memo *m, struct entry *e)
+{
+	htab_del(&m->tab, &e->node);
+	m->st.stacks--;
+	m->st.frames -= e->pub.nr;
+	free(e);
+}
+
+static void reset(struct td_memo *m)
+{
+	htab_destroy(&m->tab, free_entry);
+	m->st.stacks = m->st.frames = 0;
+	m->st.resets++;
+	/* Failing here leaves an empty table of zero buckets: adds then fail. */
+	if (htab_init(&m->tab))
+		m->tab = (struct htab){ 0 };
+}
+
+const struct td_memo_stack *td_memo_add(struct td_memo *m, const struct td_memo_key *key,
+					const struct td_frame *frames, unsigned int named,
+					unsigned int fileid_named, unsigned int fileid_unknown)
+{
+	uint64_t h = key_hash(key);
+	size_t nfiles = key->files ? key->nr : 0;
+	struct entry *e;
+
+	m->st.misses++;
+	if (!key->nr || key->nr > m->max_frames)
+		return NULL;
+	e = lookup(m, key, h);
+	/*
+	 * Named again the same (the stamp moved for something else: a file
+	 * of another process, maps that grew): the same id, so that what
+	 * sinks keep by id (a stack line written once) stays good.
+	 */
+	if (e && !memcmp(e->frames, frames, key->nr * sizeof(*frames))) {
+		e->stamp = key->stamp;
+		e->pub.named = named;
+		e->pub.fileid_named = fileid_named;
+		e->pub.fileid_unknown = fileid_unknown;
+		m->st.renamed_same++;
+		return &e->pub;
+	}
+	if (e)
+		drop(m, e);
+	if (m->st.frames + key->nr > m->max_frames)
+		reset(m);
+	if (!m->tab.b)
+		return NULL;
+	e = malloc(sizeof(*e) + key->nr * (sizeof(*frames) + sizeof(*key->ips)) +
+		   nfiles * sizeof(*key->files));
+	if (!e)
+		return NULL;
+	memcpy(e->frames, frames, key->nr * sizeof(*frames));
+	e->ips = (uint64_t *)(e->frames + key->nr);
+	memcpy(e->ips, key->ips, key->nr * sizeof(*key->ips));
+	e->files = nfiles ? (struct td_ufile *)(e->ips + key->nr) : NULL;
+	if (nfiles)
+		memcpy(e->files, key->files, nfiles * sizeof(*key->files));
+	e->kind = key->kind;
+	e->pid = key->pid;
+	e->stamp = key->stamp;
+	e->pub = (struct td_memo_stack){
+		.id = next_id(), .frames = e->frames, .nr = key->nr, .named = named,
+		.fileid_named = fileid_named, .fileid_unknown = fileid_unknown,
+	};
+	htab_add(&m->tab, &e->node, h);
+	m->st.stacks++;
+	m->st.frames += key->nr;
+	return &e->pub;
+}
+
+void td_memo_get_stats(const struct td_memo *m, struct td_memo_stats *st)
+{
+	*st = m->st;
+}

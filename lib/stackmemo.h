@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Resolved stacks, named once: the pipeline names the frames of a kernel
+ * or user stack the first time it meets the stack, and hands the same
+ * frames out again every later time, as long as what named them has not
+ * changed. The same few stacks come back all the time (a sched_switch from
+ * the same loop), so an event then costs a hash of its IPs instead of a
+ * symbolizer lookup per frame. Private to the library.
+ *
+ * A stack is told apart by its key: the kind of naming, the IPs, the file
+ * identity of each frame (user stacks with file identity), the process
+ * whose maps or root named it, and a stamp the caller takes from what the
+ * naming depended on (the symbolizer's and the file table's generations).
+ * An entry whose stamp is no longer the caller's is stale: named again,
+ * and keeps its id if the frames come out the same.
+ *
+ * Bounded by frames held: when a new stack would not fit, every entry is
+ * dropped (counted as a reset) and the table starts again. Frames handed
+ * out stay valid until the next td_memo_add() or td_memo_free().
+ * Not thread safe.
+ */
+#ifndef TD_LIB_STACKMEMO_H
+#define TD_LIB_STACKMEMO_H
+
+#include <stdint.h>
+
+#include <trace-defer/symbolize.h>
+#include <trace-defer/types.h>
+
+/* How a stack's frames were named: part of the key. */
+enum td_memo_kind {
+	TD_MEMO_KERNEL = 1,	/* by address alone */
+	TD_MEMO_UFILES,		/* user, from the record's file identity (+ the pid's root) */
+	TD_MEMO_UMAPS,		/* user, through the maps of a process */
+	TD_MEMO_URAW,		/* user, not named (no process to ask) */
+};
+
+struct td_memo_key {
+	enum td_memo_kind kind;
+	int pid;				/* 0 for kernel and raw stacks */
+	uint64_t stamp;
+	const uint64_t *ips;
+	const struct td_ufile *files;		/* TD_MEMO_UFILES: one per IP, else NULL */
+	unsigned int nr;			/* > 0 */
+};
+
+/* A named stack, as td_memo_find() and td_memo_add() give it. */
+struct td_memo_stack {
+	uint64_t id;			/* never 0, never reused in the process */
+	const struct td_frame *frames;
+	unsigned int nr;
+	/* Counted once when named, added to the pipeline's stats per use. */
+	unsigned int named;		/* frames with a symbol */
+	unsigned int fileid_named;	/* TD_FILE_IN frames named */
+	unsigned int fileid_unknown;	/* TD_FILE_IN frames of an id no record described */
+};
+
+struct td_memo_stats {
+	uint64_t hits, misses;		/* stacks found, stacks named */
+	uint64_t stale;			/* found with an old stamp: named again */
+	uint64_t renamed_same;		/* ... and the same frames came out: id kept */
+	uint64_t resets;		/* emptied: the frame bound was reached */
+	uint64_t stacks, frames;	/* held now */
+};
+
+struct td_memo;
+
+/* At most @max_frames frames held (0: TD_MEMO_MAX_FRAMES). NULL when out of memory. */
+#define TD_MEMO_MAX_FRAMES	65536
+struct td_memo *td_memo_new(unsigned int max_frames);
+void td_memo_free(struct td_memo *m);
+
+/*
+ * The stack of @key, or NULL (not held, or held with another stamp, which
+ * td_memo_add() then replaces).
+ */
+const struct td_memo_stack *td_memo_find(struct td_memo *m, const struct td_memo_key *key);
+
+/*
+ * Keep @nr == key->nr named @frames for @key (replacing a stale entry of
+ * the key; if its frames are the same bytes, it keeps its id). Returns the
+ * kept stack, or NULL when out of memory or larger than the bound (the
+ * caller then uses its own frames, unkept).
+ */
+const struct td_memo_stack *td_memo_add(struct td_memo *m, const struct td_memo_key *key,
+					const struct td_frame *frames, unsigned int named,
+					unsigned int fileid_named, unsigned int fileid_unknown);
+
+void td_memo_get_stats(const struct td_memo *m, struct td_memo_stats *st);
+
+#endif /* TD_LIB_STACKMEMO_H */

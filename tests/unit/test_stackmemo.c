@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for named stacks (lib/stackmemo.c): a stack kept is found
+ * again with its frames and counts and one id; another stamp finds nothing
+ * (stale), and keeping it again keeps the id if the frames are the same,
+ * else gives a new one; kind, process, IPs and
+ * file identity each tell stacks apart; the frame bound empties the table
+ * rather than growing past it, and a stack larger than the bound is not
+ * kept; ids are never reused, not even by another memo.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../lib/stackmemo.h"
+
+static const uint64_t ips[] = { 0x401000, 0x401100, 0x401200 };
+static const struct td_frame frames[] = {
+	{ .addr = 0x401000, .symbol = "c", .object = "/bin/x", .strings_id = 7 },
+	{ .addr = 0x401100, .symbol = "b", .object = "/bin/x", .strings_id = 7 },
+	{ .addr = 0x401200, .symbol = NULL, .object = "/bin/x", .strings_id = 7 },
+};
+
+static struct td_memo_key key(enum td_memo_kind kind, int pid, uint64_t stamp)
+{
+	return (struct td_memo_key){
+		.kind = kind, .pid = pid, .stamp = stamp, .ips = ips, .nr = 3,
+	};
+}
+
+static void test_find_what_was_kept(void **state)
+{
+	struct td_memo *m = td_memo_new(0);
+	struct td_memo_key k = key(TD_MEMO_UMAPS, 42, 5);
+	const struct td_memo_stack *a, *b;
+	struct td_memo_stats st;
+
+	(void)state;
+	assert_non_null(m);
+	assert_null(td_memo_find(m, &k));
+	a = td_memo_add(m, &k, frames, 2, 0, 0);
+	assert_non_null(a);
+	assert_int_not_equal(a->id, 0);
+	assert_int_equal(a->nr, 3);
+	assert_int_equal(a->named, 2);
+	/* A copy: the caller's frames may change after. */
+	assert_ptr_not_equal(a->frames, frames);
+	assert_memory_equal(a->frames, frames, sizeof(frames));
+	b = td_memo_find(m, &k);
+	assert_ptr_equal(a, b);
+	assert_int_equal(b->id, a->id);
+	td_memo_get_stats(m, &st);
+	assert_int_equal(st.hits, 1);
+	assert_int_equal(st.misses, 1);
+	assert_int_equal(st.stacks, 1);
+	assert_int_equal(st.frames, 3);
+	td_memo_free(m);
+}
+
+static void test_stale_stamp(void **state)
+{
+	struct td_memo *m = td_memo_new(0);
+	struct td_memo_key k = key(TD_MEMO_UMAPS, 42, 5);
+	struct td_frame named[3];
+	const struct td_memo_stack *a;
+	struct td_memo_stats st;
+	uint64_t first;
+
+	(void)state;
+	assert_non_null(m);
+	a = td_memo_add(m, &k, frames, 2, 0, 0);
+	assert_non_null(a);
+	first = a->id;
+	k.stamp = 6;			/* the maps were read again: the same names */
+	assert_null(td_memo_find(m, &k));
+	a = td_memo_add(m, &k, frames, 2, 0, 0);
+	assert_non_null(a);
+	assert_int_equal(a->id, first);
+	assert_ptr_equal(td_memo_find(m, &k), a);
+	k.stamp = 7;			/* and again: now one frame has a name */
+	assert_null(td_memo_find(m, &k));
+	memcpy(named, frames, sizeof(named));
+	named[2].symbol = "a";
+	a = td_memo_add(m, &k, named, 3, 0, 0);
+	assert_non_null(a);
+	assert_true(a->id > first);
+	assert_string_equal(a->frames[2].symbol, "a");
+	assert_int_equal(a->named, 3);
+	assert_ptr_equal(td_memo_find(m, &k), a);
+	k.stamp = 5;			/* the old one was replaced, not kept beside */
+	assert_null(td_memo_find(m, &k));
+	td_memo_get_stats(m, &st);
+	assert_int_equal(st.stale, 3);
+	assert_int_equal(st.renamed_same, 1);
+	assert_int_equal(st.stacks, 1);
+	td_memo_free(m);
+}
+
+static void test_keys_apart(void **state)
+{
+	struct td_memo *m = td_memo_new(0);
+	struct td_memo_key k = key(TD_MEMO_UFILES, 42, 1), other;
+	struct td_ufile files[3] = {
+		{ .offset = 0x1000, .id = 1, .kind = TD_FILE_IN },
+		{ .offset = 0x1100, .id = 1, .kind = TD_FILE_IN },
+		{ .offset = 0x1200, .id = 2, .kind = TD_FILE_IN },
+	};
+	uint64_t ips2[3] = { 0x401000, 0x401100, 0x401201 };
+
+	(void)state;
+	assert_non_null(m);
+	k.files = files;
+	assert_non_null(td_memo_add(m, &k, frames, 2, 2, 0));
+	assert_non_null(td_memo_find(m, &k));
+
+	other = k;
+	other.pid = 43;			/* another process's root may name it otherwise */
+	assert_null(td_memo_find(m, &other));
+	other = k;
+	other.kind = TD_MEMO_UMAPS;
+	other.files = NULL;
+	assert_null(td_memo_find(m, &other));
+	other = k;
+	other.ips = ips2;
+	assert_null(td_memo_find(m, &other));
+	other = k;
+	other.nr = 2;
+	assert_null(td_memo_find(m, &other));
+	files[2].id = 3;		/* same IPs, another file */
+	assert_null(td_memo_find(m, &k));
+	files[2].id = 2;
+	assert_non_null(td_memo_find(m, &k));
+	td_memo_free(m);
+}
+
+static void test_bound(void **state)
+{
+	struct td_memo *m = td_memo_new(7);
+	struct td_memo_key k1 = key(TD_MEMO_KERNEL, 0, 0), k2 = k1, k3 = k1;
+	const struct td_memo_stack *s3;
+	uint64_t big[8] = { 0 };
+	struct td_frame bigf[8] = { 0 };
+	struct td_memo_stats st;
+
+	(void)state;
+	assert_non_null(m);
+	k2.pid = 1;
+	k3.pid = 2;
+	assert_non_null(td_memo_add(m, &k1, frames, 0, 0, 0));
+	assert_non_null(td_memo_add(m, &k2, frames, 0, 0, 0));
+	td_memo_get_stats(m, &st);
+	assert_int_equal(st.frames, 6);
+	/* 9 frames would not fit in 7: everything goes, then k3 is kept. */
+	s3 = td_memo_add(m, &k3, frames, 0, 0, 0);
+	assert_non_null(s3);
+	td_memo_get_stats(m, &st);
+	assert_int_equal(st.resets, 1);
+	assert_int_equal(st.stacks, 1);
+	assert_int_equal(st.frames, 3);
+	assert_null(td_memo_find(m, &k1));
+	assert_ptr_equal(td_memo_find(m, &k3), s3);
+	/* Larger than the bound: not kept, nothing dropped for it. */
+	k1.ips = big;
+	k1.nr = 8;
+	assert_null(td_memo_add(m, &k1, bigf, 0, 0, 0));
+	assert_ptr_equal(td_memo_find(m, &k3), s3);
+	td_memo_free(m);
+}
+
+static void test_ids_never_reused(void **state)
+{
+	struct td_memo *m1 = td_memo_new(3), *m2 = td_memo_new(0);
+	struct td_memo_key k = key(TD_MEMO_KERNEL, 0, 0);
+	const struct td_memo_stack *s;
+	uint64_t seen[6];
+
+	(void)state;
+	assert_non_null(m1);
+	assert_non_null(m2);
+	for (int i = 0; i < 6; i++) {
+		k.pid = i;
+		/* m1 holds one stack at a time: every add empties it. */
+		s = td_memo_add(i % 2 ? m2 : m1, &k, frames, 0, 0, 0);
+		assert_non_null(s);
+		seen[i] = s->id;
+		for (int j = 0; j < i; j++)
+			assert_int_not_equal(seen[j], seen[i]);
+	}
+	td_memo_free(m1);
+	td_memo_free(m2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_find_what_was_kept),
+		cmocka_unit_test(test_stale_stamp),
+		cmocka_unit_test(test_keys_apart),
+		cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_ids_never_reused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

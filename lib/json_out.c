@@ -612,7 +612,7 @@ struct istack {
 	struct hnode node;
 	uint64_t id;
 	uint32_t len;		/* key bytes */
-	uint32_t nk;		/* kernel frames, or UINT32_MAX for a text key */
+	uint32_t nk;		/* as ikey's */
 	char key[];		/* frames (kernel then user) or text */
 };
 
@@ -913,14 +913,18 @@ static uint64_t text_hash(const char *s, size_t len)
 	return h ^ h >> 32;
 }
 
-/* A lookup: the key (frames in two parts, or text) and its hash. */
+/* A lookup: the key (frames in two parts, their ids, or text) and its hash. */
 struct ikey {
 	uint64_t hash;
-	const void *a, *b;	/* frame key: kernel, user frames; text key: a only */
+	const void *a, *b;	/* frame key: kernel, user frames; id, text key: a only */
 	uint32_t alen, blen;
-	uint32_t nk;		/* UINT32_MAX: text key */
+	uint32_t nk;		/* IKEY_TEXT, IKEY_IDS, else kernel frames */
 	size_t text_off;	/* text key: where it starts in the line buffer */
+	uint64_t ids[2];	/* id key: td_resolved's kstack_id, ustack_id */
 };
+
+#define IKEY_TEXT	UINT32_MAX
+#define IKEY_IDS	(UINT32_MAX - 1)
 
 static bool ikey_match(const struct istack *e, const struct ikey *k)
 {
@@ -1178,6 +1182,38 @@ static void jw_compact_event(struct jw *w, struct td_json_writer *jw,
 }
 
 /*
+ * The key of @r's stacks without rendering them: the pipeline's ids when
+ * it gave them, else the frames when a symbolizer vouches for all their
+ * strings. false: only the rendered text can be the key.
+ */
+static bool ikey_of(const struct td_resolved *r, struct ikey *k)
+{
+	if ((!r->nr_kframes || r->kstack_id) && (!r->nr_uframes || r->ustack_id) &&
+	    (r->nr_kframes || r->nr_uframes)) {
+		k->nk = IKEY_IDS;
+		k->ids[0] = r->kstack_id;
+		k->ids[1] = r->ustack_id;
+		k->a = k->ids;
+		k->alen = sizeof(k->ids);
+		k->b = NULL;
+		k->blen = 0;
+		k->hash = htab_hash_u64(htab_hash_u64(HTAB_SEED, r->kstack_id), r->ustack_id);
+		return true;
+	}
+	if (!frames_vouched(r->kframes, r->nr_kframes) ||
+	    !frames_vouched(r->uframes, r->nr_uframes))
+		return false;
+	k->nk = r->nr_kframes;
+	k->a = r->kframes;
+	k->alen = r->nr_kframes * sizeof(struct td_frame);
+	k->b = r->uframes;
+	k->blen = r->nr_uframes * sizeof(struct td_frame);
+	k->hash = frames_hash(frames_hash(r->nr_kframes * MIX, r->kframes, r->nr_kframes),
+			      r->uframes, r->nr_uframes);
+	return true;
+}
+
+/*
  * Schema version 2: the event line refers to its stacks by id, and a
  * "stack" line comes first when they are new to this file. @k is set to
  * the key to remember as *@new_id once the lines are written; *@new_id
@@ -1193,15 +1229,7 @@ static int jw_interned(struct jw *w, struct td_json_writer *jw, const struct td_
 	size_t n;
 
 	*new_id = 0;
-	if (frames_vouched(r->kframes, r->nr_kframes) &&
-	    frames_vouched(r->uframes, r->nr_uframes)) {
-		k->nk = r->nr_kframes;
-		k->a = r->kframes;
-		k->alen = r->nr_kframes * sizeof(struct td_frame);
-		k->b = r->uframes;
-		k->blen = r->nr_uframes * sizeof(struct td_frame);
-		k->hash = frames_hash(frames_hash(r->nr_kframes * MIX, r->kframes, r->nr_kframes),
-				      r->uframes, r->nr_uframes);
+	if (ikey_of(r, k)) {
 		e = istack_find(jw, k);
 		if (!e) {
 			id = jw->next_id++;
@@ -1219,7 +1247,7 @@ static int jw_interned(struct jw *w, struct td_json_writer *jw, const struct td_
 		jw_stacks(w, jw, r);
 		if (w->err)
 			return w->err;
-		k->nk = UINT32_MAX;
+		k->nk = IKEY_TEXT;
 		k->a = w->buf;
 		k->alen = (uint32_t)w->len;
 		k->b = NULL;
@@ -1291,8 +1319,10 @@ int td_json_writer_write(struct td_json_writer *jw, FILE *f, const struct td_res
 			format_add(jw, r, fmt_hash, new_fmt);
 		if (new_id) {
 			/* A text key lives in the line buffer, which may have moved. */
-			if (k.nk == UINT32_MAX)
+			if (k.nk == IKEY_TEXT)
 				k.a = w.buf + k.text_off;
+			else if (k.nk == IKEY_IDS)
+				k.a = k.ids;
 			istack_add(jw, &k, new_id);
 			jw->stats.stacks++;
 		}

@@ -454,6 +454,8 @@ static struct psample *count_sample(struct td_pprof *pp, uint32_t nloc, uint32_t
  * The raw key of @r in pp->rawbuf; false when @r cannot have one: frames
  * not all from one symbolizer, whose strings could change under the same
  * pointers. Only addresses go into the hash; the whole key is compared.
+ * Stacks the pipeline gave ids to are keyed by the ids (word 0 is then 0,
+ * which no symbolizer's strings_id is): the same ids, the same frames.
  */
 static bool raw_key(struct td_pprof *pp, const struct td_resolved *r, uint32_t *nw,
 		    uint64_t *hash)
@@ -481,6 +483,14 @@ static bool raw_key(struct td_pprof *pp, const struct td_resolved *r, uint32_t *
 	w[3] = (uintptr_t)r->event_name;
 	memcpy(&w[4], r->ev->comm, 2 * sizeof(uint64_t));
 	h = htab_hash_u64(htab_hash_u64(HTAB_SEED, w[1]), w[2]);
+	if ((!r->nr_kframes || r->kstack_id) && (!r->nr_uframes || r->ustack_id)) {
+		w[0] = 0;
+		w[RAW_HEAD] = r->kstack_id;
+		w[RAW_HEAD + 1] = r->ustack_id;
+		*nw = RAW_HEAD + 2;
+		*hash = htab_hash_u64(htab_hash_u64(h, r->kstack_id), r->ustack_id);
+		return true;
+	}
 	for (i = 0; i < nf; i++) {
 		bool user = i >= r->nr_kframes;
 		const struct td_frame *f = user ? &r->uframes[i - r->nr_kframes] : &r->kframes[i];

@@ -1158,6 +1158,53 @@ static void test_intern_shared(void **state)
 }
 
 /*
+ * Stacks the pipeline gave ids to are keyed on the ids, vouched for or
+ * not: the same ids, one stack line; other ids, another line, even for
+ * the same frames (the pipeline named them again: they may differ).
+ */
+static void test_intern_ids(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c);
+	struct td_frame kf[4], uf[4];
+	struct td_resolved r = {
+		.ev = ev, .status = TD_STITCHED, .cookie = ev->cookie,
+		.event_name = "sched:sched_switch",
+		.kframes = kf, .nr_kframes = 4, .uframes = uf, .nr_uframes = 4,
+		.kstack_id = 21, .ustack_id = 22,
+	};
+	struct td_json_writer *jw = td_json_writer_new(TD_JSON_INTERNED, 0);
+	struct td_json_stats st;
+	struct reader rd = { 0 };
+	uint64_t first;
+
+	assert_non_null(jw);
+	vouch(kf, kframes, 4, 0);	/* not vouched: without ids, keyed on the text */
+	vouch(uf, uframes, 4, 0);
+	assert_int_equal(write_check(jw, &rd, &r), 1);
+	first = rd.last_ref;
+	assert_int_equal(write_check(jw, &rd, &r), 0);
+	assert_int_equal(rd.last_ref, first);
+	r.kstack_id = 23;
+	assert_int_equal(write_check(jw, &rd, &r), 1);
+	assert_int_not_equal(rd.last_ref, first);
+	r.kstack_id = 21;
+	assert_int_equal(write_check(jw, &rd, &r), 0);
+	assert_int_equal(rd.last_ref, first);
+	/* No kernel frames: only the user id counts. */
+	r.nr_kframes = 0;
+	r.kstack_id = 0;
+	assert_int_equal(write_check(jw, &rd, &r), 1);
+	assert_int_equal(write_check(jw, &rd, &r), 0);
+	td_json_writer_stats(jw, &st);
+	assert_int_equal(st.stacks, 3);
+	assert_int_equal(st.events, 6);
+	reader_free(&rd);
+	td_json_writer_free(jw);
+	td_event_free(ev);
+}
+
+/*
  * The same addresses in two processes can be in other files: their stacks
  * are written apart. Whatever tells two rendered frames apart (file,
  * offset in it, build-id, file id, symbol) gives another id; the pid
@@ -1609,6 +1656,7 @@ int main(void)
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_frame_cache),
 		cmocka_unit_test(test_intern_shared),
+		cmocka_unit_test(test_intern_ids),
 		cmocka_unit_test(test_intern_files_differ),
 		cmocka_unit_test(test_intern_text_key),
 		cmocka_unit_test(test_intern_reset_epoch),

@@ -372,6 +372,47 @@ static void test_raw_key_tells_apart(void **state)
 	td_pprof_free(pp);
 }
 
+/*
+ * Stacks the pipeline gave ids to are keyed on the ids: the same ids are
+ * the same sample without a look at the frames, other ids for the same
+ * frames still land in that sample, and so does an event without ids.
+ */
+static void test_id_key(void **state)
+{
+	struct td_pprof *pp = td_pprof_new(0);
+	struct td_event *a = event("one", 5, 5), *b = event("two", 5, 5);
+	struct td_resolved r = resolved(a, "x:y", TD_STITCHED, 3, 3);
+	struct td_pprof_stats st;
+	Profile *p;
+	int i;
+
+	r.kstack_id = 11;
+	r.ustack_id = 12;
+	for (i = 0; i < 3; i++)
+		assert_int_equal(td_pprof_add(pp, &r), 0);
+	r.ev = b;
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	td_pprof_stats(pp, &st);
+	assert_int_equal(st.samples, 2);
+	r.ev = a;
+	r.kstack_id = 13;
+	r.ustack_id = 14;
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	r.ustack_id = 0;
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	td_pprof_stats(pp, &st);
+	assert_int_equal(st.samples, 2);
+	assert_int_equal(st.events, 6);
+	p = read_back(pp, 0);
+	assert_int_equal(find(p, 6, "one")->value[0], 5);
+	assert_int_equal(find(p, 6, "two")->value[0], 1);
+	assert_string_equal(frame(p, find(p, 6, "one"), 3), "c");
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	td_event_free(a);
+	td_event_free(b);
+	td_pprof_free(pp);
+}
+
 static void test_sanitize_and_reset(void **state)
 {
 	struct td_pprof *pp = td_pprof_new(10);
@@ -433,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_status_markers),
 		cmocka_unit_test(test_cache_same_result),
 		cmocka_unit_test(test_raw_key_tells_apart),
+		cmocka_unit_test(test_id_key),
 		cmocka_unit_test(test_sanitize_and_reset),
 		cmocka_unit_test(test_write_error),
 	};

@@ -394,14 +394,33 @@ static struct evinfo *lookup_info(struct td_parser *p, struct tep_record *rec, b
 	return p->info[id];
 }
 
+/*
+ * A fixed-size number field, as tep_read_number_field() reads it (zero
+ * extended, -1 for a size other than 1, 2, 4, 8) but without its calls
+ * through the tep: every record reads one or two. The parser takes
+ * little-endian input only, and a record's fixed fields lie inside it
+ * (min_size).
+ */
 static int read_field(const struct tep_format_field *f, const void *data, uint64_t *val)
 {
-	unsigned long long v;
+	const uint8_t *p = (const uint8_t *)data + f->offset;
 
-	if (tep_read_number_field((struct tep_format_field *)f, data, &v))
+	switch (f->size) {
+	case 1:
+		*val = *p;
+		return 0;
+	case 2:
+		*val = get16(p);
+		return 0;
+	case 4:
+		*val = get32(p);
+		return 0;
+	case 8:
+		*val = get64(p);
+		return 0;
+	default:
 		return -1;
-	*val = v;
-	return 0;
+	}
 }
 
 static bool dyn_ok(const struct evinfo *info, const void *data, int size)

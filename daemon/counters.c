@@ -106,6 +106,9 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		ps->file_records, r->pl.files.files, r->pl.files.full, r->pl.files.conflicts,
 		ps->bad_file_info,
 		r->pl.fileid_named, r->pl.fileid_unknown, r->pl.sym.files_mismatch);
+	fprintf(f, "trace-defer:   names: stacks_named=%" PRIu64 " stacks_reused=%" PRIu64
+		" memo_resets=%" PRIu64 "\n", r->pl.stacks_named, r->pl.stacks_reused,
+		r->pl.stack_resets);
 	fprintf(f, "trace-defer:   pending: events=%zu stacks=%zu\n", ss->pending_events,
 		ss->pending_stacks);
 	if (r->has_json)

@@ -38,7 +38,10 @@ run_bounded() {
 	done
 	wait $td
 	check "keep $keep, max $max_kb KiB: daemon exits 0" [ $? = 0 ]
-	sed -n 's/^trace-defer:   profiles: /  counters: /p' "$SCRATCH/err"
+	sed -n 's/^trace-defer:   \(profiles\|names\): /  counters: /p' "$SCRATCH/err"
+# The same kernel paths switch again and again: their stacks are named once.
+reused=$(grep -o 'stacks_reused=[0-9]*' "$SCRATCH/err" | cut -d= -f2)
+check "stacks named once are used again (stacks_reused=${reused:-none})" [ "${reused:-0}" -gt 0 ]
 	log "at most $worst_n intervals and $worst_kb KiB seen"
 	written=$(grep -o 'profiles: intervals=[0-9]*' "$SCRATCH/err" | cut -d= -f2)
 	removed=$(grep -o ' removed=[0-9]*' "$SCRATCH/err" | cut -d= -f2)
@@ -100,7 +103,10 @@ churn=$!
 	-o "$SCRATCH/early.jsonl" --json-layout=full -v 2>"$SCRATCH/err"
 check "early cuts: daemon exits 0" [ $? = 0 ]
 wait $churn
-sed -n 's/^trace-defer:   profiles: /  counters: /p' "$SCRATCH/err"
+sed -n 's/^trace-defer:   \(profiles\|names\): /  counters: /p' "$SCRATCH/err"
+# The same kernel paths switch again and again: their stacks are named once.
+reused=$(grep -o 'stacks_reused=[0-9]*' "$SCRATCH/err" | cut -d= -f2)
+check "stacks named once are used again (stacks_reused=${reused:-none})" [ "${reused:-0}" -gt 0 ]
 early=$(grep -o 'early_cuts=[0-9]*' "$SCRATCH/err" | cut -d= -f2)
 n=$(find "$dir" -name 'profile-*.pb.gz' | wc -l)
 check "intervals were cut early (tables at 16 KiB)" [ "${early:-0}" -gt 1 ]

@@ -462,11 +462,15 @@ enum fields_as {
 	FIELDS_VALUES,		/* [value,...]: a compact event line */
 };
 
+static void jw_key(struct jw *w, struct td_json_writer *t, const char *name);
+
 /*
  * The event's own fields (common_* left out), in the order of its format.
  * FIELDS_NAMES lists them for a format even when the record has no data.
+ * @t: the writer whose caches to use, NULL for none.
  */
-static void jw_fields(struct jw *w, const struct td_event *ev, enum fields_as as)
+static void jw_fields(struct jw *w, struct td_json_writer *t, const struct td_event *ev,
+		      enum fields_as as)
 {
 	struct tep_event *event = ev->tep_event;
 	struct tep_handle *tep = event ? event->tep : NULL;
@@ -486,12 +490,12 @@ static void jw_fields(struct jw *w, const struct td_event *ev, enum fields_as as
 		if (!first)
 			jw_lit(w, ",");
 		first = false;
-		if (as != FIELDS_VALUES)
+		if (as == FIELDS_OBJECT)
+			jw_key(w, t, field->name);
+		else if (as == FIELDS_NAMES)
 			jw_cstr(w, field->name);
 		if (as == FIELDS_NAMES)
 			continue;
-		if (as == FIELDS_OBJECT)
-			jw_lit(w, ":");
 		jw_field(w, tep, swap, field, ev->raw, ev->raw_size);
 	}
 	if (as == FIELDS_OBJECT)
@@ -616,9 +620,26 @@ struct istack {
 	char key[];		/* frames (kernel then user) or text */
 };
 
+/*
+ * Field keys ("name":) of event lines, rendered once: every event line of
+ * layouts full and interned names its fields again. Keyed on the name's
+ * address, and checked against a copy of the name: a format freed with
+ * its tep may leave its address to another name.
+ */
+#define NCACHE_BITS	6
+#define NCACHE_NAME	32
+
+struct nentry {
+	const char *name;	/* NULL: empty */
+	uint8_t nlen, klen;
+	char copy[NCACHE_NAME];	/* the name, NUL included */
+	char key[NCACHE_NAME + 4];
+};
+
 struct td_json_writer {
 	enum td_json_layout layout;
 	struct fentry *cache;	/* NULL (out of memory): frames not cached */
+	struct nentry *names;	/* NULL (out of memory): field keys not cached */
 	struct sentry *stacks;
 	char *buf;		/* line buffer, kept between lines */
 	size_t cap;
@@ -694,6 +715,7 @@ void td_json_writer_free(struct td_json_writer *jw)
 			free(jw->stacks[i].block);
 	free(jw->stacks);
 	free(jw->cache);
+	free(jw->names);
 	free(jw->buf);
 	free(jw);
 }
@@ -719,6 +741,7 @@ struct td_json_writer *td_json_writer_new(enum td_json_layout layout, unsigned i
 		jw->cache = NULL;
 		jw->stacks = NULL;
 	}
+	jw->names = calloc(1U << NCACHE_BITS, sizeof(*jw->names));
 	jw->next_format = 1;
 	if (layout != TD_JSON_FULL) {
 		if (htab_init(&jw->tab)) {
@@ -1053,8 +1076,37 @@ static void jw_outcome(struct jw *w, const struct td_resolved *r, const struct s
 		jw_lit(w, "\"unknown\"");
 }
 
+/* "name": of a field, from @t's cache when it has it. */
+static void jw_key(struct jw *w, struct td_json_writer *t, const char *name)
+{
+	struct nentry *e = NULL;
+	size_t start = w->len, n;
+
+	if (t && t->names) {
+		e = &t->names[((uintptr_t)name >> 3 ^ (uintptr_t)name >> 11) &
+			      ((1U << NCACHE_BITS) - 1)];
+		if (e->name == name && !memcmp(e->copy, name, e->nlen + 1)) {
+			jw_put(w, e->key, e->klen);
+			return;
+		}
+	}
+	jw_cstr(w, name);
+	jw_lit(w, ":");
+	if (!e || w->err)
+		return;
+	n = strlen(name);
+	if (n >= NCACHE_NAME || w->len - start > sizeof(e->key))
+		return;
+	e->name = name;
+	e->nlen = (uint8_t)n;
+	memcpy(e->copy, name, n + 1);
+	e->klen = (uint8_t)(w->len - start);
+	memcpy(e->key, w->buf + start, e->klen);
+}
+
 /* Everything of an event line but its stacks: "{...,"status":"..."," */
-static void jw_event_head(struct jw *w, const struct td_resolved *r, bool interned)
+static void jw_event_head(struct jw *w, struct td_json_writer *t, const struct td_resolved *r,
+			  bool interned)
 {
 	const struct td_event *ev = r->ev;
 
@@ -1067,7 +1119,7 @@ static void jw_event_head(struct jw *w, const struct td_resolved *r, bool intern
 	jw_lit(w, ",\"event\":");
 	jw_event_name(w, r);
 	jw_lit(w, ",\"fields\":");
-	jw_fields(w, ev, FIELDS_OBJECT);
+	jw_fields(w, t, ev, FIELDS_OBJECT);
 	jw_outcome(w, r, keyed);
 	jw_lit(w, ",");
 }
@@ -1075,7 +1127,7 @@ static void jw_event_head(struct jw *w, const struct td_resolved *r, bool intern
 /* Schema version 1: the stacks in the line. */
 static int jw_record(struct jw *w, struct td_json_writer *t, const struct td_resolved *r)
 {
-	jw_event_head(w, r, false);
+	jw_event_head(w, t, r, false);
 	jw_stacks(w, t, r);
 	jw_lit(w, "}\n");
 	return w->err;
@@ -1164,7 +1216,7 @@ static void jw_compact_event(struct jw *w, struct td_json_writer *jw,
 		jw_lit(w, ",\"event\":");
 		jw_event_name(w, r);
 		jw_lit(w, ",\"fields\":");
-		jw_fields(w, ev, FIELDS_NAMES);
+		jw_fields(w, NULL, ev, FIELDS_NAMES);
 		jw_lit(w, "}\n");
 		*new_fmt = fmt;
 	}
@@ -1174,7 +1226,7 @@ static void jw_compact_event(struct jw *w, struct td_json_writer *jw,
 	jw_lit(w, ",");
 	jw_u64(w, fmt);
 	jw_lit(w, ",");
-	jw_fields(w, ev, FIELDS_VALUES);
+	jw_fields(w, NULL, ev, FIELDS_VALUES);
 	jw_outcome(w, r, commas);
 	jw_lit(w, ",");
 	jw_u64(w, stack_id);
@@ -1276,7 +1328,7 @@ static int jw_interned(struct jw *w, struct td_json_writer *jw, const struct td_
 	if (compact) {
 		jw_compact_event(w, jw, r, id, fmt_hash, new_fmt);
 	} else {
-		jw_event_head(w, r, true);
+		jw_event_head(w, jw, r, true);
 		jw_lit(w, "\"stack\":");
 		jw_u64(w, id);
 		jw_lit(w, "}\n");

@@ -1205,6 +1205,43 @@ static void test_intern_ids(void **state)
 }
 
 /*
+ * Field keys are rendered once per writer, keyed on the name's address:
+ * a name changed at the same address (a format freed, its memory given to
+ * another) is rendered again, never taken from the cache.
+ */
+static void test_field_key_cache(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c);
+	struct td_resolved r = {
+		.ev = ev, .status = TD_NO_USER, .event_name = "sched:sched_switch",
+	};
+	struct tep_format_field *f = tep_find_field(c->sw, "prev_prio");
+	struct td_json_writer *jw = td_json_writer_new(TD_JSON_FULL, 0);
+	char *a, *b, *plain;
+
+	assert_non_null(f);
+	assert_non_null(jw);
+	a = writer_lines(jw, &r);
+	b = writer_lines(jw, &r);		/* the keys from the cache */
+	assert_string_equal(a, b);
+	plain = writer_lines(NULL, &r);		/* no writer, no cache */
+	assert_string_equal(a, plain);
+	assert_non_null(strstr(b, "\"prev_prio\":-20,"));
+	memcpy(f->name, "prev_PRIO", 9);	/* same address, same length, another name */
+	free(b);
+	b = writer_lines(jw, &r);
+	assert_non_null(strstr(b, "\"prev_PRIO\":-20,"));
+	assert_null(strstr(b, "\"prev_prio\""));
+	memcpy(f->name, "prev_prio", 9);
+	free(a);
+	free(b);
+	free(plain);
+	td_json_writer_free(jw);
+	td_event_free(ev);
+}
+
+/*
  * The same addresses in two processes can be in other files: their stacks
  * are written apart. Whatever tells two rendered frames apart (file,
  * offset in it, build-id, file id, symbol) gives another id; the pid
@@ -1657,6 +1694,7 @@ int main(void)
 		cmocka_unit_test(test_frame_cache),
 		cmocka_unit_test(test_intern_shared),
 		cmocka_unit_test(test_intern_ids),
+		cmocka_unit_test(test_field_key_cache),
 		cmocka_unit_test(test_intern_files_differ),
 		cmocka_unit_test(test_intern_text_key),
 		cmocka_unit_test(test_intern_reset_epoch),

@@ -7,7 +7,9 @@
  * table as the daemon does (td_sym_ufile(), no symbolizer: nothing is
  * opened) and writes every event with the JSON and folded writers; the
  * folded stacks are drawn as a flame graph at the end. Everything is
- * built and freed per input.
+ * built and freed per input. Each page is also walked by the parser's
+ * sub-buffer walk and by libtraceevent's kbuffer, which it replaced: the
+ * same records, timestamps and sizes, or the target aborts.
  */
 #include <endian.h>
 #include <inttypes.h>
@@ -19,10 +21,14 @@
 #include <trace-defer/filetab.h>
 #include <trace-defer/output.h>
 #include <trace-defer/parse.h>
+#include <trace-defer/ringbuf.h>
 #include <trace-defer/stitch.h>
 #include <trace-defer/symbolize.h>
 
+#include <kbuffer.h>
+
 #include "fuzz-common.h"
+#include "../../lib/pagewalk.h"
 
 /* Inputs past this many pages are cut (libFuzzer's -max_len keeps them shorter). */
 #define MAX_PAGES	16
@@ -48,6 +54,49 @@ static struct td_json_writer *interned;	/* a tiny table: epochs all the time */
 static bool verbose;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/*
+ * The parser's walk of a page against the reader it replaced: kbuffer,
+ * on the sound part the walk found (kbuffer trusts its input), must give
+ * the same records with the same timestamps and sizes. Aborts if not.
+ */
+static void same_as_kbuffer(const uint8_t *page)
+{
+	static uint8_t copy[FUZZ_PAGE_SIZE];
+	static struct kbuffer *kb;
+	unsigned long long kts;
+	uint64_t word, commit, ts;
+	const uint8_t *d;
+	struct td_pagewalk w;
+	unsigned int len;
+	void *kd;
+
+	if (!kb)
+		kb = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
+	if (!kb)
+		abort();
+	memcpy(&word, page + 8, 8);
+	commit = le64toh(word) & TD_PAGE_COMMIT_MASK;
+	if (commit > FUZZ_PAGE_SIZE - TD_PAGE_HDR_SIZE)
+		commit = FUZZ_PAGE_SIZE - TD_PAGE_HDR_SIZE;
+	memcpy(&ts, page, 8);
+	td_pagewalk_start(&w, page + TD_PAGE_HDR_SIZE, (unsigned int)commit, le64toh(ts));
+	while (td_pagewalk_next(&w, &ts, &d, &len))
+		;
+	memcpy(copy, page, FUZZ_PAGE_SIZE);
+	word = htole64(w.off);
+	memcpy(copy + 8, &word, 8);
+	kbuffer_load_subbuffer(kb, copy);
+	memcpy(&ts, page, 8);
+	td_pagewalk_start(&w, page + TD_PAGE_HDR_SIZE, (unsigned int)commit, le64toh(ts));
+	for (kd = kbuffer_read_event(kb, &kts); kd; kd = kbuffer_next_event(kb, &kts)) {
+		if (!td_pagewalk_next(&w, &ts, &d, &len) || ts != kts ||
+		    d - page != (uint8_t *)kd - copy || len != (unsigned int)kbuffer_event_size(kb))
+			abort();
+	}
+	if (td_pagewalk_next(&w, &ts, &d, &len))
+		abort();
+}
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -170,6 +219,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			memcpy(page, &t, 8);
 		}
 		cpu = (int)(i % FUZZ_NR_CPUS);
+		same_as_kbuffer(page);
 		td_parser_page(p, cpu, page, FUZZ_PAGE_SIZE);
 		td_parser_get_stats(p, &ps);
 		last[cpu] = ps.last_ts;

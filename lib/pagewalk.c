@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Walking a sub-buffer's event chain (see pagewalk.h).
+ *
+ * Each event starts with a 32-bit word: type_len in the low 5 bits, the
+ * time delta from the previous event in the other 27. type_len 1..28: a
+ * body of type_len * 4 bytes follows; 0: a length word follows, counting
+ * itself, then the body; 29 padding (a length word; no delta: the end);
+ * 30 a time extend (the next word holds the delta's bits above 27);
+ * 31 an absolute time stamp (the same, its top 5 bits taken from the clock).
+ */
+#include <endian.h>
+#include <string.h>
+
+#include <trace-defer/ringbuf.h>
+
+#include "pagewalk.h"
+
+#define TS_SHIFT	27
+#define TS_MSB		(0xf8ULL << 56)		/* what an absolute time stamp leaves out */
+
+static inline uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
+}
+
+void td_pagewalk_start(struct td_pagewalk *w, const void *events, unsigned int len, uint64_t ts)
+{
+	*w = (struct td_pagewalk){ .d = events, .len = len, .ts = ts };
+}
+
+bool td_pagewalk_next(struct td_pagewalk *w, uint64_t *ts, const uint8_t **data,
+		      unsigned int *size)
+{
+	unsigned int left, type, delta, a0 = 0;
+	uint32_t hdr;
+
+	while (w->off < w->len) {
+		left = w->len - w->off;
+		if (left < 4)
+			goto bad;
+		hdr = get32(w->d + w->off);
+		type = hdr & 31;
+		delta = hdr >> 5;
+		if (type == TD_RB_TYPE_PADDING && !delta) {
+			/* The rest is padding: the data ends here. */
+			w->len = w->off;
+			return false;
+		}
+		if (type == 0 || type > 28) {
+			if (left < 8)
+				goto bad;
+			a0 = get32(w->d + w->off + 4);
+		}
+		switch (type) {
+		case TD_RB_TYPE_TIME_EXTEND:
+			w->ts += ((uint64_t)a0 << TS_SHIFT) + delta;
+			w->off += 8;
+			continue;
+		case TD_RB_TYPE_TIME_STAMP:
+			w->ts = (((uint64_t)a0 << TS_SHIFT) + delta) | (w->ts & TS_MSB);
+			w->off += 8;
+			continue;
+		case TD_RB_TYPE_PADDING:
+			/* A discarded event: the length word counts its body. */
+			if (a0 < 4 || a0 % 4 || a0 > left - 4)
+				goto bad;
+			w->ts += delta;
+			w->off += 4 + a0;
+			continue;
+		case 0:
+			/* The length word counts itself. */
+			if (a0 < 4 || a0 % 4 || a0 > left - 4)
+				goto bad;
+			*size = a0 - 4;
+			*data = w->d + w->off + 8;
+			w->off += 4 + a0;
+			break;
+		default:
+			if (4 + type * 4 > left)
+				goto bad;
+			*size = type * 4;
+			*data = w->d + w->off + 4;
+			w->off += 4 + type * 4;
+			break;
+		}
+		w->ts += delta;
+		*ts = w->ts;
+		return true;
+	}
+	w->off = w->len;
+	return false;
+bad:
+	/* Nothing more: w->off stays where the sound part ends. */
+	w->corrupt = true;
+	w->len = w->off;
+	return false;
+}

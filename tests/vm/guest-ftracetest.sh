@@ -1,9 +1,22 @@
 #!/bin/bash
 # Run ftracetest from a kernel tree on the running kernel.
-# Usage: guest-ftracetest.sh TREE LABEL [TEST...]   (no TEST: the whole suite)
-# Writes $TD_OUT/ftracetest-LABEL.txt: one "RESULT<TAB>description" line per case.
+# Usage: guest-ftracetest.sh TREE LABEL [-t SECS [-s "SKIP..."]] [TEST...]
+#   (no TEST: the whole suite; -t: one ftracetest run per case file, each
+#   stopped after SECS seconds and recorded as TIMEOUT; -s: test.d path
+#   globs, directories or case files, not run)
+# Writes $TD_OUT/ftracetest-LABEL.txt: one "RESULT<TAB>description" line per
+# case, and with -t ftracetest-LABEL.times: "SECONDS<TAB>test.d path".
 tree=$1 label=$2
 shift 2
+case_timeout='' skip=''
+if [ "${1:-}" = -t ]; then
+	case_timeout=$2
+	shift 2
+fi
+if [ "${1:-}" = -s ]; then
+	skip=$2
+	shift 2
+fi
 . "$(dirname "$0")/lib.sh"
 ft=$tree/tools/testing/selftests/ftrace
 # What some cases need besides the kernel, else they are UNRESOLVED: the
@@ -22,14 +35,73 @@ if [ ! -x "$ft/poll" ]; then
 fi
 args=()
 for t in "$@"; do args+=("$ft/test.d/$t"); done
+log=$TD_OUT/ftracetest-$label.log
+
+# skipped PATH: does test.d path PATH match a pattern of the skip list
+# (a glob: a case file, or a directory and what is under it)?
+skipped() {
+	local s
+	for s in $skip; do
+		# shellcheck disable=SC2254 # the patterns are globs
+		case "$1" in $s | $s/*) return 0 ;; esac
+	done
+	return 1
+}
+
+# One ftracetest per case file, in ftracetest's own order, so that a case
+# that does not end costs SECS and is recorded, instead of stopping the run
+# (a case stuck in a system call, as turning the function tracer on under
+# TCG, is not stopped by a signal: those are skipped instead). The log
+# keeps ftracetest's "[N] description<TAB>[RESULT]" lines for the host.
+per_case() {
+	local cases=() c n=0 rc t0 desc nskip=0
+	[ ${#args[@]} -gt 0 ] || args=("$ft/test.d")
+	for c in "${args[@]}"; do
+		if [ -d "$c" ]; then
+			mapfile -t -O ${#cases[@]} cases < <(find "$c" -name '*.tc' | sort)
+		else
+			cases+=("$c")
+		fi
+	done
+	: > "$log"
+	: > "$TD_OUT/ftracetest-$label.times"
+	for c in "${cases[@]}"; do
+		if skipped "${c#"$ft"/test.d/}"; then
+			nskip=$((nskip + 1))
+			continue
+		fi
+		n=$((n + 1))
+		t0=$SECONDS
+		timeout -k 10 "$case_timeout" "$ft/ftracetest" -l "/tmp/ftlog-$label/$n" "$c" \
+			> /tmp/ftcase.log 2>&1
+		rc=$?
+		grep -E '^\[[0-9]+\] ' /tmp/ftcase.log >> "$log"
+		if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+			desc=$(sed -n 's/^# description: *//p' "$c" | head -n 1)
+			printf '[%d] %s\t[TIMEOUT]\n' "$n" "$desc" >> "$log"
+			# What the stopped case left on: the next case starts clean.
+			echo nop > /sys/kernel/tracing/current_tracer 2>/dev/null
+			rmdir /sys/kernel/tracing/instances/ftracetest* 2>/dev/null
+		fi
+		printf '%d\t%s\n' $((SECONDS - t0)) "${c#"$ft"/test.d/}" \
+			>> "$TD_OUT/ftracetest-$label.times"
+	done
+	echo "ftracetest: $n case files, one run each (timeout $case_timeout s)," \
+		"$nskip skipped ($skip)" >> "$log"
+}
+
 # Straight to the host's directory: a run cut short by the VM's timeout
 # still leaves the results of the cases it finished.
-"$ft/ftracetest" -l /tmp/ftlog-"$label" "${args[@]}" > "$TD_OUT/ftracetest-$label.log" 2>&1
-rc=$?
+if [ -n "$case_timeout" ]; then
+	per_case
+	rc=0
+else
+	"$ft/ftracetest" -l /tmp/ftlog-"$label" "${args[@]}" > "$log" 2>&1
+	rc=$?
+fi
 # "[12] description	[PASS]"
-sed -n 's/^\[[0-9]*\] \(.*\)\t\[\([A-Z]*\)\]$/\2\t\1/p' "$TD_OUT/ftracetest-$label.log" \
-	> "$TD_OUT/ftracetest-$label.txt"
+sed -n 's/^\[[0-9]*\] \(.*\)\t\[\([A-Z]*\)\]$/\2\t\1/p' "$log" > "$TD_OUT/ftracetest-$label.txt"
 cp -r /tmp/ftlog-"$label" "$TD_OUT/" 2>/dev/null
 echo "ftracetest $label exit $rc: $(grep -c . "$TD_OUT/ftracetest-$label.txt") cases"
-tail -n 8 "$TD_OUT/ftracetest-$label.log"
+tail -n 8 "$log"
 exit 0

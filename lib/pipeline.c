@@ -115,8 +115,8 @@ static void name_kernel(struct td_pipeline *pl, struct td_frame *f, uint64_t add
 }
 
 /*
- * @s as named just now: kept in the memo when it may be (@keep) and fits,
- * else in @own, pointing at the pipeline's frame buffer.
+ * @own, as named just now into the pipeline's frame buffer: the memo's copy
+ * when it may be kept (@keep) and the memo took it, else @own itself.
  */
 static const struct td_memo_stack *keep_named(struct td_pipeline *pl, const struct td_memo_key *key,
 					      bool keep, struct td_memo_stack *own)
@@ -177,7 +177,10 @@ static uint64_t user_stamp(struct td_pipeline *pl, const struct td_memo_key *key
  * Otherwise through the maps of @pid, if live (frame 0 is where the task
  * was; the others are return addresses). A stack named through maps is
  * kept only if every frame was found in maps that did not change while it
- * was named: a miss re-reads them later, and must still be able to.
+ * was named: a miss re-reads them later, and must still be able to. A kept
+ * stack with a recorded file found nowhere is looked for again (through
+ * the root of its process) only once it is named again: a new file record,
+ * a file found for another stack, or another process.
  */
 static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const struct td_ustack *us,
 					       const struct td_ips *uips, unsigned int nr, int pid,

@@ -24,9 +24,9 @@
 #         without finishing, and a signal does not stop the write that
 #         turns it on): those cases are left out, FTRACE_FULL_SKIP (test.d
 #         paths; default: the baseline's). Each case file runs on its own,
-#         stopped after FTRACE_CASE_TIMEOUT seconds (default 240) and
-#         recorded as TIMEOUT; vm-out/STAGE/ftracetest-*.times has every
-#         case's time.
+#         stopped after FTRACE_CASE_TIMEOUT seconds (default: the
+#         baseline's, else 240) and recorded as TIMEOUT;
+#         vm-out/STAGE/ftracetest-*.times has every case's time.
 # daemon  trace-defer end to end on the patched kernel
 # report  trace-defer record, then report of the trace.dat (and trace-cmd report)
 # names   user frames named from the recorded file identity: short-lived
@@ -156,10 +156,11 @@ check_baseline() {
 	if [ ! -s "$outtop/$stage.fresh" ]; then
 		failed+=("$stage: no results")
 	elif [ -n "${VM_UPDATE_BASELINE:-}" ]; then
-		{ grep '^#' "$exp" | grep -v '^# FTRACE_FULL_\(TESTS\|SKIP\)='
+		{ grep '^#' "$exp" | grep -v '^# FTRACE_\(FULL_TESTS\|FULL_SKIP\|CASE_TIMEOUT\)='
 		  if [ "$stage" = ftrace-full-base ]; then
 			echo "# FTRACE_FULL_TESTS=\"$ft_tests\""
 			echo "# FTRACE_FULL_SKIP=\"$ft_skip\""
+			echo "# FTRACE_CASE_TIMEOUT=\"$ft_timeout\""
 		  fi
 		  cat "$outtop/$stage.fresh"; } > "$outtop/$stage.new"
 		mv "$outtop/$stage.new" "$exp"
@@ -179,7 +180,11 @@ ft_tests=${FTRACE_FULL_TESTS-$(sed -n 's/^# FTRACE_FULL_TESTS="\(.*\)"$/\1/p' \
 	"$top/tests/vm/ftrace-full-base.expected")}
 ft_skip=${FTRACE_FULL_SKIP-$(sed -n 's/^# FTRACE_FULL_SKIP="\(.*\)"$/\1/p' \
 	"$top/tests/vm/ftrace-full-base.expected")}
-ft_timeout=${FTRACE_CASE_TIMEOUT:-240}
+# A case near its limit may end in time or not: the baseline's limit, so
+# that both kernels run under the same one.
+ft_timeout=${FTRACE_CASE_TIMEOUT:-$(sed -n 's/^# FTRACE_CASE_TIMEOUT="\(.*\)"$/\1/p' \
+	"$top/tests/vm/ftrace-full-base.expected")}
+ft_timeout=${ft_timeout:-240}
 
 for stage in $stages; do
 	case "$stage" in

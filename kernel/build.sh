@@ -100,10 +100,21 @@ fi
 
 start=$(date +%s)
 make -s -C "$tree" O="$out" -j"$jobs" bzImage >&2
-# Flavours with modules (debug: a sample module with trace events) build
-# them in place; guests load them from $out by path.
+# Flavours with modules build them in place: the debug flavour's guest
+# loads its sample module from $out by path. They are also installed under
+# $out/modroot (lib/modules/RELEASE, with depmod's files) for guests that
+# modprobe them by name (ftracetest on the test flavours), again only
+# when a module, the list of modules or the kernel changed.
 if grep -qx CONFIG_MODULES=y "$out/.config"; then
 	make -s -C "$tree" O="$out" -j"$jobs" modules >&2
+	dep=$out/modroot/lib/modules/$(cat "$out/include/config/kernel.release")/modules.dep
+	if [ ! -e "$dep" ] || [ "$out/modules.order" -nt "$dep" ] ||
+	   [ "$out/System.map" -nt "$dep" ] ||
+	   [ -n "$(find "$out" -name '*.ko' -newer "$dep" -print -quit)" ]; then
+		rm -rf "$out/modroot"
+		make -s -C "$tree" O="$out" INSTALL_MOD_PATH="$out/modroot" \
+			modules_install >&2
+	fi
 fi
 echo "build: $flavor kernel ready in $(( $(date +%s) - start )) s" >&2
 echo "$out/arch/x86/boot/bzImage"

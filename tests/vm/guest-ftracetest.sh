@@ -1,14 +1,22 @@
 #!/bin/bash
 # Run ftracetest from a kernel tree on the running kernel.
-# Usage: guest-ftracetest.sh TREE LABEL [-t SECS [-s "SKIP..."]] [TEST...]
-#   (no TEST: the whole suite; -t: one ftracetest run per case file, each
-#   stopped after SECS seconds and recorded as TIMEOUT; -s: test.d path
-#   globs, directories or case files, not run)
+# Usage: guest-ftracetest.sh TREE LABEL [-m MODROOT] [-t SECS [-s "SKIP..."]]
+#                            [TEST...]
+#   (no TEST: the whole suite; -m: the kernel's modules as installed by
+#   kernel/build.sh, MODROOT/lib/modules/RELEASE, made the guest's
+#   /lib/modules for the cases that modprobe a sample module; -t: one
+#   ftracetest run per case file, each stopped after SECS seconds and
+#   recorded as TIMEOUT; -s: test.d path globs, directories or case files,
+#   not run)
 # Writes $TD_OUT/ftracetest-LABEL.txt: one "RESULT<TAB>description" line per
 # case, and with -t ftracetest-LABEL.times: "SECONDS<TAB>test.d path".
 tree=$1 label=$2
 shift 2
-case_timeout='' skip=''
+case_timeout='' skip='' modroot=''
+if [ "${1:-}" = -m ]; then
+	modroot=$2
+	shift 2
+fi
 if [ "${1:-}" = -t ]; then
 	case_timeout=$2
 	shift 2
@@ -20,9 +28,12 @@ fi
 . "$(dirname "$0")/lib.sh"
 ft=$tree/tools/testing/selftests/ftrace
 # What some cases need besides the kernel, else they are UNRESOLVED: the
-# inter-event histogram cases ping the loopback address, and "poll wait on
+# inter-event histogram cases ping the loopback address, "poll wait on
 # histogram" runs the suite's poll helper, which the suite does not build
-# (next to ftracetest: the tree is read-only here, so a copy of the suite).
+# (next to ftracetest: the tree is read-only here, so a copy of the suite),
+# the module cases modprobe sample modules (-m, below) and "Meta-selftest:
+# Checkbashisms" runs the host's checkbashisms (devscripts, installed by
+# scripts/install-deps.sh).
 ip link set lo up 2>/dev/null
 if [ ! -x "$ft/poll" ]; then
 	rm -rf /tmp/ftrace-suite
@@ -31,6 +42,27 @@ if [ ! -x "$ft/poll" ]; then
 		ft=/tmp/ftrace-suite
 	else
 		echo "ftracetest: could not build the poll helper: the hist poll case will be UNRESOLVED"
+	fi
+fi
+# The guest's root is the host's, read-only, where /lib/modules may not
+# even exist: the kernel's own modules are put there with an overlay of
+# /lib's directory (/usr/lib with a merged /usr) under a layer that holds
+# only a "modules" symbolic link to MODROOT/lib/modules, so that
+# ftracetest's "modprobe NAME" finds them.
+if [ -n "$modroot" ]; then
+	rel=$(uname -r)
+	lib=$(realpath /lib)
+	if [ ! -e "$modroot/lib/modules/$rel/modules.dep" ]; then
+		echo "ftracetest: NO MODULES for $rel in $modroot/lib/modules:" \
+			"the cases that modprobe a sample module will be UNRESOLVED"
+	elif mkdir -p /run/modlayer &&
+	     ln -sfn "$modroot/lib/modules" /run/modlayer/modules &&
+	     mount -t overlay -o "lowerdir=/run/modlayer:$lib" overlay "$lib"; then
+		echo "ftracetest: modules for $rel from $modroot/lib/modules" \
+			"($(grep -c . "$modroot/lib/modules/$rel/modules.order" 2>/dev/null) modules)"
+	else
+		echo "ftracetest: could not put $modroot/lib/modules at /lib/modules:" \
+			"the cases that modprobe a sample module will be UNRESOLVED"
 	fi
 fi
 args=()

@@ -26,7 +26,12 @@
 #         paths; default: the baseline's). Each case file runs on its own,
 #         stopped after FTRACE_CASE_TIMEOUT seconds (default: the
 #         baseline's, else 240) and recorded as TIMEOUT;
-#         vm-out/STAGE/ftracetest-*.times has every case's time.
+#         vm-out/STAGE/ftracetest-*.times has every case's time. The test
+#         kernels have modules: the sample modules that the module cases
+#         modprobe (trace-events-sample, trace-printk, ftrace-direct),
+#         installed by kernel/build.sh in build-test-*/modroot and made
+#         the guest's /lib/modules by guest-ftracetest.sh (-m); the guest
+#         log says so when there are none for the running kernel.
 # daemon  trace-defer end to end on the patched kernel
 # report  trace-defer record, then report of the trace.dat (and trace-cmd report)
 # names   user frames named from the recorded file identity: short-lived
@@ -219,7 +224,8 @@ for stage in $stages; do
 		say "ftrace-full: ftracetest (${ft_tests:-the whole suite}) on the patched test kernel"
 		# shellcheck disable=SC2086 # a list of test.d paths
 		VM_TIMEOUT=${VM_TIMEOUT:-5400} boot test-patched ftrace-full guest-ftracetest.sh \
-			"$kc/tree-patched" full-patched -t "$ft_timeout" -s "$ft_skip" $ft_tests
+			"$kc/tree-patched" full-patched -m "$kc/build-test-patched/modroot" \
+			-t "$ft_timeout" -s "$ft_skip" $ft_tests
 		grep -E "$NEW_CASES" "$outtop/ftrace-full/ftracetest-full-patched.txt" |
 			sed 's/^/  new: /'
 		compare_existing ftrace-full "$outtop/ftrace-full/ftracetest-full-patched.txt" \
@@ -229,7 +235,8 @@ for stage in $stages; do
 		say "ftrace-full-base: ftracetest (${ft_tests:-the whole suite}) on the unpatched test kernel"
 		# shellcheck disable=SC2086 # a list of test.d paths
 		VM_TIMEOUT=${VM_TIMEOUT:-5400} boot test-base ftrace-full-base \
-			guest-ftracetest.sh "$kc/src" full-base -t "$ft_timeout" -s "$ft_skip" $ft_tests
+			guest-ftracetest.sh "$kc/src" full-base -m "$kc/build-test-base/modroot" \
+			-t "$ft_timeout" -s "$ft_skip" $ft_tests
 		check_baseline ftrace-full-base \
 			"$outtop/ftrace-full-base/ftracetest-full-base.txt" \
 			"$top/tests/vm/ftrace-full-base.expected"

@@ -21,8 +21,10 @@ pkgs=(
 	# kernel build and VM
 	flex bison bc libssl-dev libelf-dev cpio xz-utils kmod
 	qemu-system-x86 perl python3 python3-ply python3-git
-	# ftracetest in the guest: the inter-event histogram cases run ping
-	iputils-ping
+	# ftracetest in the guest: the inter-event histogram cases run ping,
+	# and "Meta-selftest: Checkbashisms" runs checkbashisms (the guest's
+	# root is the host's, so the host's copy)
+	iputils-ping devscripts
 	# docs, sanitizers, checks
 	libclang-rt-14-dev valgrind
 	# fuzzing (make fuzz): clang with libFuzzer

@@ -179,5 +179,7 @@ void evpack_unpack(const struct evbody *b, struct td_event *ev)
 	ev->raw_size = b->raw_size;
 	ev->kstack.nr = b->nr_kips;
 	ev->kstack.ips = b->nr_kips ? (uint64_t *)b->kips : NULL;
+	if (b->kshared)
+		ev->alloc_flags = TD_ALLOC_KSTACK_BORROWED;
 	ev->has_cookie = true;
 }

@@ -59,4 +59,28 @@ static inline uint64_t htab_hash_u64(uint64_t h, uint64_t v)
 	return h ^ (h >> 32);
 }
 
+/*
+ * @nr 64-bit values (a stack's IPs) mixed into @h, order included. Four
+ * lanes each take every fourth value with a multiply alone (the high bits
+ * of a product depend on every bit below them) and are joined, mixed in
+ * full, at the end: one chain of htab_hash_u64() would wait on a multiply
+ * and a shift per value, and a stack is hashed on every event.
+ */
+static inline uint64_t htab_hash_u64s(uint64_t h, const uint64_t *v, unsigned int nr)
+{
+	const uint64_t k = 0x9e3779b97f4a7c15ull;
+	uint64_t l0 = h, l1 = h ^ 1, l2 = h ^ 2, l3 = h ^ 3;
+	unsigned int i = 0;
+
+	for (; i + 4 <= nr; i += 4) {
+		l0 = (l0 ^ v[i]) * k;
+		l1 = (l1 ^ v[i + 1]) * k;
+		l2 = (l2 ^ v[i + 2]) * k;
+		l3 = (l3 ^ v[i + 3]) * k;
+	}
+	for (; i < nr; i++)
+		l0 = (l0 ^ v[i]) * k;
+	return htab_hash_u64(htab_hash_u64(htab_hash_u64(htab_hash_u64(l0, l1), l2), l3), nr);
+}
+
 #endif /* TD_LIB_HTAB_H */

@@ -14,6 +14,8 @@ struct kblock {
 	struct hnode node;
 	uint32_t refs;		/* the table's (while in it) + one per event */
 	uint32_t nr;
+	uint64_t slot_tag;	/* td_kstack_slot_get/set(); 0: empty */
+	const void *slot;
 	uint64_t ips[];
 };
 
@@ -76,8 +78,8 @@ static struct kblock *lookup(struct td_kstacks *ks, const uint64_t *ips, unsigne
 int td_kstacks_get(struct td_kstacks *ks, struct td_event *ev, const uint8_t *le,
 		   unsigned int nr)
 {
-	uint64_t hash = HTAB_SEED ^ nr;
 	struct kblock *b;
+	uint64_t hash;
 	unsigned int i;
 
 	ev->kstack.nr = 0;
@@ -100,8 +102,8 @@ int td_kstacks_get(struct td_kstacks *ks, struct td_event *ev, const uint8_t *le
 
 		memcpy(&v, le + 8 * i, sizeof(v));
 		ks->buf[i] = le64toh(v);
-		hash = htab_hash_u64(hash, ks->buf[i]);
 	}
+	hash = htab_hash_u64s(HTAB_SEED, ks->buf, nr);
 	ks->st.lookups++;
 	b = lookup(ks, ks->buf, nr, hash);
 	if (b) {
@@ -111,6 +113,8 @@ int td_kstacks_get(struct td_kstacks *ks, struct td_event *ev, const uint8_t *le
 		if (!b)
 			return -ENOMEM;
 		b->nr = nr;
+		b->slot_tag = 0;
+		b->slot = NULL;
 		memcpy(b->ips, ks->buf, nr * sizeof(*b->ips));
 		if (ks->tab.nr >= ks->max) {
 			/* Full: start again; events keep the stacks they hold. */
@@ -150,6 +154,26 @@ void td_kstack_hold(const uint64_t *ips)
 void td_kstack_release(const uint64_t *ips)
 {
 	put_block(container_of((void *)ips, struct kblock, ips));
+}
+
+static inline struct kblock *block_of(const uint64_t *ips)
+{
+	return container_of((void *)ips, struct kblock, ips);
+}
+
+const void *td_kstack_slot_get(const uint64_t *ips, uint64_t tag)
+{
+	const struct kblock *b = block_of(ips);
+
+	return tag && b->slot_tag == tag ? b->slot : NULL;
+}
+
+void td_kstack_slot_set(const uint64_t *ips, uint64_t tag, const void *val)
+{
+	struct kblock *b = block_of(ips);
+
+	b->slot_tag = tag;
+	b->slot = val;
 }
 
 void td_kstacks_get_stats(const struct td_kstacks *ks, struct td_kstacks_stats *st)

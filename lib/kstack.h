@@ -14,12 +14,26 @@
 #ifndef TD_LIB_KSTACK_H
 #define TD_LIB_KSTACK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <trace-defer/types.h>
 
 /* td_event.alloc_flags: kstack.ips is a shared block, released with td_kstack_put(). */
 #define TD_ALLOC_KSTACK_SHARED	0x2
+/*
+ * td_event.alloc_flags: kstack.ips is a shared block another holder keeps
+ * alive (an event unpacked from a pending body); the event holds no
+ * reference of its own.
+ */
+#define TD_ALLOC_KSTACK_BORROWED	0x4
+
+/* Does @ev's kstack.ips point into a shared block? */
+static inline bool td_kstack_is_shared(const struct td_event *ev)
+{
+	return ev->kstack.ips && (ev->alloc_flags & (TD_ALLOC_KSTACK_SHARED |
+						     TD_ALLOC_KSTACK_BORROWED));
+}
 
 struct td_kstacks;
 
@@ -44,6 +58,16 @@ void td_kstack_put(struct td_event *ev);
  */
 void td_kstack_hold(const uint64_t *ips);
 void td_kstack_release(const uint64_t *ips);
+
+/*
+ * One slot per shared block (@ips as above) for what a user derives from
+ * the stack, so that it need not hash the IPs to find it again: the
+ * pipeline keeps the stack's named frames there. The value set with @tag
+ * comes back only for the same @tag (nonzero): the user changes its tag
+ * whenever values it set may have gone.
+ */
+const void *td_kstack_slot_get(const uint64_t *ips, uint64_t tag);
+void td_kstack_slot_set(const uint64_t *ips, uint64_t tag, const void *val);
 
 struct td_kstacks_stats {
 	uint64_t lookups, hits, stacks, resets;

@@ -15,6 +15,7 @@
 
 #include <trace-defer/task.h>
 
+#include "kstack.h"
 #include "stackmemo.h"
 
 /* Distinct traced events named once each ("system:name"); few are traced. */
@@ -132,16 +133,28 @@ static const struct td_memo_stack *keep_named(struct td_pipeline *pl, const stru
 	return own;
 }
 
-/* The kernel frames of @ips, named now or found named before. */
-static const struct td_memo_stack *kernel_frames(struct td_pipeline *pl, const struct td_ips *ips,
+/*
+ * The kernel frames of @ev, named now or found named before. The parser
+ * shares one block among the events of one kernel stack: the frames the
+ * memo keeps for it are kept in the block too, found again without a hash.
+ */
+static const struct td_memo_stack *kernel_frames(struct td_pipeline *pl, const struct td_event *ev,
 						 unsigned int nr, struct td_memo_stack *own)
 {
 	/* Named by address alone, from a table that never changes: no stamp. */
-	struct td_memo_key key = { .kind = TD_MEMO_KERNEL, .ips = ips->ips, .nr = nr };
+	struct td_memo_key key = { .kind = TD_MEMO_KERNEL, .ips = ev->kstack.ips, .nr = nr };
+	const struct td_ips *ips = &ev->kstack;
+	bool shared = pl->memo && nr == ips->nr && td_kstack_is_shared(ev);
 	const struct td_memo_stack *found;
 
+	if (shared && (found = td_kstack_slot_get(ips->ips, td_memo_epoch(pl->memo)))) {
+		pl->st.stacks_reused++;
+		return found;
+	}
 	if (pl->memo && (found = td_memo_find(pl->memo, &key))) {
 		pl->st.stacks_reused++;
+		if (shared)
+			td_kstack_slot_set(ips->ips, td_memo_epoch(pl->memo), found);
 		return found;
 	}
 	pl->st.stacks_named++;
@@ -150,7 +163,10 @@ static const struct td_memo_stack *kernel_frames(struct td_pipeline *pl, const s
 		name_kernel(pl, &pl->kframes[i], ips->ips[i]);
 		own->named += pl->kframes[i].symbol != NULL;
 	}
-	return keep_named(pl, &key, true, own);
+	found = keep_named(pl, &key, true, own);
+	if (shared && found != own)
+		td_kstack_slot_set(ips->ips, td_memo_epoch(pl->memo), found);
+	return found;
 }
 
 /*
@@ -299,7 +315,7 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 		nk = nu = 0;
 	}
 	if (nk) {
-		ks = kernel_frames(pl, &ev->kstack, nk, &kown);
+		ks = kernel_frames(pl, ev, nk, &kown);
 		pl->st.kframes_named += ks->named;
 		res.kframes = ks->frames;
 		res.kstack_id = ks->id;

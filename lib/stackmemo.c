@@ -23,6 +23,7 @@ struct entry {
 struct td_memo {
 	struct htab tab;
 	unsigned int max_frames;
+	uint64_t epoch;
 	struct td_memo_stats st;
 };
 
@@ -37,19 +38,25 @@ static uint64_t next_id(void)
 	return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
 }
 
-/* The stamp is not hashed: a stale entry is found, then replaced. */
+/* Epochs, as ids, are the process's: a tag of one memo never matches another's. */
+static uint64_t next_epoch(void)
+{
+	static uint64_t last;
+
+	return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * The stamp is not hashed: a stale entry is found, then replaced. Nor is
+ * the file identity: the hash only picks a chain, same_key() decides, and
+ * the same IPs of one process in other files are rare (an exec at the same
+ * addresses); the files would triple the work of every lookup.
+ */
 static uint64_t key_hash(const struct td_memo_key *k)
 {
 	uint64_t h = htab_hash_u64(HTAB_SEED, ((uint64_t)k->kind << 32) | (uint32_t)k->pid);
-	unsigned int i;
 
-	h = htab_hash_u64(h, k->nr);
-	for (i = 0; i < k->nr; i++)
-		h = htab_hash_u64(h, k->ips[i]);
-	for (i = 0; k->files && i < k->nr; i++)
-		h = htab_hash_u64(htab_hash_u64(h, k->files[i].offset),
-				  (uint64_t)k->files[i].kind << 32 | k->files[i].id);
-	return h;
+	return htab_hash_u64s(h, k->ips, k->nr);
 }
 
 static bool same_key(const struct entry *e, const struct td_memo_key *k)
@@ -71,6 +78,7 @@ struct td_memo *td_memo_new(unsigned int max_frames)
 		return NULL;
 	}
 	m->max_frames = max_frames ? max_frames : TD_MEMO_MAX_FRAMES;
+	m->epoch = next_epoch();
 	return m;
 }
 
@@ -116,6 +124,7 @@ const struct td_memo_stack *td_memo_find(struct td_memo *m, const struct td_memo
 static void drop(struct td_memo *m, struct entry *e)
 {
 	htab_del(&m->tab, &e->node);
+	m->epoch = next_epoch();
 	m->st.stacks--;
 	m->st.frames -= e->pub.nr;
 	free(e);
@@ -124,6 +133,7 @@ static void drop(struct td_memo *m, struct entry *e)
 static void reset(struct td_memo *m)
 {
 	htab_destroy(&m->tab, free_entry);
+	m->epoch = next_epoch();
 	m->st.stacks = m->st.frames = 0;
 	m->st.resets++;
 	/* Failing here leaves an empty table of zero buckets: adds then fail. */
@@ -188,4 +198,9 @@ const struct td_memo_stack *td_memo_add(struct td_memo *m, const struct td_memo_
 void td_memo_get_stats(const struct td_memo *m, struct td_memo_stats *st)
 {
 	*st = m->st;
+}
+
+uint64_t td_memo_epoch(const struct td_memo *m)
+{
+	return m->epoch;
 }

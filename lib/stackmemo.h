@@ -88,4 +88,13 @@ const struct td_memo_stack *td_memo_add(struct td_memo *m, const struct td_memo_
 
 void td_memo_get_stats(const struct td_memo *m, struct td_memo_stats *st);
 
+/*
+ * Nonzero, unique in the process, and changed whenever a stack this memo
+ * handed out may have gone (a stale entry replaced, a reset): a caller
+ * that keeps handed-out stacks of its own, keyed by something cheaper than
+ * the key, keeps them tagged with the epoch and trusts only those whose
+ * tag is still the epoch.
+ */
+uint64_t td_memo_epoch(const struct td_memo *m);
+
 #endif /* TD_LIB_STACKMEMO_H */

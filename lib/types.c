@@ -57,7 +57,7 @@ int td_ips_copy(struct td_ips *dst, const uint64_t *ips, unsigned int nr)
  * Storage allocated with the record, right after it: used only while the
  * pointer still points there (the owner may have replaced it).
  */
-#define TD_ALLOC_INLINE	0x1	/* (0x2 is TD_ALLOC_KSTACK_SHARED, kstack.h) */
+#define TD_ALLOC_INLINE	0x1	/* (0x2, 0x4: TD_ALLOC_KSTACK_*, kstack.h) */
 
 static inline void *inline_area(void *rec, size_t rec_size)
 {
@@ -96,7 +96,7 @@ void td_event_free(struct td_event *ev)
 		free(ev->raw);
 	if (ev->alloc_flags & TD_ALLOC_KSTACK_SHARED)
 		td_kstack_put(ev);
-	else
+	else if (!(ev->alloc_flags & TD_ALLOC_KSTACK_BORROWED))
 		td_ips_free(&ev->kstack);
 	td_ips_free(&ev->inplace_stack);
 	free(ev);

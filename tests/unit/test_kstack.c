@@ -4,7 +4,8 @@
  * one copy, different ones do not, an event freed before or after the
  * table leaves the others' stacks intact (ASan and LeakSanitizer in the
  * unit-asan build check the counting), a full table starts again without
- * touching stacks events hold, an empty stack is no stack.
+ * touching stacks events hold, an empty stack is no stack; a block's
+ * slot gives back what was set only under the tag it was set with.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -102,12 +103,60 @@ static void test_empty(void **state)
 	td_kstacks_free(ks);
 }
 
+static void test_slot(void **state)
+{
+	struct td_kstacks *ks = td_kstacks_new(0);
+	struct td_event *e1 = td_event_new(), *e2 = td_event_new(), *e3 = td_event_new();
+	struct td_event unpacked = { 0 };
+	uint8_t la[sizeof(a)], lb[sizeof(b)];
+	int v1, v2;
+
+	(void)state;
+	le_ips(la, a, 3);
+	le_ips(lb, b, 3);
+	assert_int_equal(td_kstacks_get(ks, e1, la, 3), 0);
+	assert_int_equal(td_kstacks_get(ks, e2, la, 3), 0);
+	assert_int_equal(td_kstacks_get(ks, e3, lb, 3), 0);
+	assert_true(td_kstack_is_shared(e1));
+	/* A fresh block holds nothing, under any tag. */
+	assert_null(td_kstack_slot_get(e1->kstack.ips, 1));
+	assert_null(td_kstack_slot_get(e1->kstack.ips, 0));
+	td_kstack_slot_set(e1->kstack.ips, 7, &v1);
+	/* One block for the stack: the other event of it finds the value. */
+	assert_ptr_equal(td_kstack_slot_get(e2->kstack.ips, 7), &v1);
+	assert_null(td_kstack_slot_get(e2->kstack.ips, 8));
+	assert_null(td_kstack_slot_get(e3->kstack.ips, 7));
+	td_kstack_slot_set(e3->kstack.ips, 7, &v2);
+	assert_ptr_equal(td_kstack_slot_get(e3->kstack.ips, 7), &v2);
+	assert_ptr_equal(td_kstack_slot_get(e1->kstack.ips, 7), &v1);
+	/* Tag 0 is the empty slot's: never a match. */
+	td_kstack_slot_set(e1->kstack.ips, 0, &v1);
+	assert_null(td_kstack_slot_get(e1->kstack.ips, 0));
+
+	/* An event that borrows a block is shared too, and frees no IPs. */
+	unpacked.kstack = e2->kstack;
+	unpacked.alloc_flags = TD_ALLOC_KSTACK_BORROWED;
+	assert_true(td_kstack_is_shared(&unpacked));
+	td_event_free(e1);
+	td_event_free(e2);
+	unpacked.kstack.ips = NULL;
+	assert_false(td_kstack_is_shared(&unpacked));
+	/* Its own copy is not a block. */
+	assert_int_equal(td_ips_copy(&unpacked.kstack, a, 3), 0);
+	unpacked.alloc_flags = 0;
+	assert_false(td_kstack_is_shared(&unpacked));
+	td_ips_free(&unpacked.kstack);
+	td_event_free(e3);
+	td_kstacks_free(ks);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shared),
 		cmocka_unit_test(test_full_table),
 		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_slot),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

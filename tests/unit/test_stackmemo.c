@@ -6,7 +6,8 @@
  * else gives a new one; kind, process, IPs and
  * file identity each tell stacks apart; the frame bound empties the table
  * rather than growing past it, and a stack larger than the bound is not
- * kept; ids are never reused, not even by another memo.
+ * kept; ids are never reused, not even by another memo; the epoch moves
+ * whenever a stack handed out may have gone, and only then.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -171,6 +172,41 @@ static void test_bound(void **state)
 	td_memo_free(m);
 }
 
+static void test_epoch(void **state)
+{
+	struct td_memo *m = td_memo_new(5), *other = td_memo_new(0);
+	struct td_memo_key k1 = key(TD_MEMO_UMAPS, 1, 5), k2 = key(TD_MEMO_UMAPS, 2, 5);
+	struct td_frame renamed[3];
+	uint64_t e0, e;
+
+	(void)state;
+	assert_non_null(m);
+	assert_non_null(other);
+	e0 = td_memo_epoch(m);
+	assert_int_not_equal(e0, 0);
+	assert_int_not_equal(td_memo_epoch(other), e0);
+	/* Adding, finding, renaming the same: nothing handed out goes. */
+	assert_non_null(td_memo_add(m, &k1, frames, 0, 0, 0));
+	assert_non_null(td_memo_find(m, &k1));
+	k1.stamp = 6;
+	assert_null(td_memo_find(m, &k1));
+	assert_non_null(td_memo_add(m, &k1, frames, 0, 0, 0));
+	assert_int_equal(td_memo_epoch(m), e0);
+	/* Renamed to other frames: the old entry goes. */
+	memcpy(renamed, frames, sizeof(renamed));
+	renamed[2].symbol = "a";
+	k1.stamp = 7;
+	assert_non_null(td_memo_add(m, &k1, renamed, 0, 0, 0));
+	e = td_memo_epoch(m);
+	assert_int_not_equal(e, e0);
+	/* Past the bound: everything goes. */
+	assert_non_null(td_memo_add(m, &k2, frames, 0, 0, 0));
+	assert_int_not_equal(td_memo_epoch(m), e);
+	assert_int_not_equal(td_memo_epoch(m), td_memo_epoch(other));
+	td_memo_free(m);
+	td_memo_free(other);
+}
+
 static void test_ids_never_reused(void **state)
 {
 	struct td_memo *m1 = td_memo_new(3), *m2 = td_memo_new(0);
@@ -202,6 +238,7 @@ int main(void)
 		cmocka_unit_test(test_keys_apart),
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_ids_never_reused),
+		cmocka_unit_test(test_epoch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

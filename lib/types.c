@@ -58,15 +58,88 @@ int td_ips_copy(struct td_ips *dst, const uint64_t *ips, unsigned int nr)
  * pointer still points there (the owner may have replaced it).
  */
 #define TD_ALLOC_INLINE	0x1	/* (0x2, 0x4: TD_ALLOC_KSTACK_*, kstack.h) */
+#define TD_ALLOC_BLOCK	0x8	/* from block_alloc(): its size is the class of its length */
 
 static inline void *inline_area(void *rec, size_t rec_size)
 {
 	return (char *)rec + ((rec_size + 15) & ~(size_t)15);
 }
 
+/*
+ * Blocks of events and stacks, kept for the next ones: the parser makes a
+ * td_event per event and a td_ustack per stack record, and they are freed
+ * soon after, often in bursts (stacks expire together) that overflow
+ * malloc's per-thread cache, whose slow path cost more than the rest of
+ * the stitching. Per thread, so nothing is shared. A block of class k has
+ * room for k * RECYCLE_GRAIN bytes: allocations are rounded up to their
+ * class, and a block is marked TD_ALLOC_BLOCK; freed, it goes back to the
+ * class of the length its record says (never more than it was made for).
+ * Bounded by RECYCLE_MAX_BYTES per thread; what a thread keeps when it
+ * ends is not returned (the library's users parse in one thread). Off
+ * under AddressSanitizer, which could not see a use after free of a block
+ * kept here.
+ */
+#define RECYCLE_GRAIN		64
+#define RECYCLE_CLASSES		16		/* blocks of 64 bytes to 1 KiB */
+#if defined(__SANITIZE_ADDRESS__)
+#define RECYCLE_MAX_BYTES	0u
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RECYCLE_MAX_BYTES	0u
+#endif
+#endif
+#ifndef RECYCLE_MAX_BYTES
+#define RECYCLE_MAX_BYTES	(1u << 20)
+#endif
+
+struct recycled {
+	struct recycled *next;
+};
+
+static __thread struct {
+	struct recycled *head[RECYCLE_CLASSES + 1];
+	size_t bytes;
+} bin;
+
+static void *block_alloc(size_t len)
+{
+	size_t k = (len + RECYCLE_GRAIN - 1) / RECYCLE_GRAIN;
+	struct recycled *b;
+
+	if (k > RECYCLE_CLASSES)
+		return malloc(len);
+	b = bin.head[k];
+	if (!b)
+		return malloc(k * RECYCLE_GRAIN);
+	bin.head[k] = b->next;
+	bin.bytes -= k * RECYCLE_GRAIN;
+	return b;
+}
+
+/* @p came from block_alloc(len) or block_alloc() of more. */
+static void block_free(void *p, size_t len)
+{
+	size_t k = (len + RECYCLE_GRAIN - 1) / RECYCLE_GRAIN;
+	struct recycled *b = p;
+
+	if (!k || k > RECYCLE_CLASSES || bin.bytes + k * RECYCLE_GRAIN > RECYCLE_MAX_BYTES) {
+		free(p);
+		return;
+	}
+	b->next = bin.head[k];
+	bin.head[k] = b;
+	bin.bytes += k * RECYCLE_GRAIN;
+}
+
 struct td_event *td_event_new(void)
 {
-	return calloc(1, sizeof(struct td_event));
+	struct td_event *ev = block_alloc(sizeof(*ev));
+
+	if (ev) {
+		memset(ev, 0, sizeof(*ev));
+		ev->alloc_flags = TD_ALLOC_BLOCK;
+	}
+	return ev;
 }
 
 struct td_event *td_event_new_raw(size_t raw_size)
@@ -76,35 +149,50 @@ struct td_event *td_event_new_raw(size_t raw_size)
 
 	if (raw_size > INT_MAX)
 		return NULL;
-	ev = malloc(head + raw_size);
+	ev = block_alloc(head + raw_size);
 	if (!ev)
 		return NULL;
 	memset(ev, 0, sizeof(*ev));
+	ev->alloc_flags = TD_ALLOC_BLOCK;
 	if (raw_size) {
 		ev->raw = inline_area(ev, sizeof(*ev));
 		ev->raw_size = (int)raw_size;
-		ev->alloc_flags = TD_ALLOC_INLINE;
+		ev->alloc_flags |= TD_ALLOC_INLINE;
 	}
 	return ev;
 }
 
 void td_event_free(struct td_event *ev)
 {
+	/* Made for itself, and with its raw inline for that too. */
+	size_t len = sizeof(*ev);
+
 	if (!ev)
 		return;
 	if (!(ev->alloc_flags & TD_ALLOC_INLINE) || ev->raw != inline_area(ev, sizeof(*ev)))
 		free(ev->raw);
+	else if (ev->raw_size > 0)
+		len = (char *)inline_area(ev, sizeof(*ev)) - (char *)ev + ev->raw_size;
 	if (ev->alloc_flags & TD_ALLOC_KSTACK_SHARED)
 		td_kstack_put(ev);
 	else if (!(ev->alloc_flags & TD_ALLOC_KSTACK_BORROWED))
 		td_ips_free(&ev->kstack);
 	td_ips_free(&ev->inplace_stack);
-	free(ev);
+	if (ev->alloc_flags & TD_ALLOC_BLOCK)
+		block_free(ev, len);
+	else
+		free(ev);
 }
 
 struct td_ustack *td_ustack_new(void)
 {
-	return calloc(1, sizeof(struct td_ustack));
+	struct td_ustack *us = block_alloc(sizeof(*us));
+
+	if (us) {
+		memset(us, 0, sizeof(*us));
+		us->alloc_flags = TD_ALLOC_BLOCK;
+	}
+	return us;
 }
 
 struct td_ustack *td_ustack_new_files(unsigned int nr, bool with_files)
@@ -115,14 +203,15 @@ struct td_ustack *td_ustack_new_files(unsigned int nr, bool with_files)
 
 	if (nr > (SIZE_MAX - head) / per)
 		return NULL;
-	us = malloc(head + (size_t)nr * per);
+	us = block_alloc(head + (size_t)nr * per);
 	if (!us)
 		return NULL;
 	memset(us, 0, sizeof(*us));
+	us->alloc_flags = TD_ALLOC_BLOCK;
 	if (nr) {
 		us->ips.ips = inline_area(us, sizeof(*us));
 		us->ips.nr = nr;
-		us->alloc_flags = TD_ALLOC_INLINE;
+		us->alloc_flags |= TD_ALLOC_INLINE;
 		/* 8-byte IPs keep the entries after them 8-byte aligned. */
 		if (with_files)
 			us->files = (struct td_ufile *)(us->ips.ips + nr);
@@ -137,11 +226,22 @@ struct td_ustack *td_ustack_new_ips(unsigned int nr)
 
 void td_ustack_free(struct td_ustack *us)
 {
+	size_t len = sizeof(*us);
+
 	if (!us)
 		return;
-	if (!(us->alloc_flags & TD_ALLOC_INLINE) || us->ips.ips != inline_area(us, sizeof(*us)))
+	if (!(us->alloc_flags & TD_ALLOC_INLINE) || us->ips.ips != inline_area(us, sizeof(*us))) {
 		td_ips_free(&us->ips);
-	/* Only ever allocated with the stack. */
+	} else {
+		len = (char *)inline_area(us, sizeof(*us)) - (char *)us +
+		      us->ips.nr * sizeof(*us->ips.ips);
+		/* Allocated with the stack, right after its IPs. */
+		if (us->files == (struct td_ufile *)(us->ips.ips + us->ips.nr))
+			len += us->ips.nr * sizeof(*us->files);
+	}
 	us->files = NULL;
-	free(us);
+	if (us->alloc_flags & TD_ALLOC_BLOCK)
+		block_free(us, len);
+	else
+		free(us);
 }

@@ -2,13 +2,13 @@
 /*
  * Shared kernel stacks (see kstack.h).
  */
-#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "htab.h"
 #include "kstack.h"
+#include "le.h"
 
 struct kblock {
 	struct hnode node;
@@ -97,12 +97,8 @@ int td_kstacks_get(struct td_kstacks *ks, struct td_event *ev, const uint8_t *le
 		ks->buf = n;
 		ks->cap = nr;
 	}
-	for (i = 0; i < nr; i++) {
-		uint64_t v;
-
-		memcpy(&v, le + 8 * i, sizeof(v));
-		ks->buf[i] = le64toh(v);
-	}
+	for (i = 0; i < nr; i++)
+		ks->buf[i] = td_get_le64(le + 8 * i);
 	hash = htab_hash_u64s(HTAB_SEED, ks->buf, nr);
 	ks->st.lookups++;
 	b = lookup(ks, ks->buf, nr, hash);

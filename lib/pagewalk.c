@@ -9,23 +9,14 @@
  * 30 a time extend (the next word holds the delta's bits above 27);
  * 31 an absolute time stamp (the same, its top 5 bits taken from the clock).
  */
-#include <endian.h>
-#include <string.h>
 
 #include <trace-defer/ringbuf.h>
 
+#include "le.h"
 #include "pagewalk.h"
 
 #define TS_SHIFT	27
 #define TS_MSB		(0xf8ULL << 56)		/* what an absolute time stamp leaves out */
-
-static inline uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
-}
 
 void td_pagewalk_start(struct td_pagewalk *w, const void *events, unsigned int len, uint64_t ts)
 {
@@ -42,7 +33,7 @@ bool td_pagewalk_next(struct td_pagewalk *w, uint64_t *ts, const uint8_t **data,
 		left = w->len - w->off;
 		if (left < 4)
 			goto bad;
-		hdr = get32(w->d + w->off);
+		hdr = td_get_le32(w->d + w->off);
 		type = hdr & 31;
 		delta = hdr >> 5;
 		if (type == TD_RB_TYPE_PADDING && !delta) {
@@ -53,7 +44,7 @@ bool td_pagewalk_next(struct td_pagewalk *w, uint64_t *ts, const uint8_t **data,
 		if (type == 0 || type > 28) {
 			if (left < 8)
 				goto bad;
-			a0 = get32(w->d + w->off + 4);
+			a0 = td_get_le32(w->d + w->off + 4);
 		}
 		switch (type) {
 		case TD_RB_TYPE_TIME_EXTEND:

@@ -13,7 +13,6 @@
  * attached on the way. Per event id the parser keeps what it needs to check
  * a record (fixed size, dynamic fields) in a table filled on first sight.
  */
-#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include <trace-defer/ringbuf.h>
 
 #include "kstack.h"
+#include "le.h"
 #include "pagewalk.h"
 
 #define DEFAULT_HOLD_NS		(10ULL * 1000 * 1000)
@@ -84,30 +84,6 @@ struct td_parser {
 	struct td_parser_stats stats;
 	struct held held[];
 };
-
-static inline uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le16toh(v);
-}
-
-static inline uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
-}
-
-static inline uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
 
 /* ---- set-up: event ids and field handles, looked up once ---- */
 
@@ -359,7 +335,7 @@ static struct evinfo *lookup_info(struct td_parser *p, struct tep_record *rec, b
 	unsigned int id, n;
 
 	*unknown = false;
-	id = get16((const uint8_t *)rec->data + p->type_off);
+	id = td_get_le16((const uint8_t *)rec->data + p->type_off);
 	if (id < p->nr_info && p->info[id])
 		return p->info[id];
 
@@ -397,13 +373,13 @@ static int read_field(const struct tep_format_field *f, const void *data, uint64
 		*val = *p;
 		return 0;
 	case 2:
-		*val = get16(p);
+		*val = td_get_le16(p);
 		return 0;
 	case 4:
-		*val = get32(p);
+		*val = td_get_le32(p);
 		return 0;
 	case 8:
-		*val = get64(p);
+		*val = td_get_le64(p);
 		return 0;
 	default:
 		return -1;
@@ -445,7 +421,7 @@ static int copy_ips(struct td_ips *ips, const uint8_t *src, unsigned int nr)
 	if (!ips->ips)
 		return -ENOMEM;
 	for (i = 0; i < nr; i++)
-		ips->ips[i] = get64(src + 8 * i);
+		ips->ips[i] = td_get_le64(src + 8 * i);
 	ips->nr = nr;
 	return 0;
 }
@@ -560,7 +536,7 @@ static int on_ustack(struct td_parser *p, struct held *h, int tid, const uint8_t
 	}
 	/* Unused slots are 0 (older kernels ended the list with -1). */
 	for (nr = 0; nr < USTACK_ENTRIES; nr++) {
-		uint64_t ip = get64(caller + 8 * nr);
+		uint64_t ip = td_get_le64(caller + 8 * nr);
 
 		if (!ip || ip == UINT64_MAX)
 			break;
@@ -628,7 +604,7 @@ static int on_unwind(struct td_parser *p, int cpu, int tid, uint64_t ts, const u
 	if (!us)
 		return -ENOMEM;
 	for (i = 0; i < us->ips.nr; i++)
-		us->ips.ips[i] = get64(data + off + 8 * i);
+		us->ips.ips[i] = td_get_le64(data + off + 8 * i);
 	if (p->uw.has_files && td_ustack_decode_files(&p->uw, data, size, us->ips.ips,
 						      us->ips.nr, us->files))
 		p->stats.bad_file_info++;
@@ -678,7 +654,7 @@ static int parse_record(struct td_parser *p, int cpu, uint64_t ts, void *data, i
 		p->stats.bad_records++;
 		return 0;
 	}
-	tid = (int32_t)get32((const uint8_t *)data + p->pid_off);
+	tid = (int32_t)td_get_le32((const uint8_t *)data + p->pid_off);
 
 	switch (info->kind) {
 	case K_KSTACK:
@@ -730,7 +706,7 @@ int td_parser_page(struct td_parser *p, int cpu, void *page, int size)
 	if (!p || !page || cpu < 0 || cpu >= p->nr_cpus || size < (int)hdr)
 		return -EINVAL;
 	p->stats.pages++;
-	word = get64(buf + 8);
+	word = td_get_le64(buf + 8);
 	commit = word & TD_PAGE_COMMIT_MASK;
 	limit = size - hdr;
 	if (commit <= limit)
@@ -741,7 +717,7 @@ int td_parser_page(struct td_parser *p, int cpu, void *page, int size)
 		p->stats.missed_pages++;
 		hand_on(p, &p->held[cpu]);
 	}
-	td_pagewalk_start(&w, buf + hdr, limit, get64(buf));
+	td_pagewalk_start(&w, buf + hdr, limit, td_get_le64(buf));
 	while (td_pagewalk_next(&w, &ts, &data, &len)) {
 		err = parse_record(p, cpu, ts, (void *)data, (int)len);
 		if (err)
@@ -756,7 +732,7 @@ int td_parser_page(struct td_parser *p, int cpu, void *page, int size)
 		hand_on(p, &p->held[cpu]);
 	} else if ((word & TD_PAGE_MISSED_EVENTS) && (word & TD_PAGE_MISSED_STORED) &&
 		   hdr + commit + 8 <= (unsigned int)size) {
-		p->stats.missed_events += get64(buf + hdr + commit);
+		p->stats.missed_events += td_get_le64(buf + hdr + commit);
 	}
 	return ret ? ret : n;
 }

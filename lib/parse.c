@@ -751,6 +751,17 @@ void td_parser_advance(struct td_parser *p, uint64_t now_ns)
 	}
 }
 
+uint64_t td_parser_held_since(const struct td_parser *p)
+{
+	uint64_t oldest = UINT64_MAX;
+	int cpu;
+
+	for (cpu = 0; cpu < p->nr_cpus; cpu++)
+		if (p->held[cpu].ev && p->held[cpu].ev->ts < oldest)
+			oldest = p->held[cpu].ev->ts;
+	return oldest;
+}
+
 void td_parser_flush(struct td_parser *p)
 {
 	int cpu;

@@ -389,6 +389,8 @@ static int setup_stitcher(struct td_pipeline *pl)
 		sc.max_wait_ns = c->max_wait_ns;
 	if (c->stack_keep_ns)
 		sc.stack_keep_ns = c->stack_keep_ns;
+	if (c->settle_margin_ns)
+		sc.settle_margin_ns = c->settle_margin_ns;
 	pl->stitcher = td_stitch_new(&sc, resolve, pl);
 	return pl->stitcher ? 0 : -ENOMEM;
 }
@@ -506,9 +508,15 @@ int td_pipeline_record(struct td_pipeline *pl, int cpu, struct tep_record *rec)
 
 void td_pipeline_advance(struct td_pipeline *pl, uint64_t trace_ns)
 {
+	uint64_t held;
+
 	td_parser_advance(pl->parser, trace_ns);
-	if (pl->stitcher)
-		td_stitch_advance(pl->stitcher, trace_ns);
+	if (!pl->stitcher)
+		return;
+	td_stitch_advance(pl->stitcher, trace_ns);
+	/* Events the parser still holds have not reached the stitcher. */
+	held = td_parser_held_since(pl->parser);
+	td_stitch_settle(pl->stitcher, held < trace_ns ? held : trace_ns);
 }
 
 void td_pipeline_flush(struct td_pipeline *pl)

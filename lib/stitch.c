@@ -105,6 +105,7 @@ struct td_stitcher {
 	uint32_t shead, stail;		/* all kept stacks */
 
 	uint64_t now;
+	uint64_t fed;			/* td_stitch_settle()'s latest */
 	uint64_t next_seq;
 	struct td_stitch_stats stats;
 };
@@ -448,6 +449,7 @@ void td_stitch_config_default(struct td_stitch_config *cfg)
 	cfg->max_stacks = 1 << 16;
 	cfg->max_wait_ns = 2000000000ULL;
 	cfg->stack_keep_ns = 2000000000ULL;
+	cfg->settle_margin_ns = 1000000ULL;
 }
 
 struct td_stitcher *td_stitch_new(const struct td_stitch_config *cfg, td_emit_fn emit_fn,
@@ -471,6 +473,8 @@ struct td_stitcher *td_stitch_new(const struct td_stitch_config *cfg, td_emit_fn
 		st->cfg.max_wait_ns = def.max_wait_ns;
 	if (!st->cfg.stack_keep_ns)
 		st->cfg.stack_keep_ns = def.stack_keep_ns;
+	if (!st->cfg.settle_margin_ns)
+		st->cfg.settle_margin_ns = def.settle_margin_ns;
 	st->emit = emit_fn;
 	st->arg = arg;
 	ipool_init(&st->pending_pool, sizeof(struct pending));
@@ -687,6 +691,19 @@ void td_stitch_advance(struct td_stitcher *st, uint64_t now_ns)
 	while (st->shead && kent(st, st->shead)->us->ts < now_ns &&
 	       now_ns - kent(st, st->shead)->us->ts > st->cfg.stack_keep_ns)
 		stack_expire_oldest(st);
+}
+
+void td_stitch_settle(struct td_stitcher *st, uint64_t fed_ns)
+{
+	if (fed_ns > st->fed)
+		st->fed = fed_ns;
+	if (st->fed <= st->cfg.settle_margin_ns)
+		return;
+	fed_ns = st->fed - st->cfg.settle_margin_ns;
+	while (st->shead && kent(st, st->shead)->us->ts < fed_ns) {
+		st->stats.settled_stacks++;
+		stack_expire_oldest(st);
+	}
 }
 
 void td_stitch_flush(struct td_stitcher *st)

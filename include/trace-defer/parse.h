@@ -100,6 +100,8 @@ int td_parser_record(struct td_parser *p, int cpu, struct tep_record *rec);
 void td_parser_advance(struct td_parser *p, uint64_t now_ns);
 /* End of input: hand on everything held (td_stitch_flush() is the caller's). */
 void td_parser_flush(struct td_parser *p);
+/* The timestamp of the oldest event held now, UINT64_MAX when none is. */
+uint64_t td_parser_held_since(const struct td_parser *p);
 
 void td_parser_get_stats(const struct td_parser *p, struct td_parser_stats *stats);
 

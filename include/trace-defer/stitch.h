@@ -20,7 +20,12 @@
  *
  * A (tid, cookie) pair matches only if the two records' timestamps are at
  * most max_wait_ns apart. A stack stays available to late events for
- * stack_keep_ns of trace time after its own timestamp, then it is dropped.
+ * stack_keep_ns of trace time after its own timestamp, then it is dropped;
+ * sooner, once the caller says that every event older than the stack (by
+ * more than settle_margin_ns) has been fed, td_stitch_settle(): the kernel
+ * writes a user stack when its task goes back to user space, after every
+ * event of that kernel entry, so no event can ask for it any more. Kept
+ * stacks are what the stitcher touches most; fewer of them, fewer misses.
  *
  * Cost: every operation is O(1) amortized (a hash table on (tid, cookie)
  * and arrival-ordered lists for eviction and expiry). Events without a
@@ -48,6 +53,11 @@ struct td_stitch_config {
 	size_t max_stacks;		/* default 1 << 16: stacks kept for late events */
 	uint64_t max_wait_ns;		/* default 2 s: how long an event waits for its stack */
 	uint64_t stack_keep_ns;		/* default 2 s: how long a stack waits for late events */
+	/*
+	 * Added after the first version: default 1 ms, how far the clocks of
+	 * two CPUs may disagree (td_stitch_settle()).
+	 */
+	uint64_t settle_margin_ns;
 };
 
 /* Fills cfg with the defaults above. */
@@ -93,6 +103,8 @@ struct td_stitch_stats {
 	 */
 	size_t packed_bodies;
 	size_t packed_bytes;
+	/* Stacks dropped by td_stitch_settle() (used or not; orphans counted too). */
+	uint64_t settled_stacks;
 };
 
 struct td_stitcher;
@@ -123,6 +135,14 @@ void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us);
  * a smaller @now_ns than before is ignored.
  */
 void td_stitch_advance(struct td_stitcher *st, uint64_t now_ns);
+/*
+ * Every event with a timestamp before @fed_ns has been fed (the caller has
+ * read every CPU that far, and holds back none of those events itself):
+ * drop the stacks older than @fed_ns - settle_margin_ns, whose kernel
+ * entries can have no event left to come. Never emits. Time never goes
+ * back: a smaller @fed_ns than before is ignored.
+ */
+void td_stitch_settle(struct td_stitcher *st, uint64_t fed_ns);
 /* End of input: emit every pending event as TD_USER_LOST, drop stacks. */
 void td_stitch_flush(struct td_stitcher *st);
 

@@ -329,6 +329,59 @@ static void test_live_names_this_process(void **state)
  * covered is named again every time (the miss may be a new mapping the
  * maps will show later). no_memo: every frame named every time, no ids.
  */
+/*
+ * A stack is dropped once every event older than it has reached the
+ * stitcher, not before: an event the parser still holds (it waits for the
+ * records that follow it on its CPU) has not, however far the CPUs were
+ * read.
+ */
+static void test_settle_after_held(void **state)
+{
+	struct tep_handle *tep = make_tep();
+	struct td_pipeline *pl = make(tep, TD_PIPE_ALL);
+	const uint64_t ms = 1000000, t0 = 100 * ms, cookie = 0x100000001ULL;
+	static uint8_t page[TD_PAGE_SIZE];
+	struct td_pipeline_stats st;
+	struct seen s = { 0 };
+	struct td_pagegen pg;
+	uint8_t rec[256];
+
+	(void)state;
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	/* The event, its kernel stack and cookie, last on CPU 0: held. */
+	td_pagegen_start(&pg, page, sizeof(page), t0);
+	assert_int_equal(td_pagegen_add(&pg, t0, rec,
+					rec_switch(rec, "worker", TID, "swapper/0", 0)), 0);
+	assert_int_equal(td_pagegen_add(&pg, t0 + 1, rec, rec_kstack(rec, TID, kips, NR_KIPS)), 0);
+	assert_int_equal(td_pagegen_add(&pg, t0 + 2, rec, rec_cookie(rec, TID, cookie)), 0);
+	td_pagegen_finish(&pg, false, 0);
+	assert_true(td_pipeline_page(pl, 0, page, sizeof(page)) >= 3);
+	/* Its stack, 1 ms later on CPU 1. */
+	td_pagegen_start(&pg, page, sizeof(page), t0 + ms);
+	assert_int_equal(td_pagegen_add(&pg, t0 + ms, rec, rec_unwind(rec, TID, cookie, uips, 4)),
+			 0);
+	td_pagegen_finish(&pg, false, 0);
+	assert_true(td_pipeline_page(pl, 1, page, sizeof(page)) >= 1);
+
+	/* Read 5 ms past the stack: the event is still held (10 ms), the stack stays. */
+	td_pipeline_advance(pl, t0 + 6 * ms);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(s.calls, 0);
+	assert_int_equal(st.stitch.pending_stacks, 1);
+	assert_int_equal(st.stitch.settled_stacks, 0);
+	/* Past the hold: the event goes on, finds its stack; then the stack settles. */
+	td_pipeline_advance(pl, t0 + 11 * ms);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(s.calls, 1);
+	assert_int_equal(s.status, TD_STITCHED);
+	assert_int_equal(s.u0, uips[0]);
+	assert_int_equal(st.stitch.late_events, 1);
+	assert_int_equal(st.stitch.pending_stacks, 0);
+	assert_int_equal(st.stitch.settled_stacks, 1);
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
 static void test_named_once(void **state)
 {
 	struct tep_handle *tep = make_tep();
@@ -482,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_live_names_this_process),
 		cmocka_unit_test(test_library_sinks),
 		cmocka_unit_test(test_named_once),
+		cmocka_unit_test(test_settle_after_held),
 		cmocka_unit_test(test_bad_config),
 	};
 

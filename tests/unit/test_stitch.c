@@ -2,8 +2,9 @@
 /*
  * Unit tests for the stitcher (lib/stitch.c): order independence, shared
  * cookies, cookie counter wrap, lost and failed stacks, statuses, bounds,
- * flush, a randomized run checked against the records' own keys, and
- * waiting events packed and unpacked field by field.
+ * flush, a randomized run checked against the records' own keys,
+ * waiting events packed and unpacked field by field, and stacks dropped
+ * once every event older than them has been fed (settle).
  */
 #include <endian.h>
 #include <setjmp.h>
@@ -185,6 +186,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.max_stacks, 1 << 16);
 	assert_int_equal(cfg.max_wait_ns, 2 * SEC);
 	assert_int_equal(cfg.stack_keep_ns, 2 * SEC);
+	assert_int_equal(cfg.settle_margin_ns, 1 * MS);
 	assert_string_equal(td_status_name(TD_STITCHED), "stitched");
 	assert_string_equal(td_status_name(TD_USER_LOST), "user_lost");
 	assert_string_equal(td_status_name(TD_UNWIND_FAILED), "unwind_failed");
@@ -262,6 +264,56 @@ static void test_stack_before_event(void **state)
 	assert_int_equal(r->nr, 2);
 	assert_int_equal(stats(fx).late_events, 1);
 	assert_int_equal(stats(fx).pending_events, 0);
+	fixture_free(fx);
+}
+
+static void test_settle(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+	uint64_t a = cookie(0, 1), b = cookie(0, 2), c = cookie(1, 3);
+	struct td_stitch_stats s;
+
+	/* a: used; b: no event yet; c: 2 ms later. */
+	td_stitch_event(fx->st, event(1, 100, a, 10 * MS, 0));
+	td_stitch_stack(fx->st, stack(100, a, 11 * MS, 0, 3, 0x401000));
+	td_stitch_stack(fx->st, stack(200, b, 12 * MS, 1, 2, 0x402000));
+	td_stitch_stack(fx->st, stack(300, c, 14 * MS, 1, 2, 0x403000));
+	assert_int_equal(stats(fx).pending_stacks, 3);
+
+	/* Fed up to a's time plus the clocks' margin: everything stays. */
+	td_stitch_settle(fx->st, 11 * MS + fx->cfg.settle_margin_ns);
+	assert_int_equal(stats(fx).pending_stacks, 3);
+	/* A late event of b, older than what was fed: still served. */
+	td_stitch_event(fx->st, event(2, 200, b, 11 * MS, 1));
+	assert_int_equal(find(fx, 2)->status, TD_STITCHED);
+
+	/* Fed past a and b by more than the margin: both go, c stays. */
+	td_stitch_settle(fx->st, 13 * MS + fx->cfg.settle_margin_ns + 1);
+	s = stats(fx);
+	assert_int_equal(s.pending_stacks, 1);
+	assert_int_equal(s.settled_stacks, 2);
+	assert_int_equal(s.orphan_stacks, 0);
+	/* Never emits; and time does not go back. */
+	assert_int_equal(fx->log.n, 2);
+	td_stitch_settle(fx->st, 1 * MS);
+	td_stitch_event(fx->st, event(3, 300, c, 13 * MS, 1));
+	assert_int_equal(find(fx, 3)->status, TD_STITCHED);
+
+	/* A stack settled is gone: an event of its key (it could not come) waits. */
+	td_stitch_event(fx->st, event(4, 100, a, 10 * MS + 5, 0));
+	assert_int_equal(stats(fx).pending_events, 1);
+	td_stitch_flush(fx->st);
+	assert_int_equal(find(fx, 4)->status, TD_USER_LOST);
+	s = stats(fx);
+	assert_int_equal(s.settled_stacks, 2);
+	assert_int_equal(s.pending_stacks, 0);
+
+	/* An unused stack settled counts as an orphan, as one expired does. */
+	td_stitch_stack(fx->st, stack(400, cookie(0, 9), 20 * MS, 0, 1, 0x404000));
+	td_stitch_settle(fx->st, 30 * MS);
+	s = stats(fx);
+	assert_int_equal(s.settled_stacks, 3);
+	assert_int_equal(s.orphan_stacks, 1);
 	fixture_free(fx);
 }
 
@@ -1133,6 +1185,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_stack_after_event),
 		cmocka_unit_test(test_stack_before_event),
+		cmocka_unit_test(test_settle),
 		cmocka_unit_test(test_across_cpus),
 		cmocka_unit_test(test_shared_cookie),
 		cmocka_unit_test(test_counter_wrap),

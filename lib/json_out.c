@@ -601,6 +601,7 @@ struct sentry {
 	size_t len;
 	unsigned int nr;
 	bool user;
+	uint64_t id;		/* the pipeline's stack id of these frames, 0: none */
 };
 
 /*
@@ -857,14 +858,25 @@ static struct sentry *stack_slot(struct td_json_writer *t, const struct td_frame
 	return &t->stacks[h >> (64 - SCACHE_BITS)];
 }
 
-/* @t: the writer whose caches to use, NULL for none. */
+/*
+ * @t: the writer whose caches to use, NULL for none. @id: the pipeline's
+ * id of @frames (td_resolved), 0 for none: an id names the same frames for
+ * the life of the process, so a stack with one is found by it alone,
+ * without comparing its frames (a kilobyte and more a stack).
+ */
 static void jw_frames(struct jw *w, struct td_json_writer *t, const struct td_frame *frames,
-		      unsigned int nr, bool user)
+		      unsigned int nr, bool user, uint64_t id)
 {
 	struct sentry *e = NULL;
 	size_t start, len;
 
-	if (t && t->stacks && stack_cacheable(frames, nr)) {
+	if (t && t->stacks && id && stack_cacheable(frames, nr)) {
+		e = &t->stacks[((id << 1 | user) * 0x9e3779b97f4a7c15ULL) >> (64 - SCACHE_BITS)];
+		if (e->id == id && e->user == user && e->nr == nr) {
+			jw_put(w, e->text, e->len);
+			return;
+		}
+	} else if (t && t->stacks && stack_cacheable(frames, nr)) {
 		e = stack_slot(t, frames, nr, user);
 		if (e->nr == nr && e->user == user &&
 		    !memcmp(e->frames, frames, nr * sizeof(*frames))) {
@@ -896,15 +908,16 @@ static void jw_frames(struct jw *w, struct td_json_writer *t, const struct td_fr
 	e->len = len;
 	e->nr = nr;
 	e->user = user;
+	e->id = id;
 }
 
 /* "kernel_stack":[...],"user_stack":[...] */
 static void jw_stacks(struct jw *w, struct td_json_writer *t, const struct td_resolved *r)
 {
 	jw_lit(w, "\"kernel_stack\":");
-	jw_frames(w, t, r->kframes, r->nr_kframes, false);
+	jw_frames(w, t, r->kframes, r->nr_kframes, false, r->kstack_id);
 	jw_lit(w, ",\"user_stack\":");
-	jw_frames(w, t, r->uframes, r->nr_uframes, true);
+	jw_frames(w, t, r->uframes, r->nr_uframes, true, r->ustack_id);
 }
 
 /* ---- interned stacks ---- */

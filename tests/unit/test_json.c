@@ -1205,6 +1205,56 @@ static void test_intern_ids(void **state)
 }
 
 /*
+ * Layout full: a stack with a pipeline id is found in the writer's stack
+ * cache by the id alone (the pipeline never gives one id other frames);
+ * without an id, or under another, by its frames.
+ */
+static void test_full_stack_ids(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c);
+	struct td_frame kf[4], uf[4];
+	struct td_resolved r = {
+		.ev = ev, .status = TD_STITCHED, .cookie = ev->cookie,
+		.event_name = "sched:sched_switch",
+		.kframes = kf, .nr_kframes = 4, .uframes = uf, .nr_uframes = 4,
+		.kstack_id = 31, .ustack_id = 32,
+	};
+	struct td_json_writer *jw = td_json_writer_new(TD_JSON_FULL, 0);
+	char *a, *b, *d, *e, *plain;
+
+	assert_non_null(jw);
+	vouch(kf, kframes, 4, 1);
+	vouch(uf, uframes, 4, 1);
+	a = writer_lines(jw, &r);
+	assert_non_null(strstr(a, "\"__schedule\""));
+	plain = writer_lines(NULL, &r);
+	assert_string_equal(a, plain);
+	free(plain);
+
+	/* Frames other than the id's (never from the pipeline): the id wins. */
+	kf[0].symbol = "renamed";
+	b = writer_lines(jw, &r);
+	assert_string_equal(a, b);
+	/* Without an id, or under a new one: rendered from the frames. */
+	r.kstack_id = 0;
+	d = writer_lines(jw, &r);
+	assert_non_null(strstr(d, "\"renamed\""));
+	r.kstack_id = 33;
+	e = writer_lines(jw, &r);
+	assert_string_equal(d, e);
+	plain = writer_lines(NULL, &r);
+	assert_string_equal(e, plain);
+	free(plain);
+	free(a);
+	free(b);
+	free(d);
+	free(e);
+	td_json_writer_free(jw);
+	td_event_free(ev);
+}
+
+/*
  * Field keys are rendered once per writer, keyed on the name's address:
  * a name changed at the same address (a format freed, its memory given to
  * another) is rendered again, never taken from the cache.
@@ -1694,6 +1744,7 @@ int main(void)
 		cmocka_unit_test(test_frame_cache),
 		cmocka_unit_test(test_intern_shared),
 		cmocka_unit_test(test_intern_ids),
+		cmocka_unit_test(test_full_stack_ids),
 		cmocka_unit_test(test_field_key_cache),
 		cmocka_unit_test(test_intern_files_differ),
 		cmocka_unit_test(test_intern_text_key),

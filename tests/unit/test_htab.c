@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -91,6 +92,48 @@ static void test_hashes(void **state)
 	assert_true(htab_hash_u64(1, 2) != htab_hash_u64(2, 2));
 }
 
+/*
+ * A stack's hash: every value and its place count, in any lane and the
+ * tail; the length too (a stack and the same one cut short); and the low
+ * bits, which pick a bucket, still tell apart IPs that differ only in
+ * their high bits.
+ */
+static void test_hash_u64s(void **state)
+{
+	uint64_t v[12], w[12], h, buckets[64] = { 0 };
+	unsigned int nr, i, used = 0;
+
+	(void)state;
+	for (i = 0; i < 12; i++)
+		v[i] = 0xffffffff81000000ULL + 0x40 * i;
+	for (nr = 1; nr <= 12; nr++) {
+		h = htab_hash_u64s(HTAB_SEED, v, nr);
+		assert_true(h == htab_hash_u64s(HTAB_SEED, v, nr));
+		assert_true(h != htab_hash_u64s(HTAB_SEED, v, nr - 1));
+		assert_true(h != htab_hash_u64s(HTAB_SEED ^ 1, v, nr));
+		for (i = 0; i < nr; i++) {
+			memcpy(w, v, sizeof(v));
+			w[i] ^= 0x10;
+			assert_true(h != htab_hash_u64s(HTAB_SEED, w, nr));
+			if (i + 1 < nr) {
+				memcpy(w, v, sizeof(v));
+				w[i] = v[i + 1];
+				w[i + 1] = v[i];
+				assert_true(h != htab_hash_u64s(HTAB_SEED, w, nr));
+			}
+		}
+	}
+	/* 64 stacks whose last IP differs only above bit 40: spread over 64 buckets. */
+	for (i = 0; i < 64; i++) {
+		memcpy(w, v, sizeof(v));
+		w[7] += (uint64_t)i << 40;
+		buckets[htab_hash_u64s(HTAB_SEED, w, 8) & 63]++;
+	}
+	for (i = 0; i < 64; i++)
+		used += buckets[i] != 0;
+	assert_true(used >= 32);
+}
+
 static bool keep_even(struct hnode *n, void *arg)
 {
 	int *asked = arg;
@@ -135,6 +178,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_collisions_and_growth),
 		cmocka_unit_test(test_hashes),
+		cmocka_unit_test(test_hash_u64s),
 		cmocka_unit_test(test_filter),
 	};
 

@@ -5,7 +5,9 @@
  * table leaves the others' stacks intact (ASan and LeakSanitizer in the
  * unit-asan build check the counting), a full table starts again without
  * touching stacks events hold, an empty stack is no stack; a block's
- * slot gives back what was set only under the tag it was set with.
+ * slot gives back what was set only under the tag it was set with; the
+ * blocks met last are found again without the table, and never once the
+ * table has let them go.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -103,6 +105,50 @@ static void test_empty(void **state)
 	td_kstacks_free(ks);
 }
 
+static void test_recent(void **state)
+{
+	struct td_kstacks *ks = td_kstacks_new(2);
+	struct td_event *ev[4];
+	struct td_kstacks_stats st;
+	uint64_t c[3] = { a[0], 0xffffffff81000077ULL, a[2] };
+	uint8_t la[sizeof(a)], lb[sizeof(b)], lc[sizeof(c)];
+	const uint64_t *first;
+
+	(void)state;
+	le_ips(la, a, 3);
+	le_ips(lb, b, 3);
+	le_ips(lc, c, 3);
+	for (int i = 0; i < 4; i++)
+		ev[i] = td_event_new();
+	assert_int_equal(td_kstacks_get(ks, ev[0], la, 3), 0);
+	first = ev[0]->kstack.ips;
+	/* The same stack again: the same block, found as a hit. */
+	assert_int_equal(td_kstacks_get(ks, ev[1], la, 3), 0);
+	assert_ptr_equal(ev[1]->kstack.ips, first);
+	td_kstacks_get_stats(ks, &st);
+	assert_int_equal(st.hits, 1);
+	assert_int_equal(st.stacks, 1);
+	td_event_free(ev[0]);
+	td_event_free(ev[1]);
+	/* b, then c (same first and last IP as a): the table is full, starts again, a is freed. */
+	assert_int_equal(td_kstacks_get(ks, ev[2], lb, 3), 0);
+	assert_int_equal(td_kstacks_get(ks, ev[3], lc, 3), 0);
+	assert_memory_equal(ev[3]->kstack.ips, c, sizeof(c));
+	td_kstacks_get_stats(ks, &st);
+	assert_int_equal(st.resets, 1);
+	/* a again: a new block (a freed one would be a use after free under ASan). */
+	ev[0] = td_event_new();
+	assert_int_equal(td_kstacks_get(ks, ev[0], la, 3), 0);
+	assert_memory_equal(ev[0]->kstack.ips, a, sizeof(a));
+	td_kstacks_get_stats(ks, &st);
+	assert_int_equal(st.stacks, 4);
+	assert_int_equal(st.hits, 1);
+	td_event_free(ev[0]);
+	td_event_free(ev[2]);
+	td_event_free(ev[3]);
+	td_kstacks_free(ks);
+}
+
 static void test_slot(void **state)
 {
 	struct td_kstacks *ks = td_kstacks_new(0);
@@ -157,6 +203,7 @@ int main(void)
 		cmocka_unit_test(test_full_table),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_slot),
+		cmocka_unit_test(test_recent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -324,22 +324,16 @@ static struct evinfo *make_info(struct td_parser *p, struct tep_event *event)
 	return info;
 }
 
-/*
- * The checks of a record's event id; NULL with *unknown set when the tep
- * has no format for it, NULL alone when out of memory.
- */
-static struct evinfo *lookup_info(struct td_parser *p, struct tep_record *rec, bool *unknown)
+/* First record of event id @id: its checks made and kept. */
+static struct evinfo *add_info(struct td_parser *p, void *data, int size, unsigned int id,
+			       bool *unknown)
 {
+	struct tep_record rec = { .data = data, .size = size, .record_size = size };
 	struct tep_event *event;
 	struct evinfo **grown;
-	unsigned int id, n;
+	unsigned int n;
 
-	*unknown = false;
-	id = td_get_le16((const uint8_t *)rec->data + p->type_off);
-	if (id < p->nr_info && p->info[id])
-		return p->info[id];
-
-	event = tep_find_event_by_record(p->tep, rec);
+	event = tep_find_event_by_record(p->tep, &rec);
 	if (!event) {
 		*unknown = true;
 		return NULL;
@@ -355,6 +349,21 @@ static struct evinfo *lookup_info(struct td_parser *p, struct tep_record *rec, b
 	}
 	p->info[id] = make_info(p, event);
 	return p->info[id];
+}
+
+/*
+ * The checks of a record's event id; NULL with *unknown set when the tep
+ * has no format for it, NULL alone when out of memory.
+ */
+static inline struct evinfo *lookup_info(struct td_parser *p, void *data, int size,
+					 bool *unknown)
+{
+	unsigned int id = td_get_le16((const uint8_t *)data + p->type_off);
+
+	*unknown = false;
+	if (id < p->nr_info && p->info[id])
+		return p->info[id];
+	return add_info(p, data, size, id, unknown);
 }
 
 /*
@@ -625,9 +634,6 @@ static int on_unwind(struct td_parser *p, int cpu, int tid, uint64_t ts, const u
 
 static int parse_record(struct td_parser *p, int cpu, uint64_t ts, void *data, int size)
 {
-	struct tep_record rec = {
-		.ts = ts, .data = data, .size = size, .record_size = size, .cpu = cpu,
-	};
 	struct held *h = &p->held[cpu];
 	struct evinfo *info;
 	bool unknown;
@@ -641,7 +647,7 @@ static int parse_record(struct td_parser *p, int cpu, uint64_t ts, void *data, i
 		p->stats.bad_records++;
 		return 0;
 	}
-	info = lookup_info(p, &rec, &unknown);
+	info = lookup_info(p, data, size, &unknown);
 	if (!info) {
 		/* A record we cannot name still says the held event is complete. */
 		hand_on(p, h);

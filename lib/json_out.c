@@ -121,11 +121,22 @@ static const char dec_pairs[] =
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
-/* Decimal, two digits per step. */
+/* Decimal, two digits per step, written in place (no copy of a temporary). */
 static void jw_u64(struct jw *w, uint64_t v)
 {
-	char tmp[24], *p = tmp + sizeof(tmp);
+	uint64_t t = 10;
+	unsigned int n = 1;
+	char *p;
 
+	/* 20 digits at most: 10^19 is the last power of ten a u64 holds. */
+	while (n < 20 && v >= t) {
+		n++;
+		t *= 10;
+	}
+	if (n > w->cap - w->len && jw_grow(w, n))
+		return;
+	p = w->buf + w->len + n;
+	w->len += n;
 	while (v >= 100) {
 		p -= 2;
 		memcpy(p, dec_pairs + 2 * (v % 100), 2);
@@ -137,7 +148,6 @@ static void jw_u64(struct jw *w, uint64_t v)
 	} else {
 		*--p = (char)('0' + v);
 	}
-	jw_put(w, p, tmp + sizeof(tmp) - p);
 }
 
 static void jw_i64(struct jw *w, int64_t v)

@@ -798,6 +798,41 @@ static char *write_with_id(const struct td_resolved *r, uint64_t id)
 	return write_one(&c);
 }
 
+/* Decimal numbers at every length, 1 to 20 digits, as printf writes them. */
+static void test_decimal(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c);
+	struct td_frame f = { .addr = 0x1000, .symbol = "f" };
+	struct td_resolved r = {
+		.ev = ev, .status = TD_NO_USER, .event_name = "sched:sched_switch",
+		.kframes = &f, .nr_kframes = 1,
+	};
+	uint64_t p10 = 1;
+	char want[48], *text;
+
+	(void)state;
+	for (int digits = 1; digits <= 20; digits++) {
+		const uint64_t vals[] = { p10 - 1, p10, p10 + 1, p10 * 9 / 7 };
+
+		for (unsigned int i = 0; i < 4; i++) {
+			f.sym_offset = vals[i];
+			text = write_one(&r);
+			snprintf(want, sizeof(want), "\"off\":%" PRIu64 ",", vals[i]);
+			if (!strstr(text, want))
+				fail_msg("%s not in %s", want, text);
+			free(text);
+		}
+		if (digits < 20)
+			p10 *= 10;
+	}
+	f.sym_offset = UINT64_MAX;
+	text = write_one(&r);
+	assert_non_null(strstr(text, "\"off\":18446744073709551615,"));
+	free(text);
+	td_event_free(ev);
+}
+
 /*
  * Frames a symbolizer vouches for (strings_id) are cached by the writer: a
  * cached frame must be written exactly as an uncached one, and anything
@@ -1745,6 +1780,7 @@ int main(void)
 		cmocka_unit_test(test_intern_shared),
 		cmocka_unit_test(test_intern_ids),
 		cmocka_unit_test(test_full_stack_ids),
+		cmocka_unit_test(test_decimal),
 		cmocka_unit_test(test_field_key_cache),
 		cmocka_unit_test(test_intern_files_differ),
 		cmocka_unit_test(test_intern_text_key),

@@ -1128,6 +1128,18 @@ static unsigned int write_check(struct td_json_writer *jw, struct reader *rd,
 }
 
 /* A copy of @src with every strings_id set to @id (0: none). */
+/* A stitched sched_switch with 4 kernel and 4 user frames, and stack ids. */
+static struct td_resolved stitched4(struct td_event *ev, struct td_frame *kf,
+				    struct td_frame *uf, uint64_t kid, uint64_t uid)
+{
+	return (struct td_resolved){
+		.ev = ev, .status = TD_STITCHED, .cookie = ev->cookie,
+		.event_name = "sched:sched_switch",
+		.kframes = kf, .nr_kframes = 4, .uframes = uf, .nr_uframes = 4,
+		.kstack_id = kid, .ustack_id = uid,
+	};
+}
+
 static void vouch(struct td_frame *dst, const struct td_frame *src, unsigned int nr, uint64_t id)
 {
 	for (unsigned int i = 0; i < nr; i++) {
@@ -1142,11 +1154,7 @@ static void test_intern_shared(void **state)
 	struct ctx *c = *state;
 	struct td_event *ev = switch_event(c);
 	struct td_frame kf[4], uf[4];
-	struct td_resolved r = {
-		.ev = ev, .status = TD_STITCHED, .cookie = ev->cookie,
-		.event_name = "sched:sched_switch",
-		.kframes = kf, .nr_kframes = 4, .uframes = uf, .nr_uframes = 4,
-	};
+	struct td_resolved r = stitched4(ev, kf, uf, 0, 0);
 	struct td_json_writer *jw;
 	struct reader rd = { 0 };
 	struct json_object *o, *v;
@@ -1202,12 +1210,7 @@ static void test_intern_ids(void **state)
 	struct ctx *c = *state;
 	struct td_event *ev = switch_event(c);
 	struct td_frame kf[4], uf[4];
-	struct td_resolved r = {
-		.ev = ev, .status = TD_STITCHED, .cookie = ev->cookie,
-		.event_name = "sched:sched_switch",
-		.kframes = kf, .nr_kframes = 4, .uframes = uf, .nr_uframes = 4,
-		.kstack_id = 21, .ustack_id = 22,
-	};
+	struct td_resolved r = stitched4(ev, kf, uf, 21, 22);
 	struct td_json_writer *jw = td_json_writer_new(TD_JSON_INTERNED, 0);
 	struct td_json_stats st;
 	struct reader rd = { 0 };
@@ -1249,12 +1252,7 @@ static void test_full_stack_ids(void **state)
 	struct ctx *c = *state;
 	struct td_event *ev = switch_event(c);
 	struct td_frame kf[4], uf[4];
-	struct td_resolved r = {
-		.ev = ev, .status = TD_STITCHED, .cookie = ev->cookie,
-		.event_name = "sched:sched_switch",
-		.kframes = kf, .nr_kframes = 4, .uframes = uf, .nr_uframes = 4,
-		.kstack_id = 31, .ustack_id = 32,
-	};
+	struct td_resolved r = stitched4(ev, kf, uf, 31, 32);
 	struct td_json_writer *jw = td_json_writer_new(TD_JSON_FULL, 0);
 	char *a, *b, *d, *e, *plain;
 
@@ -1679,11 +1677,7 @@ static void test_compact(void **state)
 	struct ctx *c = *state;
 	struct td_event *ev = switch_event(c), none = { .ts = 5, .cpu = 0, .tid = 7, .pid = 7 };
 	struct td_frame kf[4], uf[4];
-	struct td_resolved r = {
-		.ev = ev, .status = TD_STITCHED, .cookie = ev->cookie,
-		.event_name = "sched:sched_switch",
-		.kframes = kf, .nr_kframes = 4, .uframes = uf, .nr_uframes = 4,
-	};
+	struct td_resolved r = stitched4(ev, kf, uf, 0, 0);
 	struct td_resolved r2 = {
 		.ev = &none, .status = TD_NO_USER, .event_name = "test:no_format",
 		.kframes = kf, .nr_kframes = 2,

@@ -184,13 +184,40 @@ def replay(r, work):
 
 
 def live(r, work):
-    rows = load(os.path.join(work, "live.jsonl"), lines=True)
-    if rows:
-        r.out["live"] = live_rows(r, rows, "2. Live on this host", "live")
-    rows = load(os.path.join(work, "vm-live.jsonl"), lines=True)
-    if rows:
-        r.out["vm_live"] = live_rows(r, rows, "2b. Live in the VM (patched kernel, TCG)",
-                                     "vm live")
+    for name, title, where in (("live.jsonl", "2. Live on this host", "live"),
+                               ("vm-live.jsonl", "2b. Live in the VM (patched kernel, TCG)",
+                                "vm live")):
+        rows = load(os.path.join(work, name), lines=True) or []
+        ping = [x for x in rows if x.get("load", "pingpong") == "pingpong"]
+        spawn = [x for x in rows if x.get("load") == "spawn"]
+        key = where.replace(" ", "_")
+        if ping:
+            r.out[key] = live_rows(r, ping, title, where)
+        if spawn:
+            r.out[key + "_spawn"] = spawn_rows(r, spawn, title)
+
+
+def spawn_rows(r, rows, title):
+    """Short-lived processes: a figure, not one of issue 11's targets."""
+    print("\n%s, short-lived processes (bench/progs/spawn.c, one spawner per CPU, "
+          "uncapped, %d s)" % (title, rows[0]["secs"]))
+    w = (8, 11, 11, 8, 10, 9)
+    r.row(("reader", "procs/s", "events/s", "cpu %", "us/event", "overruns"), w)
+    res = {"steps": rows}
+    for x in rows:
+        x["events_per_s"] = x["events"] / x["secs"]
+        x["us_per_event"] = 1e6 * x["cpu_s"] / x["events"] if x["events"] else 0
+        r.row((x["reader"], x.get("processes_per_s", 0), fmt_rate(x["events_per_s"]),
+               "%.1f" % (100.0 * x["cpu_s"] / x["secs"]), "%.2f" % x["us_per_event"],
+               x["overruns"] + x["dropped"]), w)
+    by = {x["reader"]: x for x in rows}
+    p, d = by.get("profiles"), by.get("drain")
+    if p and d and d["us_per_event"]:
+        res["cpu_ratio_profiles_over_drain"] = p["us_per_event"] / d["us_per_event"]
+        print("  always-on configuration / drain loop CPU per event: %.1fx (each process "
+              "is new to the daemon: its pid, its maps, its stacks)"
+              % res["cpu_ratio_profiles_over_drain"])
+    return res
 
 
 def live_rows(r, rows, title, where):

@@ -7,9 +7,11 @@
 #   rbstat     guest side: one traced workload, ring-buffer bytes per event
 #   loadgen    workloads with a deep frame-pointer call chain (built like
 #              the test programs)
+#   spawn      short-lived processes: fork and exec at once, one spawner
+#              per CPU (the live section's second load)
 
 BENCH_DIR	:= $(BUILD)/bench
-BENCH_BINS	:= $(addprefix $(BENCH_DIR)/,replay drain rbstat loadgen)
+BENCH_BINS	:= $(addprefix $(BENCH_DIR)/,replay drain rbstat loadgen spawn)
 BENCH_COMMON	:= $(BUILD)/obj/bench/capgen.o $(BUILD)/obj/bench/addrs.o \
 		   $(BUILD)/obj/bench/tasks.o
 
@@ -32,3 +34,7 @@ $(BENCH_DIR)/rbstat: $(BUILD)/obj/bench/rbstat.o $(BUILD)/obj/bench/rbwalk.o
 $(BENCH_DIR)/loadgen: bench/progs/loadgen.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(PROG_CFLAGS) -o $@ $< -lpthread
+
+$(BENCH_DIR)/spawn: bench/progs/spawn.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(PROG_CFLAGS) -o $@ $<

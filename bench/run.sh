@@ -10,7 +10,7 @@
 #              `trace-cmd report`
 #   2. live    host tracefs, fallback mode (userstacktrace): trace-defer vs a
 #              plain tracefs_cpu_read drain loop (bench/drain.c) under a
-#              pinned ping-pong at rising rates
+#              pinned ping-pong at rising rates, then short-lived processes
 #   3. vm      the patched kernel under QEMU (bench/guest-bench.sh): ring
 #              buffer bytes/event, slowdown and user frames per stack for no
 #              user stacks, in-place and deferred
@@ -19,6 +19,8 @@
 # Environment: BENCH_SECTIONS (default "replay live vm memory"),
 # BENCH_EVENTS (replay events, default 2000000), BENCH_REPEAT (2),
 # BENCH_LIVE_SECS (3), BENCH_LIVE_RATES (round trips/s caps, 0 = none),
+# BENCH_LIVE_LOADS ("pingpong spawn": the capped ping-pong steps, then one
+# uncapped step of short-lived processes, bench/progs/spawn.c),
 # KIMAGE (bzImage to boot instead of `kernel/build.sh patched`),
 # BENCH_VM_ROUNDS (2), BENCH_PROFILE_INTERVAL (the always-on reader's
 # --profile-interval, default 60 as shipped), BENCH_VM_LIVE_SECS (seconds per step of the live
@@ -38,6 +40,7 @@ events=${BENCH_EVENTS:-2000000}
 repeat=${BENCH_REPEAT:-2}
 live_secs=${BENCH_LIVE_SECS:-3}
 live_rates=${BENCH_LIVE_RATES:-10000 25000 50000 100000 0}
+live_loads=${BENCH_LIVE_LOADS:-pingpong spawn}
 vm_rounds=${BENCH_VM_ROUNDS:-2}
 vm_live_secs=${BENCH_VM_LIVE_SECS:-10}
 profile_interval=${BENCH_PROFILE_INTERVAL:-60}
@@ -162,13 +165,24 @@ replay_section() {
 }
 
 # ---- 2. live ------------------------------------------------------------------
-# cpu ticks (utime + stime) of a process
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
-
-live_step() {	# READER RATE
-	local reader=$1 rate=$2 name="td-bench-$$-$1" pid t0 t1 trips over dropped ev i
-	local err=$work/live-$reader-$rate.err hz
+# CPU time of a process in ns, summed over its threads: the scheduler's
+# own count (schedstat) when the kernel keeps it, else utime + stime in
+# clock ticks (10 ms each: too coarse for a reader using a few ms a second).
+cpu_ns() {
+	local hz
+	if [ -r "/proc/$1/schedstat" ]; then
+		cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s}'
+		return
+	fi
 	hz=$(getconf CLK_TCK)
+	awk -v hz="$hz" '{printf "%d\n", ($14 + $15) * 1e9 / hz}' "/proc/$1/stat" 2>/dev/null ||
+		echo 0
+}
+
+live_step() {	# READER RATE [LOAD: pingpong (default) or spawn]
+	local reader=$1 rate=$2 load=${3:-pingpong} name="td-bench-$$-$1" pid t0 t1 trips over
+	local dropped ev i procs=0
+	local err=$work/live-$reader-$load-$rate.err
 	instances+=("$name")
 	if [ "$reader" = daemon ]; then
 		"$BUILD/trace-defer" -i "$name" --run-dir "$work/run" -q -o /dev/null \
@@ -177,7 +191,7 @@ live_step() {	# READER RATE
 		# The shipped always-on configuration: interval profiles (per
 		# minute: the step's one profile is cut at exit), no JSON.
 		"$BUILD/trace-defer" -i "$name" --run-dir "$work/run" -q \
-			--profile-dir "$work/profiles-$rate" --profile-interval "$profile_interval" \
+			--profile-dir "$work/profiles-$load-$rate" --profile-interval "$profile_interval" \
 			--stats-interval 0 2> "$err" &
 	else
 		"$out/drain" -i "$name" $drain_mode 2> "$err" &
@@ -196,10 +210,15 @@ live_step() {	# READER RATE
 		child=
 		return 1
 	fi
-	t0=$(ticks "$pid")
-	trips=$("$BUILD/progs/pingpong" "$live_secs" 0 1 "$rate" |
-		sed -n 's/.*: \([0-9]*\) round.*/\1/p')
-	t1=$(ticks "$pid")
+	t0=$(cpu_ns "$pid")
+	if [ "$load" = spawn ]; then
+		trips=0
+		procs=$("$out/spawn" "$live_secs" 0 1 | sed -n 's/.*: \([0-9]*\) processes.*/\1/p')
+	else
+		trips=$("$BUILD/progs/pingpong" "$live_secs" 0 1 "$rate" |
+			sed -n 's/.*: \([0-9]*\) round.*/\1/p')
+	fi
+	t1=$(cpu_ns "$pid")
 	over=$(cat "$T/instances/$name"/per_cpu/cpu*/stats | awk '/^overrun:/ {s += $2} END {print s + 0}')
 	dropped=$(cat "$T/instances/$name"/per_cpu/cpu*/stats |
 		awk '/^dropped events:/ {s += $3} END {print s + 0}')
@@ -216,15 +235,15 @@ live_step() {	# READER RATE
 	# The always-on reader's output: one gzipped pprof profile per second.
 	local pfiles=0 pbytes=0
 	if [ "$reader" = profiles ]; then
-		read -r pfiles pbytes < <(find "$work/profiles-$rate" -name 'profile-*.pb.gz' \
+		read -r pfiles pbytes < <(find "$work/profiles-$load-$rate" -name 'profile-*.pb.gz' \
 			-printf '%s\n' 2>/dev/null | awk '{ n++; s += $1 } END { print n + 0, s + 0 }')
 	fi
-	printf '{"reader":"%s","mode":"%s","rate_cap":%s,"secs":%s,"round_trips_per_s":%s,"events":%s,"cpu_s":%s,"overruns":%s,"dropped":%s,"profile_files":%s,"profile_bytes":%s,"profile_interval":%s}\n' \
-		"$reader" "$live_mode" "$rate" "$live_secs" \
-		"${trips:-0}" "${ev:-0}" \
-		"$(awk -v a="$t0" -v b="$t1" -v hz="$hz" 'BEGIN {printf "%.3f", (b - a) / hz}')" \
+	printf '{"reader":"%s","mode":"%s","load":"%s","rate_cap":%s,"secs":%s,"round_trips_per_s":%s,"processes_per_s":%s,"events":%s,"cpu_s":%s,"overruns":%s,"dropped":%s,"profile_files":%s,"profile_bytes":%s,"profile_interval":%s}\n' \
+		"$reader" "$live_mode" "$load" "$rate" "$live_secs" \
+		"${trips:-0}" "${procs:-0}" "${ev:-0}" \
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.6f", (b - a) / 1e9}')" \
 		"$over" "$dropped" "$pfiles" "$pbytes" "$profile_interval" >> "$work/live.jsonl"
-	note "live: $reader cap ${rate/#0/none}: ${trips:-?} trips/s, ${ev:-?} events, cpu $(( (t1 - t0) )) ticks, overruns $over"
+	note "live: $reader $load cap ${rate/#0/none}: ${trips:-?} trips/s, ${procs:-?} processes/s, ${ev:-?} events, cpu $(( (t1 - t0) / 1000000 )) ms, overruns $over"
 }
 
 live_section() {
@@ -241,11 +260,19 @@ live_section() {
 	fi
 	mkdir -p "$work/run"
 	: > "$work/live.jsonl"
-	for rate in $live_rates; do
-		for reader in daemon profiles drain; do
-			live_step "$reader" "$rate" || broken=1
+	case " $live_loads " in *" pingpong "*)
+		for rate in $live_rates; do
+			for reader in daemon profiles drain; do
+				live_step "$reader" "$rate" || broken=1
+			done
 		done
-	done
+	esac
+	# Short-lived processes: every one a new pid, gone before it is read.
+	case " $live_loads " in *" spawn "*)
+		for reader in profiles drain; do
+			live_step "$reader" 0 spawn || broken=1
+		done
+	esac
 }
 
 # ---- 3. vm ---------------------------------------------------------------------

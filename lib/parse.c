@@ -29,11 +29,17 @@
 
 #define DEFAULT_HOLD_NS		(10ULL * 1000 * 1000)
 #define USTACK_ENTRIES		8	/* ftrace:user_stack caller[8] */
-#define KNOWN_PIDS		1024	/* direct-mapped cache of pids with a comm */
+/*
+ * Threads' names learned from sched_switch, direct-mapped by tid. Bounded
+ * on purpose: an always-on reader meets every pid the kernel hands out,
+ * and pids are reused. 64Ki slots of 20 bytes (1.25 MiB).
+ */
+#define COMM_SLOTS		(1U << 16)
 
 enum ev_kind {
 	K_OTHER = 0,
 	K_SWITCH,		/* sched:sched_switch: names prev and next */
+	K_EXEC,			/* sched:sched_process_exec: names its task anew */
 	K_KSTACK,		/* ftrace:kernel_stack */
 	K_USTACK,		/* ftrace:user_stack (fallback, in place) */
 	K_COOKIE,		/* ftrace:user_unwind_cookie */
@@ -73,13 +79,18 @@ struct td_parser {
 	struct td_ustack_fields uw;	/* stack and file identity of user_unwind_stack */
 	struct td_filetab *ft;		/* where file records go; NULL: nowhere */
 	struct tep_format_field *sw_prev_comm, *sw_next_comm, *sw_next_pid;
+	struct tep_event *ev_exec;
+	struct tep_format_field *exec_filename;
 
 	struct evinfo **info;		/* by event id, filled on first sight */
 	unsigned int nr_info;
 
 
-	/* pids whose comm the tep already has: saves two bsearches per switch */
-	int known_pid[KNOWN_PIDS];
+	/* the latest name sched_switch gave a tid; see learn_comm() */
+	struct comm_slot {
+		int tid;		/* 0: empty (the idle task is never kept) */
+		char comm[TD_COMM_LEN];
+	} *comms;
 
 	struct td_parser_stats stats;
 	struct held held[];
@@ -136,6 +147,13 @@ static int lookup_events(struct td_parser *p)
 		p->sw_next_pid = field_of(p->ev_switch, "next_pid", 4, 0, &err);
 		if (err)
 			p->ev_switch = NULL;
+	}
+	/* So does sched_process_exec, when traced: the task's new name is its file's. */
+	p->ev_exec = tep_find_event_by_name(p->tep, "sched", "sched_process_exec");
+	if (p->ev_exec) {
+		p->exec_filename = tep_find_field(p->ev_exec, "filename");
+		if (!p->exec_filename || !(p->exec_filename->flags & TEP_FIELD_IS_DYNAMIC))
+			p->ev_exec = NULL;
 	}
 	return 0;
 }
@@ -210,7 +228,8 @@ struct td_parser *td_parser_new_out(struct tep_handle *tep, const struct td_pars
 	p->nr_cpus = nr_cpus;
 	p->hold_ns = DEFAULT_HOLD_NS;
 	p->kstacks = td_kstacks_new(0);
-	if (!p->kstacks)
+	p->comms = calloc(COMM_SLOTS, sizeof(*p->comms));
+	if (!p->kstacks || !p->comms)
 		goto fail;
 	ret = common_layout(p);
 	if (ret < 0) {
@@ -250,6 +269,7 @@ void td_parser_free(struct td_parser *p)
 		free_info(p->info[i]);
 	free(p->info);
 	td_kstacks_free(p->kstacks);
+	free(p->comms);
 	free(p);
 }
 
@@ -298,6 +318,8 @@ static struct evinfo *make_info(struct td_parser *p, struct tep_event *event)
 		info->kind = K_UFILE;
 	else if (event == p->ev_switch)
 		info->kind = K_SWITCH;
+	else if (event == p->ev_exec)
+		info->kind = K_EXEC;
 
 	info->min_size = p->common_size;
 	for (f = event->format.fields; f; f = f->next) {
@@ -445,19 +467,32 @@ static void set_comm(char *dst, const char *src, size_t max)
 	dst[n] = '\0';
 }
 
-/* Only pids the tep does not know: the first name seen stays, as in saved_cmdlines. */
-static void learn_comm(struct td_parser *p, const char *comm, int pid)
+/*
+ * What a sched_switch says a thread is called now: its latest name wins
+ * (exec renames a task; a reused tid is another task). Kept here, not in
+ * the tep's comm table, which would grow by every pid ever seen and insert
+ * each one in a sorted array. A tid whose slot another took since is
+ * named from the tep (a trace.dat's saved cmdlines), as an unseen one is.
+ */
+static void learn_comm(struct td_parser *p, const char *comm, int tid)
 {
-	int *known;
+	struct comm_slot *s;
 
-	if (pid <= 0)
+	if (tid <= 0)
 		return;
-	known = &p->known_pid[pid % KNOWN_PIDS];
-	if (*known == pid)
-		return;
-	if (!tep_is_pid_registered(p->tep, pid))
-		tep_register_comm(p->tep, comm, pid);
-	*known = pid;
+	s = &p->comms[(unsigned int)tid & (COMM_SLOTS - 1)];
+	s->tid = tid;
+	set_comm(s->comm, comm, TD_COMM_LEN);
+}
+
+static void comm_of(struct td_parser *p, char *dst, int tid)
+{
+	const struct comm_slot *s = &p->comms[(unsigned int)tid & (COMM_SLOTS - 1)];
+
+	if (tid > 0 && s->tid == tid)
+		memcpy(dst, s->comm, TD_COMM_LEN);
+	else
+		set_comm(dst, tep_data_comm_from_pid(p->tep, tid), TD_COMM_LEN);
 }
 
 /* sched_switch runs as prev: its comm is the record's own. */
@@ -475,6 +510,34 @@ static void switch_comm(struct td_parser *p, struct td_event *ev, const uint8_t 
 	learn_comm(p, next, (int)next_pid);
 }
 
+/*
+ * exec names the task after the file it runs (its base name, cut to 15
+ * bytes), before the event is written: the event and every later one of
+ * the task carry the new name, not the one the last switch gave.
+ */
+static void exec_comm(struct td_parser *p, int tid, const uint8_t *data, int size)
+{
+	char name[TD_COMM_LEN];
+	unsigned int off, len;
+	const char *file, *base;
+	size_t n;
+
+	if (!td_dyn_field(p->exec_filename, data, size, &off, &len) || !len)
+		return;
+	file = (const char *)data + off;
+	len = strnlen(file, len);
+	base = memrchr(file, '/', len);
+	base = base ? base + 1 : file;
+	n = file + len - base;
+	if (!n)
+		return;
+	if (n > TD_COMM_LEN - 1)
+		n = TD_COMM_LEN - 1;
+	memcpy(name, base, n);
+	name[n] = '\0';
+	learn_comm(p, name, tid);
+}
+
 static int new_event(struct td_parser *p, struct held *h, const struct evinfo *info,
 		     int cpu, int tid, uint64_t ts, const void *data, int size)
 {
@@ -490,10 +553,13 @@ static int new_event(struct td_parser *p, struct held *h, const struct evinfo *i
 	ev->tid = tid;
 	ev->pid = p->tgid_fn ? p->tgid_fn(tid, p->tgid_arg) : 0;
 	ev->tep_event = info->event;
-	if (info->kind == K_SWITCH)
+	if (info->kind == K_SWITCH) {
 		switch_comm(p, ev, data);
-	else
-		set_comm(ev->comm, tep_data_comm_from_pid(p->tep, tid), TD_COMM_LEN);
+	} else {
+		if (info->kind == K_EXEC)
+			exec_comm(p, tid, data, size);
+		comm_of(p, ev->comm, tid);
+	}
 	h->ev = ev;
 	h->kstack_seen = false;
 	return 0;
@@ -674,6 +740,7 @@ static int parse_record(struct td_parser *p, int cpu, uint64_t ts, void *data, i
 	case K_UFILE:
 		return on_ufile(p, data, size);
 	case K_SWITCH:
+	case K_EXEC:
 	case K_OTHER:
 		break;
 	}

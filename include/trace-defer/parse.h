@@ -54,7 +54,10 @@ struct td_parser;
  * kernel lacks (user_unwind_* before the patches) are simply never seen.
  * Returns NULL with errno: EINVAL, ENOMEM, ENOTSUP (not a 64-bit
  * little-endian layout), EPROTO (an ftrace event with unexpected fields).
- * The parser registers the comms it learns from sched_switch in @tep.
+ * Events are named (td_event.comm) from what sched_switch records last said
+ * of their thread, kept by the parser in a bounded table; a thread no
+ * switch has named is named from @tep's comm table (a trace.dat's saved
+ * cmdlines), which the parser only reads.
  */
 struct td_parser *td_parser_new(struct tep_handle *tep, struct td_stitcher *st, int nr_cpus);
 /*

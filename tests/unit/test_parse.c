@@ -854,6 +854,64 @@ static void test_comms(void **state)
 	assert_string_equal(c->out[4].comm, "renamed");
 }
 
+/*
+ * A thread is called what the last switch said: exec renames a task, and
+ * a reused tid is another task. The names are the parser's own: the tep's
+ * comm table (every pid ever seen, sorted on insert) is not grown.
+ */
+static void test_comms_latest(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t r[128];
+
+	page_start(c, 100);
+	page_add(c, 100, r, rec_switch(r, "bash", 1500, "x", 1501));
+	page_add(c, 200, r, rec_sys_enter(r, 1500, 0));
+	/* 1500 execs "true" (or exits and its tid is handed out again). */
+	page_add(c, 300, r, rec_switch(r, "true", 1500, "x", 1501));
+	page_add(c, 400, r, rec_sys_enter(r, 1500, 0));
+	/* A tid sharing 1500's slot takes it: 1500 is unknown, not "other". */
+	page_add(c, 500, r, rec_switch(r, "other", 1500 + 65536, "x", 1501));
+	page_add(c, 600, r, rec_sys_enter(r, 1500, 0));
+	page_add(c, 700, r, rec_sys_enter(r, 1501, 0));
+	assert_int_equal(page_parse(c, 0), 7);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 7);
+	assert_string_equal(c->out[1].comm, "bash");
+	assert_string_equal(c->out[3].comm, "true");
+	assert_string_equal(c->out[5].comm, "<...>");
+	assert_string_equal(c->out[6].comm, "x");
+	assert_false(tep_is_pid_registered(c->tep, 1500));
+	assert_false(tep_is_pid_registered(c->tep, 1501));
+}
+
+/* sched_process_exec, when traced, renames its task at once: no switch needed. */
+static void test_comms_exec(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t r[128];
+
+	page_start(c, 100);
+	page_add(c, 100, r, rec_switch(r, "x", 1501, "bash", 1600));
+	page_add(c, 200, r, rec_sys_enter(r, 1600, 0));
+	page_add(c, 300, r, rec_exec(r, 1600, "/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus-long-name", 0));
+	page_add(c, 400, r, rec_sys_enter(r, 1600, 0));
+	page_add(c, 500, r, rec_exec(r, 1600, "make", 0));
+	page_add(c, 600, r, rec_sys_enter(r, 1600, 0));
+	/* A filename ending in '/' names nothing: the last name stays. */
+	page_add(c, 700, r, rec_exec(r, 1600, "/odd/", 0));
+	page_add(c, 800, r, rec_sys_enter(r, 1600, 0));
+	assert_int_equal(page_parse(c, 0), 8);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 8);
+	assert_string_equal(c->out[1].comm, "bash");
+	assert_string_equal(c->out[2].comm, "cc1plus-long-na");
+	assert_string_equal(c->out[3].comm, "cc1plus-long-na");
+	assert_string_equal(c->out[4].comm, "make");
+	assert_string_equal(c->out[5].comm, "make");
+	assert_string_equal(c->out[7].comm, "make");
+}
+
 static int tgid_of(int tid, void *arg)
 {
 	int *calls = arg;
@@ -1206,6 +1264,8 @@ int main(void)
 		T(test_null_padding_tail),
 		T(test_advance_hold),
 		T(test_comms),
+		T(test_comms_latest),
+		T(test_comms_exec),
 		T(test_tgid_fn),
 		T(test_record_api),
 		T(test_real_page),

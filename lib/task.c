@@ -4,6 +4,7 @@
  * library's hash table on the tid. The task check: a direct-mapped table
  * on the tid.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -190,18 +191,81 @@ struct sweep {
 	void (*gone)(int tgid, void *arg);
 	void *arg;
 	int last_gone;
+	int *live;		/* sorted; NULL: ask /proc per process */
+	size_t nr_live;
 };
+
+static int int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The processes that exist now, sorted, from one read of the proc
+ * directory: a sweep over a cache full of short-lived processes would
+ * otherwise ask /proc once per entry (up to TGID_MAX calls every sweep).
+ * NULL when the directory cannot be read.
+ */
+static int *live_pids(const char *proc_root, size_t *nr)
+{
+	size_t n = 0, cap = 1024;
+	int *v = malloc(cap * sizeof(*v)), *nv;
+	struct dirent *de;
+	DIR *d;
+
+	if (!v)
+		return NULL;
+	d = opendir(proc_root);
+	if (!d) {
+		free(v);
+		return NULL;
+	}
+	while ((de = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		pid = strtol(de->d_name, &end, 10);
+		if (*end || pid > INT_MAX)
+			continue;
+		if (n == cap) {
+			nv = realloc(v, 2 * cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return NULL;
+			}
+			v = nv;
+			cap *= 2;
+		}
+		v[n++] = (int)pid;
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), int_cmp);
+	*nr = n;
+	return v;
+}
+
+static bool process_gone(const struct sweep *sw, int tgid)
+{
+	char path[PATH_MAX];
+
+	if (sw->live)
+		return !bsearch(&tgid, sw->live, sw->nr_live, sizeof(*sw->live), int_cmp);
+	snprintf(path, sizeof(path), "%s/%d", sw->proc_root, tgid);
+	return access(path, F_OK) != 0;
+}
 
 /* Keep a process that runs, or that one sweep has found gone (its events may wait). */
 static bool sweep_keep(struct hnode *n, void *arg)
 {
 	struct tgid_entry *e = container_of(n, struct tgid_entry, node);
 	struct sweep *sw = arg;
-	char path[PATH_MAX];
-	bool gone;
+	bool gone = process_gone(sw, e->tgid);
 
-	snprintf(path, sizeof(path), "%s/%d", sw->proc_root, e->tgid);
-	gone = access(path, F_OK) != 0;
 	if (!gone || !e->dead) {
 		e->dead = gone;
 		return true;
@@ -214,9 +278,12 @@ static bool sweep_keep(struct hnode *n, void *arg)
 
 void td_tgid_sweep(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg), void *arg)
 {
-	struct sweep sw = { tc->proc_root, gone, arg, 0 };
+	struct sweep sw = { tc->proc_root, gone, arg, 0, NULL, 0 };
 
+	if (tc->tab.nr)
+		sw.live = live_pids(tc->proc_root, &sw.nr_live);
 	htab_filter(&tc->tab, sweep_keep, entry_free, &sw);
+	free(sw.live);
 }
 
 /* ---- the task check ---- */

@@ -142,11 +142,12 @@ static void test_note(void **state)
 	td_tgid_free(tc);
 }
 
-static int gone_list[16], nr_gone;
+static int gone_list[16], nr_gone, nr_gone_all;
 
 static void gone(int tgid, void *arg)
 {
 	(void)arg;
+	nr_gone_all++;
 	if (nr_gone < 16)
 		gone_list[nr_gone++] = tgid;
 }
@@ -176,6 +177,51 @@ static void test_sweep(void **state)
 	assert_int_equal(td_tgid_lookup(tc, 500, 2 * SEC), 0);
 	remove_task(400);
 	remove_task(401);
+	td_tgid_free(tc);
+}
+
+/*
+ * A sweep over more processes than the first guess of the directory's
+ * size, past names that are not processes: every running one kept, every
+ * exited one reported once, after its second sweep.
+ */
+static void test_sweep_many(void **state)
+{
+	struct td_tgid_cache *tc = td_tgid_new(root);
+	char path[128];
+	int pid;
+
+	snprintf(path, sizeof(path), "%s/self", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/12abc", root);
+	mkdir(path, 0755);
+	for (pid = 1000; pid < 4000; pid++) {
+		fake_task(pid, pid);
+		assert_int_equal(td_tgid_lookup(tc, pid, 1 * SEC), pid);
+	}
+	nr_gone = nr_gone_all = 0;
+	td_tgid_sweep(tc, gone, NULL);
+	td_tgid_sweep(tc, gone, NULL);
+	assert_int_equal(nr_gone_all, 0);
+	/* Every third exits; "12abc" is not process 12. */
+	for (pid = 1000; pid < 4000; pid += 3)
+		remove_task(pid);
+	td_tgid_note(tc, 12, 12, 1 * SEC);
+	td_tgid_sweep(tc, NULL, NULL);
+	td_tgid_sweep(tc, gone, NULL);
+	/* 1000, 1003, ... 3999, and 12 */
+	assert_int_equal(nr_gone_all, 1001);
+	for (int i = 0; i < nr_gone; i++)
+		assert_true(gone_list[i] == 12 || (gone_list[i] - 1000) % 3 == 0);
+	for (pid = 1000; pid < 4000; pid++)
+		assert_int_equal(td_tgid_lookup(tc, pid, 2 * SEC), (pid - 1000) % 3 ? pid : 0);
+	assert_int_equal(td_tgid_lookup(tc, 12, 2 * SEC), 0);
+	for (pid = 1000; pid < 4000; pid++)
+		if ((pid - 1000) % 3)
+			remove_task(pid);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/self", root);
+	rmdir(path);
 	td_tgid_free(tc);
 }
 
@@ -225,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_fresh),
 		cmocka_unit_test(test_note),
 		cmocka_unit_test(test_sweep),
+		cmocka_unit_test(test_sweep_many),
 		cmocka_unit_test(test_many),
 		cmocka_unit_test(test_check),
 	};

@@ -434,6 +434,13 @@ static void hand_on(struct td_parser *p, struct held *h)
 {
 	if (!h->ev)
 		return;
+	/*
+	 * Asked only now: an in-place user_stack record (fallback mode) says
+	 * the tgid itself, better than /proc, where the tid may be gone or
+	 * another task's by now, and cheaper under short-lived processes.
+	 */
+	if (!h->ev->pid && p->tgid_fn && h->ev->tid > 0)
+		h->ev->pid = p->tgid_fn(h->ev->tid, p->tgid_arg);
 	p->out.event(h->ev, p->out.arg);
 	p->stats.events++;
 	h->ev = NULL;
@@ -551,7 +558,6 @@ static int new_event(struct td_parser *p, struct held *h, const struct evinfo *i
 	ev->ts = ts;
 	ev->cpu = cpu;
 	ev->tid = tid;
-	ev->pid = p->tgid_fn ? p->tgid_fn(tid, p->tgid_arg) : 0;
 	ev->tep_event = info->event;
 	if (info->kind == K_SWITCH) {
 		switch_comm(p, ev, data);

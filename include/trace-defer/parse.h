@@ -84,7 +84,11 @@ void td_parser_set_hold_ns(struct td_parser *p, uint64_t hold_ns);
  * decoded either way; an id is named through the table later.
  */
 void td_parser_set_filetab(struct td_parser *p, struct td_filetab *ft);
-/* Fills td_event.pid; without it pid is 0 unless a user_stack record gives it. */
+/*
+ * Fills td_event.pid of an event no record gave it to (an in-place
+ * user_stack record does), when the event is complete and handed on;
+ * without it pid is 0 then.
+ */
 void td_parser_set_tgid_fn(struct td_parser *p, td_tgid_fn fn, void *arg);
 
 /*

@@ -937,6 +937,31 @@ static void test_tgid_fn(void **state)
 	assert_int_equal(c->out[1].pid, 1310);
 }
 
+/*
+ * An in-place user_stack record says the tgid: /proc is not asked (the tid
+ * may be gone or reused by then); an event without one still is, once.
+ */
+static void test_tgid_from_record(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t r[128];
+	int calls = 0;
+
+	td_parser_set_tgid_fn(c->p, tgid_of, &calls);
+	page_start(c, 100);
+	page_add(c, 100, r, rec_sys_enter(r, 1405, 0));
+	page_add(c, 101, r, rec_kstack(r, 1405, kips, 2));
+	page_add(c, 102, r, rec_ustack(r, 1405, 1399, uips, 3));
+	page_add(c, 200, r, rec_sys_enter(r, 1417, 0));
+	page_add(c, 201, r, rec_kstack(r, 1417, kips, 2));
+	assert_int_equal(page_parse(c, 0), 5);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 2);
+	assert_int_equal(c->out[0].pid, 1399);
+	assert_int_equal(c->out[1].pid, 1410);
+	assert_int_equal(calls, 1);
+}
+
 /* Records one at a time, as libtracecmd hands them out of a trace.dat. */
 static void test_record_api(void **state)
 {
@@ -1266,6 +1291,7 @@ int main(void)
 		T(test_comms),
 		T(test_comms_latest),
 		T(test_comms_exec),
+		T(test_tgid_from_record),
 		T(test_tgid_fn),
 		T(test_record_api),
 		T(test_real_page),

@@ -40,6 +40,7 @@ struct td_pipeline {
 	struct td_frame *kframes, *uframes;
 	unsigned int kcap, ucap;
 	uint64_t now_ns;
+	bool stacks_have_files;		/* a user stack record said its files */
 	int error;			/* first failed sink write */
 	const char *error_sink;
 	struct {
@@ -348,8 +349,13 @@ static int tgid_now(int tid, void *arg)
 	int tgid;
 
 	tgid = td_tgid_lookup_fresh(pl->tgid, tid, pl->now_ns, &fresh);
-	/* No address is mapped at 0: the lookup only reads and caches the maps. */
-	if (fresh && pl->sym)
+	/*
+	 * No address is mapped at 0: the lookup only reads and caches the
+	 * maps. Not once the kernel records file identity: the frames are
+	 * named from it, never from the maps, and a read of the maps of every
+	 * new process is most of what short-lived processes cost.
+	 */
+	if (fresh && pl->sym && !pl->stacks_have_files)
 		td_sym_user(pl->sym, tgid, 0, false, &f);
 	return tgid;
 }
@@ -367,12 +373,18 @@ static void drop_stack(struct td_ustack *us, void *arg)
 
 static void to_stitcher_event(struct td_event *ev, void *arg)
 {
-	td_stitch_event(arg, ev);
+	struct td_pipeline *pl = arg;
+
+	td_stitch_event(pl->stitcher, ev);
 }
 
 static void to_stitcher_stack(struct td_ustack *us, void *arg)
 {
-	td_stitch_stack(arg, us);
+	struct td_pipeline *pl = arg;
+
+	if (us->files)
+		pl->stacks_have_files = true;
+	td_stitch_stack(pl->stitcher, us);
 }
 
 static int setup_stitcher(struct td_pipeline *pl)
@@ -443,7 +455,7 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 		err = -setup_stitcher(pl);
 		if (err)
 			goto fail;
-		out = (struct td_parser_out){ to_stitcher_event, to_stitcher_stack, pl->stitcher };
+		out = (struct td_parser_out){ to_stitcher_event, to_stitcher_stack, pl };
 	}
 	pl->parser = td_parser_new_out(tep, &out, cfg->nr_cpus);
 	if (!pl->parser) {

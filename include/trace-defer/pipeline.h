@@ -77,10 +77,12 @@ struct td_pipeline_config {
 	bool load_kallsyms;
 	/*
 	 * The input is this system, now: a thread's process is read from
-	 * /proc when its record is parsed, and the maps of a process seen for
-	 * the first time are read right then, while it most likely still
-	 * runs. Otherwise /proc is asked only when an event is resolved, and
-	 * only if hooks.task_live allows (no hook: always).
+	 * /proc when its event is parsed (unless a record says it), and the
+	 * maps of a process seen for the first time are read right then,
+	 * while it most likely still runs (unless the user stacks come with
+	 * their file identity, which names them without the maps). Otherwise
+	 * /proc is asked only when an event is resolved, and only if
+	 * hooks.task_live allows (no hook: always).
 	 */
 	bool live;
 	struct td_pipeline_hooks hooks;

@@ -77,11 +77,12 @@ static int seen_write(void *priv, const struct td_resolved *r)
 
 static const struct td_sink_ops seen_ops = { .name = "seen", .write = seen_write };
 
-static struct tep_handle *make_tep(void)
+/* The formats of a kernel with the series; @files: one that records file identity. */
+static struct tep_handle *make_tep_of(bool files)
 {
-	static const char *const fmts[] = {
-		fmt_kernel_stack, fmt_user_stack, fmt_unwind_cookie, fmt_unwind_stack,
-		fmt_sched_switch,
+	const char *const fmts[] = {
+		fmt_kernel_stack, fmt_user_stack, fmt_unwind_cookie,
+		files ? fmt_unwind_stack_files : fmt_unwind_stack, fmt_sched_switch,
 	};
 	struct tep_handle *tep = tep_alloc();
 
@@ -94,6 +95,11 @@ static struct tep_handle *make_tep(void)
 		assert_int_equal(tep_parse_event(tep, fmts[i], strlen(fmts[i]),
 						 i == 4 ? "sched" : "ftrace"), TEP_ERRNO__SUCCESS);
 	return tep;
+}
+
+static struct tep_handle *make_tep(void)
+{
+	return make_tep_of(false);
 }
 
 /*
@@ -324,6 +330,62 @@ static void test_live_names_this_process(void **state)
 }
 
 /*
+ * Live input whose stack records carry file identity: the maps of a new
+ * process are read at its first event only until a stack record shows
+ * the files (they name the frames; the maps would be read for nothing).
+ */
+static void test_live_files_no_maps(void **state)
+{
+	static const uint8_t ff[] = { 0, 0 };
+	static const uint64_t bases[] = { 0x400000 };
+	static const uint32_t ids[] = { 7 };
+	static uint8_t page[TD_PAGE_SIZE];
+	struct tep_handle *tep = make_tep_of(true);
+	struct td_pipeline_config cfg = { .nr_cpus = 2, .symbolize = true, .live = true };
+	int tids[2] = { getpid(), getppid() };
+	struct td_pipeline_stats st;
+	struct td_pipeline *pl;
+	struct td_pagegen pg;
+	struct seen s = { 0 };
+	uint8_t rec[512];
+
+	(void)state;
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	for (int i = 0; i < 2; i++) {
+		uint64_t cookie = 0x100000001ULL + i, t = 1000 + 1000 * i;
+
+		/* The event, complete (the idle task's switch follows), then its stack. */
+		td_pagegen_start(&pg, page, sizeof(page), t);
+		assert_int_equal(td_pagegen_add(&pg, t, rec,
+						rec_switch(rec, "worker", tids[i], "swapper/0", 0)), 0);
+		assert_int_equal(td_pagegen_add(&pg, t + 1, rec, rec_cookie(rec, tids[i], cookie)),
+				 0);
+		assert_int_equal(td_pagegen_add(&pg, t + 2, rec,
+						rec_switch(rec, "swapper/0", 0, "worker", tids[i])),
+				 0);
+		td_pagegen_finish(&pg, false, 0);
+		assert_int_equal(td_pipeline_page(pl, 0, page, sizeof(page)), 3);
+		td_pagegen_start(&pg, page, sizeof(page), t + 3);
+		assert_int_equal(td_pagegen_add(&pg, t + 3, rec,
+						td_rec_unwind_stack(rec, sizeof(rec), 22, tids[i],
+								    cookie, uips, 2, bases, ids,
+								    1, ff)), 0);
+		td_pagegen_finish(&pg, false, 0);
+		assert_int_equal(td_pipeline_page(pl, 1, page, sizeof(page)), 1);
+		td_pipeline_flush(pl);
+		td_pipeline_get_stats(pl, &st);
+		assert_true(st.has_sym);
+		/* Ours read at its first event; our parent's, after the files: not. */
+		assert_int_equal(st.sym.maps_reads, 1);
+	}
+	assert_int_equal(s.calls, 4);	/* and the idle task's two switches */
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
+/*
  * The same stacks again: named once (the kernel hook is not asked again),
  * the same frames and ids every time. A user stack with a frame no maps
  * covered is named again every time (the miss may be a new mapping the
@@ -533,6 +595,7 @@ int main(void)
 		cmocka_unit_test(test_short_stages),
 		cmocka_unit_test(test_report_hooks),
 		cmocka_unit_test(test_live_names_this_process),
+		cmocka_unit_test(test_live_files_no_maps),
 		cmocka_unit_test(test_library_sinks),
 		cmocka_unit_test(test_named_once),
 		cmocka_unit_test(test_settle_after_held),

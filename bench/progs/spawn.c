@@ -20,23 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		perror("sched_setaffinity");
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "../../tests/progs/load.h"
 
 /* Fork and exec @self as a child until @secs are up; the children started, -1 on failure. */
 static long spawner(const char *self, int cpu, double secs)

@@ -266,12 +266,13 @@ static struct tep_format_field *dyn_field(struct tep_event *event, const char *n
 	return f;
 }
 
-/* An optional u16 field: absent (older kernels) or of another shape is NULL. */
-static struct tep_format_field *u16_field(struct tep_event *event, const char *name)
+/* An optional scalar field: absent (older kernels) or of another shape is NULL. */
+static struct tep_format_field *scalar_field(struct tep_event *event, const char *name,
+					     int size)
 {
 	struct tep_format_field *f = tep_find_field(event, name);
 
-	return f && f->size == 2 && !(f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) ?
+	return f && f->size == size && !(f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) ?
 	       f : NULL;
 }
 
@@ -287,8 +288,9 @@ int td_ustack_fields_init(struct td_ustack_fields *uf, struct tep_event *event)
 	if (!uf->stack || err)
 		return -EPROTO;
 	uf->has_files = uf->bases && uf->ids && uf->frame_files;
-	uf->dropped = u16_field(event, "dropped");
-	uf->flags = u16_field(event, "flags");
+	uf->dropped = scalar_field(event, "dropped", 2);
+	uf->flags = scalar_field(event, "flags", 2);
+	uf->tgid = scalar_field(event, "tgid", 4);
 	return 0;
 }
 

@@ -437,9 +437,11 @@ static void hand_on(struct td_parser *p, struct held *h)
 	/*
 	 * Asked only now: an in-place user_stack record (fallback mode) says
 	 * the tgid itself, better than /proc, where the tid may be gone or
-	 * another task's by now, and cheaper under short-lived processes.
+	 * another task's by now, and cheaper under short-lived processes. Not
+	 * asked at all for an event that waits for a deferred stack on a
+	 * kernel whose stack records say the tgid: the stack will tell.
 	 */
-	if (!h->ev->pid && p->tgid_fn && h->ev->tid > 0)
+	if (!h->ev->pid && p->tgid_fn && h->ev->tid > 0 && !(h->ev->has_cookie && p->uw.tgid))
 		h->ev->pid = p->tgid_fn(h->ev->tid, p->tgid_arg);
 	p->out.event(h->ev, p->out.arg);
 	p->stats.events++;
@@ -697,6 +699,8 @@ static int on_unwind(struct td_parser *p, int cpu, int tid, uint64_t ts, const u
 		us->dropped = v;
 	if (p->uw.flags && !read_field(p->uw.flags, data, &v))
 		us->flags = v;
+	if (p->uw.tgid && !read_field(p->uw.tgid, data, &v))
+		us->tgid = (int32_t)v;
 	if (us->dropped)
 		p->stats.stacks_cut++;
 	p->out.stack(us, p->out.arg);

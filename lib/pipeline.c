@@ -297,6 +297,8 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 		live = pl->cfg.hooks.task_live(ev->tid, ev->comm, pl->cfg.hooks.arg);
 	/* The records may not say which process the thread belongs to. */
 	copy = *ev;
+	if (copy.pid <= 0 && us && us->tgid > 0)
+		copy.pid = us->tgid;	/* the deferred stack's own record says */
 	if (copy.pid > 0)
 		td_tgid_note(pl->tgid, copy.tid, copy.pid, pl->now_ns);
 	else if (copy.tid > 0 && live)

@@ -130,6 +130,7 @@ struct td_ustack_fields {
 	struct tep_format_field *stack, *bases, *ids, *frame_files;
 	bool has_files;			/* the three file fields are all there */
 	struct tep_format_field *dropped, *flags;	/* u16, NULL when absent */
+	struct tep_format_field *tgid;			/* int, NULL when absent */
 };
 
 /*

@@ -104,6 +104,12 @@ struct td_ustack {
 	 */
 	uint16_t dropped;
 	uint16_t flags;
+	/*
+	 * Added with the kernel's "tgid" field (0 from older kernels): the
+	 * process of the task the stack was taken in, recorded by the task
+	 * itself, so known even when the process is gone by read time.
+	 */
+	int tgid;
 };
 
 /*

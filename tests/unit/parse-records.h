@@ -61,4 +61,25 @@ static inline unsigned int rec_unwind(uint8_t *b, int pid, uint64_t cookie, cons
 	return 24 + 8 * nr;
 }
 
+/* user_unwind_stack in the layout of fmt_unwind_stack_tgid. */
+static inline unsigned int rec_unwind_tgid(uint8_t *b, int pid, uint64_t cookie,
+					   const uint64_t *ips, int nr, uint16_t dropped,
+					   uint16_t flags, int tgid)
+{
+	int i;
+
+	memset(b, 0, 32);
+	td_rec_common(b, ID_UNWIND_STACK, pid);
+	put64(b + 8, cookie);
+	b[16] = dropped & 0xff;
+	b[17] = dropped >> 8;
+	b[18] = flags & 0xff;
+	b[19] = flags >> 8;
+	put32(b + 20, (uint32_t)tgid);
+	put32(b + 24, (uint32_t)(8 * nr) << 16 | 32);
+	for (i = 0; i < nr; i++)
+		put64(b + 32 + 8 * i, ips[i]);
+	return 32 + 8 * nr;
+}
+
 #endif /* TEST_PARSE_RECORDS_H */

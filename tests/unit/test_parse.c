@@ -41,6 +41,8 @@ struct out {
 	uint64_t k[MAX_IPS], u[MAX_IPS];
 	bool has_files;
 	struct td_ufile f[MAX_IPS];
+	int us_tgid;			/* what the stack record said */
+	uint16_t us_dropped, us_flags;
 };
 
 struct ctx {
@@ -98,6 +100,11 @@ static void capture(const struct td_event *ev, const struct td_ustack *us, enum 
 		if (o->nu)
 			memcpy(o->u, u->ips, o->nu * sizeof(uint64_t));
 	}
+	if (us) {
+		o->us_tgid = us->tgid;
+		o->us_dropped = us->dropped;
+		o->us_flags = us->flags;
+	}
 	if (us && status != TD_INPLACE && us->files) {
 		o->has_files = true;
 		memcpy(o->f, us->files, o->nu * sizeof(*us->files));
@@ -109,8 +116,10 @@ static void parse_format(struct tep_handle *tep, const char *fmt, const char *sy
 	assert_int_equal(tep_parse_event(tep, fmt, strlen(fmt), sys), TEP_ERRNO__SUCCESS);
 }
 
-static struct tep_handle *make_tep_layout(bool unwind_events, bool files)
+/* @stack_fmt: the user_unwind_stack format (with file fields: the file event too). */
+static struct tep_handle *make_tep_layout(bool unwind_events, const char *stack_fmt)
 {
+	bool files = stack_fmt == fmt_unwind_stack_files;
 	struct tep_handle *tep = tep_alloc();
 
 	assert_non_null(tep);
@@ -122,7 +131,7 @@ static struct tep_handle *make_tep_layout(bool unwind_events, bool files)
 	parse_format(tep, fmt_user_stack, "ftrace");
 	if (unwind_events) {
 		parse_format(tep, fmt_unwind_cookie, "ftrace");
-		parse_format(tep, files ? fmt_unwind_stack_files : fmt_unwind_stack, "ftrace");
+		parse_format(tep, stack_fmt, "ftrace");
 		if (files)
 			parse_format(tep, fmt_unwind_file, "ftrace");
 	}
@@ -134,16 +143,17 @@ static struct tep_handle *make_tep_layout(bool unwind_events, bool files)
 
 static struct tep_handle *make_tep(bool unwind_events)
 {
-	return make_tep_layout(unwind_events, false);
+	return make_tep_layout(unwind_events, fmt_unwind_stack);
 }
 
-static int setup_layout(void **state, bool files)
+static int setup_layout(void **state, const char *stack_fmt)
 {
+	bool files = stack_fmt == fmt_unwind_stack_files;
 	struct td_stitch_config cfg;
 	struct ctx *c = calloc(1, sizeof(*c));
 
 	assert_non_null(c);
-	c->tep = make_tep_layout(true, files);
+	c->tep = make_tep_layout(true, stack_fmt);
 	td_stitch_config_default(&cfg);
 	c->st = td_stitch_new(&cfg, capture, c);
 	assert_non_null(c->st);
@@ -164,13 +174,19 @@ static int setup_layout(void **state, bool files)
 
 static int setup(void **state)
 {
-	return setup_layout(state, false);
+	return setup_layout(state, fmt_unwind_stack);
 }
 
 /* The records of a kernel with file identity, and a file table. */
 static int setup_files(void **state)
 {
-	return setup_layout(state, true);
+	return setup_layout(state, fmt_unwind_stack_files);
+}
+
+/* The stack records of the series as it is now: dropped, flags, tgid. */
+static int setup_tgid(void **state)
+{
+	return setup_layout(state, fmt_unwind_stack_tgid);
 }
 
 static int teardown(void **state)
@@ -962,6 +978,64 @@ static void test_tgid_from_record(void **state)
 	assert_int_equal(calls, 1);
 }
 
+/*
+ * A deferred stack record that says its tgid: the events waiting for it
+ * do not ask /proc (the process may be gone by then, or by read time);
+ * an event that made no request still does. The cut count and the flags
+ * come through too.
+ */
+static void test_tgid_from_stack(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ck = cookie_of(0, 5);
+	uint8_t r[256];
+	int calls = 0;
+
+	td_parser_set_tgid_fn(c->p, tgid_of, &calls);
+	page_start(c, 100);
+	page_add(c, 100, r, rec_sys_enter(r, 1507, 0));
+	page_add(c, 101, r, rec_cookie(r, 1507, ck));
+	page_add(c, 102, r, rec_sys_enter(r, 1508, 0));	/* no request */
+	page_add(c, 103, r, rec_unwind_tgid(r, 1507, ck, uips, 3, 2, TD_USTACK_EXEC, 1499));
+	assert_int_equal(page_parse(c, 0), 4);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 2);
+	assert_int_equal(calls, 1);
+	/* Emitted when its stack came; the other one when the flush handed it on. */
+	assert_int_equal(c->out[0].tid, 1507);
+	assert_int_equal(c->out[0].status, TD_USER_LOST);	/* the exec mark */
+	assert_int_equal(c->out[0].pid, 0);	/* the event's own: the stack says it */
+	assert_int_equal(c->out[0].us_tgid, 1499);
+	assert_int_equal(c->out[0].us_dropped, 2);
+	assert_int_equal(c->out[0].us_flags, TD_USTACK_EXEC);
+	assert_int_equal(c->out[0].nu, 3);
+	assert_int_equal(c->out[1].tid, 1508);
+	assert_int_equal(c->out[1].pid, 1500);
+}
+
+/* Older stack records (no tgid field): the waiting event asks /proc, as before. */
+static void test_tgid_no_field(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ck = cookie_of(0, 6);
+	uint8_t r[256];
+	int calls = 0;
+
+	td_parser_set_tgid_fn(c->p, tgid_of, &calls);
+	page_start(c, 100);
+	page_add(c, 100, r, rec_sys_enter(r, 1607, 0));
+	page_add(c, 101, r, rec_cookie(r, 1607, ck));
+	page_add(c, 102, r, rec_sys_enter(r, 1608, 0));
+	page_add(c, 103, r, rec_unwind(r, 1607, ck, uips, 3));
+	assert_int_equal(page_parse(c, 0), 4);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 2);
+	assert_int_equal(calls, 2);
+	assert_int_equal(c->out[0].status, TD_STITCHED);
+	assert_int_equal(c->out[0].pid, 1600);
+	assert_int_equal(c->out[0].us_tgid, 0);
+}
+
 /* Records one at a time, as libtracecmd hands them out of a trace.dat. */
 static void test_record_api(void **state)
 {
@@ -1295,6 +1369,8 @@ int main(void)
 		T(test_tgid_fn),
 		T(test_record_api),
 		T(test_real_page),
+		cmocka_unit_test_setup_teardown(test_tgid_from_stack, setup_tgid, teardown),
+		T(test_tgid_no_field),
 		cmocka_unit_test_setup_teardown(test_files_parsed, setup_files, teardown),
 		cmocka_unit_test_setup_teardown(test_files_malformed, setup_files, teardown),
 		cmocka_unit_test_setup_teardown(test_file_records_malformed, setup_files, teardown),

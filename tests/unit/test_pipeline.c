@@ -77,12 +77,11 @@ static int seen_write(void *priv, const struct td_resolved *r)
 
 static const struct td_sink_ops seen_ops = { .name = "seen", .write = seen_write };
 
-/* The formats of a kernel with the series; @files: one that records file identity. */
-static struct tep_handle *make_tep_of(bool files)
+/* The formats of a kernel with the series, its user_unwind_stack being @stack_fmt. */
+static struct tep_handle *make_tep_of(const char *stack_fmt)
 {
 	const char *const fmts[] = {
-		fmt_kernel_stack, fmt_user_stack, fmt_unwind_cookie,
-		files ? fmt_unwind_stack_files : fmt_unwind_stack, fmt_sched_switch,
+		fmt_kernel_stack, fmt_user_stack, fmt_unwind_cookie, stack_fmt, fmt_sched_switch,
 	};
 	struct tep_handle *tep = tep_alloc();
 
@@ -99,7 +98,7 @@ static struct tep_handle *make_tep_of(bool files)
 
 static struct tep_handle *make_tep(void)
 {
-	return make_tep_of(false);
+	return make_tep_of(fmt_unwind_stack);
 }
 
 /*
@@ -300,6 +299,50 @@ static void test_report_hooks(void **state)
 	tep_free(tep);
 }
 
+/*
+ * A trace of another time whose stack records say the tgid: the process is
+ * known though /proc may not be asked (the hook says the tid is another
+ * task's now), and the thread is filed under it.
+ */
+static void test_report_pid_from_stack(void **state)
+{
+	static uint8_t page[TD_PAGE_SIZE];
+	struct tep_handle *tep = make_tep_of(fmt_unwind_stack_tgid);
+	struct hooks_seen h = { .live = false };
+	struct td_pipeline_config cfg = {
+		.nr_cpus = 2, .symbolize = true,
+		.hooks = { .kernel_sym = kernel_sym, .task_live = task_live, .arg = &h },
+	};
+	uint64_t cookie = 0x100000001ULL;
+	struct td_pipeline_stats st;
+	struct td_pipeline *pl;
+	struct td_pagegen pg;
+	struct seen s = { 0 };
+	uint8_t rec[256];
+
+	(void)state;
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	td_pagegen_start(&pg, page, sizeof(page), 1000);
+	assert_int_equal(td_pagegen_add(&pg, 1000, rec,
+					rec_switch(rec, "worker", 4243, "swapper/0", 0)), 0);
+	assert_int_equal(td_pagegen_add(&pg, 1001, rec, rec_cookie(rec, 4243, cookie)), 0);
+	assert_int_equal(td_pagegen_add(&pg, 1002, rec,
+					rec_unwind_tgid(rec, 4243, cookie, uips, 2, 0, 0, 4242)), 0);
+	td_pagegen_finish(&pg, false, 0);
+	assert_int_equal(td_pipeline_page(pl, 0, page, sizeof(page)), 3);
+	td_pipeline_flush(pl);
+	assert_int_equal(s.calls, 1);
+	assert_int_equal(s.status, TD_STITCHED);
+	assert_int_equal(s.tid, 4243);
+	assert_int_equal(s.pid, 4242);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.no_pid, 0);
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
 /* Not static, not inlined: named from this program's symbol table. */
 __attribute__((noinline)) uint64_t test_pipeline_marker(void);
 __attribute__((noinline)) uint64_t test_pipeline_marker(void)
@@ -340,7 +383,7 @@ static void test_live_files_no_maps(void **state)
 	static const uint64_t bases[] = { 0x400000 };
 	static const uint32_t ids[] = { 7 };
 	static uint8_t page[TD_PAGE_SIZE];
-	struct tep_handle *tep = make_tep_of(true);
+	struct tep_handle *tep = make_tep_of(fmt_unwind_stack_files);
 	struct td_pipeline_config cfg = { .nr_cpus = 2, .symbolize = true, .live = true };
 	int tids[2] = { getpid(), getppid() };
 	struct td_pipeline_stats st;
@@ -594,6 +637,7 @@ int main(void)
 		cmocka_unit_test(test_sink_errors),
 		cmocka_unit_test(test_short_stages),
 		cmocka_unit_test(test_report_hooks),
+		cmocka_unit_test(test_report_pid_from_stack),
 		cmocka_unit_test(test_live_names_this_process),
 		cmocka_unit_test(test_live_files_no_maps),
 		cmocka_unit_test(test_library_sinks),

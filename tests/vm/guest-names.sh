@@ -148,9 +148,33 @@ stop() {
 # the daemon is stopped, so /proc/PID/maps of none of them is left.
 workload() {
 	"$fp" spawn 300 > /dev/null
-	"$fp" threads 5 1 20 > /dev/null
+	"$fp" threads 5 1 20 > /tmp/n-threads.out
 	"$fppie" spawn 100 > /dev/null
 	sleep 1
+}
+
+# check_pids NAME JSONL OUT: every stitched event of the fp_chain runs is filed
+# under its process, though all had exited (the stack records say the
+# tgid): none with pid 0, and the threads run's threads (other tids than
+# their process's, from the run's output OUT) under that process, at least
+# 20 of their events.
+check_pids() {
+	local name=$1 jsonl=$2 tpid tids zero nthr bad
+	tpid=$(sed -n 's/^fp_chain pid=//p' "$3")
+	tids=$(sed -n 's/^fp_chain thread tid=\([0-9]*\) .*/\1/p' "$3" | paste -sd,)
+	"$TD_RESOLVE" "$jsonl" | jq -r 'select(.status == "stitched" and
+		(.comm // "" | startswith("fp_chain"))) | "\(.tid) \(.pid)"' > /tmp/$name.pids
+	zero=$(awk '$2 == 0' /tmp/$name.pids | wc -l)
+	nthr=$(awk -v t=",$tids," 'index(t, "," $1 ",")' /tmp/$name.pids | wc -l)
+	bad=$(awk -v t=",$tids," -v p="$tpid" 'index(t, "," $1 ",") && $2 != p' /tmp/$name.pids |
+		wc -l)
+	echo "$name: $(wc -l < /tmp/$name.pids) stitched events, $zero with pid 0;" \
+		"$nthr of the threads (process $tpid), $bad under another pid"
+	if [ -n "$tpid" ] && [ "$zero" -eq 0 ] && [ "$nthr" -ge 20 ] && [ "$bad" -eq 0 ]; then
+		pass "$name"
+	else
+		fail "$name" "$zero with pid 0, $nthr thread events, $bad under another pid"
+	fi
 }
 
 # --- live, option and trigger mode -------------------------------------
@@ -162,6 +186,8 @@ for mode in option trigger; do
 	check "names_${mode}_daemon_ok" test "$drc" -eq 0
 	check_names "names_${mode}_live_nopie" addr /tmp/fp.elf /tmp/n-$mode.jsonl "" 1000
 	check_names "names_${mode}_live_pie" obj /tmp/fppie.elf /tmp/n-$mode.jsonl fp_chain_pie 300
+	cp /tmp/n-threads.out /tmp/n-threads-$mode.out
+	check_pids "names_${mode}_live_pids" /tmp/n-$mode.jsonl /tmp/n-threads-$mode.out
 	cp /tmp/n-$mode.jsonl "$TD_OUT/" 2>/dev/null
 done
 
@@ -170,6 +196,8 @@ done
 check names_report_ok test $? -eq 0
 check_names names_report_nopie addr /tmp/fp.elf /tmp/n-report.jsonl "" 1000
 check_names names_report_pie obj /tmp/fppie.elf /tmp/n-report.jsonl fp_chain_pie 300
+
+check_pids names_report_pids /tmp/n-report.jsonl /tmp/n-threads-option.out
 
 # --- the binary moved away, kept under a debug directory by build-id ------
 mkdir -p /tmp/mv /tmp/dbg

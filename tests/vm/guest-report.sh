@@ -17,8 +17,10 @@ switch_of() {
 	"$TD_RESOLVE" "$2" | jq -c --argjson p "$1" 'select(.tid == $p and
 		.event == "sched:sched_switch" and .fields.prev_state == 1)' | head -n 1
 }
-# Everything a record says but the pid (a process gone by report time
-# cannot be named from a trace.dat) and the frames' names.
+# Everything a record says but the pid (live, /proc places a task that no
+# record places, such as a kernel thread; a report of a trace.dat does not
+# ask /proc; guest-names.sh checks the pids that stack records give) and
+# the frames' names.
 canon() {
 	"$TD_RESOLVE" "$1" | jq -c '[.ts, .tid, .event, .comm, .cookie, .status, .fields,
 		[.user_stack[].addr], [.kernel_stack[].addr]]' | sort

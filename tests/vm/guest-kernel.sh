@@ -206,7 +206,15 @@ if command -v trace-cmd > /dev/null; then
 	check tracecmd_report_ok test "$rc" -eq 0
 	check tracecmd_no_warnings test ! -s /tmp/tc.err
 	check tracecmd_prints_cookie grep -q 'user_unwind_cookie: *cookie=0x[0-9a-f]' /tmp/tc.txt
-	check tracecmd_prints_stack grep -Eq 'user_unwind_stack: *cookie=0x[0-9a-f]+ dropped=0 flags=0x[01] stack=[0-9]+' /tmp/tc.txt
+	check tracecmd_prints_stack grep -Eq \
+		'user_unwind_stack: *cookie=0x[0-9a-f]+ dropped=0 flags=0x[01] tgid=[0-9]+ stack=[0-9]+' \
+		/tmp/tc.txt
+	# fp_chain is one thread: every stack of it says its pid as the tgid
+	check tracecmd_prints_tgid gawk '/ fp_chain-[0-9]+ .* user_unwind_stack:/ {
+		match($0, /fp_chain-[0-9]+/); p = substr($0, RSTART + 9, RLENGTH - 9)
+		match($0, / tgid=-?[0-9]+/); t = substr($0, RSTART + 6, RLENGTH - 6)
+		n++; if (p != t) { bad++; print "pid " p " tgid " t } }
+		END { print n + 0, "stacks of fp_chain"; exit !(n > 0 && !bad) }' /tmp/tc.txt
 	cp /tmp/tc.dat /tmp/tc.txt /tmp/tc.err "$TD_OUT/" 2>/dev/null
 	echo 0 > "$T/options/userstacktrace_delay"
 else

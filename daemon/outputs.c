@@ -137,7 +137,7 @@ static int profiles_write(void *priv, const struct td_resolved *r)
 }
 
 static const struct td_sink_ops profiles_sink_ops = {
-	.name = "profiles", .write = profiles_write,
+	.name = "profiles", .write = profiles_write, .no_fields = true,
 };
 
 int td_outputs_attach(struct td_outputs *o, struct td_pipeline *pl)

@@ -70,6 +70,7 @@ struct td_parser {
 	uint64_t hold_ns;
 	td_tgid_fn tgid_fn;
 	void *tgid_arg;
+	bool no_raw;			/* events keep no copy of their record */
 
 	struct tep_event *ev_kstack, *ev_ustack, *ev_cookie, *ev_unwind, *ev_ufile, *ev_switch;
 	struct tep_format_field *ks_size, *ks_caller;
@@ -287,6 +288,11 @@ void td_parser_set_tgid_fn(struct td_parser *p, td_tgid_fn fn, void *arg)
 {
 	p->tgid_fn = fn;
 	p->tgid_arg = arg;
+}
+
+void td_parser_set_keep_raw(struct td_parser *p, bool keep)
+{
+	p->no_raw = !keep;
 }
 
 void td_parser_get_stats(const struct td_parser *p, struct td_parser_stats *stats)
@@ -553,10 +559,11 @@ static int new_event(struct td_parser *p, struct held *h, const struct evinfo *i
 	struct td_event *ev;
 
 	/* The record's copy comes in the same allocation (size >= common_size > 0). */
-	ev = td_event_new_raw(size);
+	ev = td_event_new_raw(p->no_raw ? 0 : size);
 	if (!ev)
 		return -ENOMEM;
-	memcpy(ev->raw, data, size);
+	if (!p->no_raw)
+		memcpy(ev->raw, data, size);
 	ev->ts = ts;
 	ev->cpu = cpu;
 	ev->tid = tid;

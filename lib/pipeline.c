@@ -41,6 +41,7 @@ struct td_pipeline {
 	unsigned int kcap, ucap;
 	uint64_t now_ns;
 	bool stacks_have_files;		/* a user stack record said its files */
+	bool fields_read;		/* a sink reads events' fields (not no_fields) */
 	int error;			/* first failed sink write */
 	const char *error_sink;
 	struct {
@@ -502,6 +503,9 @@ int td_pipeline_add_sink(struct td_pipeline *pl, const struct td_sink_ops *ops, 
 		return -ENOMEM;
 	pl->sinks = n;
 	pl->sinks[pl->nr_sinks++] = (struct sink){ .ops = ops, .priv = priv };
+	/* One sink that reads fields is enough to keep every event's record. */
+	pl->fields_read |= !ops->no_fields;
+	td_parser_set_keep_raw(pl->parser, pl->fields_read);
 	return 0;
 }
 

@@ -90,6 +90,11 @@ void td_parser_set_filetab(struct td_parser *p, struct td_filetab *ft);
  * without it pid is 0 then.
  */
 void td_parser_set_tgid_fn(struct td_parser *p, td_tgid_fn fn, void *arg);
+/*
+ * Added later. Whether an event keeps a copy of its record's data
+ * (td_event.raw), default true; false when nothing will read its fields.
+ */
+void td_parser_set_keep_raw(struct td_parser *p, bool keep);
 
 /*
  * Parse one raw sub-buffer as read from per_cpu/cpuN/trace_pipe_raw.

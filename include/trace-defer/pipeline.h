@@ -102,6 +102,14 @@ struct td_pipeline_config {
 struct td_sink_ops {
 	const char *name;
 	int (*write)(void *priv, const struct td_resolved *r);
+	/*
+	 * Added later: the sink never reads an event's record data
+	 * (td_event.raw; its fields). When every sink of a pipeline says so,
+	 * events keep none: nothing to copy, and events that wait for their
+	 * user stack share what is left (event, CPU, process, name, kernel
+	 * stack). Add sinks before the first page or record.
+	 */
+	bool no_fields;
 };
 
 /*

@@ -9,7 +9,8 @@
  * frames; live input naming this process and its own function from
  * /proc; the library's folded and JSON sinks; bad configurations; stacks
  * named once and handed out again by id, a stack with a frame no maps
- * covered named every time, and no_memo naming every frame again.
+ * covered named every time, and no_memo naming every frame again; events
+ * without their record's copy when no sink reads fields.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -49,6 +50,9 @@ struct seen {
 	char ksym[64], usym[64];
 	uint64_t kid, uid;	/* kstack_id, ustack_id */
 	int order;		/* call number across sinks, from 1 */
+	int raw_size;		/* of the event's record copy; -1: none */
+	char comm[TD_COMM_LEN];
+	char next_comm[TD_COMM_LEN];	/* read from the record copy */
 };
 
 static int order;
@@ -72,10 +76,24 @@ static int seen_write(void *priv, const struct td_resolved *r)
 		 r->nr_uframes && r->uframes[0].symbol ? r->uframes[0].symbol : "");
 	s->kid = r->kstack_id;
 	s->uid = r->ustack_id;
+	s->raw_size = r->ev->raw ? r->ev->raw_size : -1;
+	memcpy(s->comm, r->ev->comm, TD_COMM_LEN);
+	s->next_comm[0] = '\0';
+	if (r->ev->raw) {
+		struct tep_format_field *f = tep_find_field(r->ev->tep_event, "next_comm");
+
+		if (f && f->offset + TD_COMM_LEN <= r->ev->raw_size)
+			snprintf(s->next_comm, sizeof(s->next_comm), "%.*s", TD_COMM_LEN - 1,
+				 (const char *)r->ev->raw + f->offset);
+	}
 	return s->ret;
 }
 
 static const struct td_sink_ops seen_ops = { .name = "seen", .write = seen_write };
+/* The same, saying that it reads no fields (as the profile sinks). */
+static const struct td_sink_ops seen_nofields_ops = {
+	.name = "seen-nofields", .write = seen_write, .no_fields = true,
+};
 
 /* The formats of a kernel with the series, its user_unwind_stack being @stack_fmt. */
 static struct tep_handle *make_tep_of(const char *stack_fmt)
@@ -172,6 +190,43 @@ static void test_stitched_to_every_sink(void **state)
 	assert_int_equal(st.sink_errors, 0);
 	assert_int_equal(td_pipeline_error(pl, NULL), 0);
 	assert_false(td_pipeline_broken(pl));
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
+/*
+ * Events keep their record only for a sink that reads fields: with none
+ * (profiles only) what the sinks use is all there without it, and one
+ * sink that reads fields is enough to keep it for all.
+ */
+static void test_fields_kept_when_read(void **state)
+{
+	struct tep_handle *tep = make_tep();
+	struct td_pipeline *pl = make(tep, TD_PIPE_ALL);
+	struct seen a = { 0 }, b = { 0 };
+
+	(void)state;
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_nofields_ops, &a), 0);
+	feed(pl, TID, uips, 4);
+	assert_int_equal(a.calls, 1);
+	assert_int_equal(a.raw_size, -1);
+	assert_string_equal(a.comm, "worker");
+	assert_string_equal(a.event, "sched:sched_switch");
+	assert_int_equal(a.status, TD_STITCHED);
+	assert_int_equal(a.nk, NR_KIPS);
+	assert_int_equal(a.nu, 4);
+	td_pipeline_free(pl);
+
+	pl = make(tep, TD_PIPE_ALL);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_nofields_ops, &a), 0);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &b), 0);
+	feed(pl, TID, uips, 4);
+	assert_int_equal(b.calls, 1);
+	assert_true(b.raw_size > 0);
+	assert_string_equal(b.next_comm, "swapper/0");
+	assert_int_equal(a.raw_size, b.raw_size);
+	assert_string_equal(a.comm, "worker");
 	td_pipeline_free(pl);
 	tep_free(tep);
 }
@@ -634,6 +689,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stitched_to_every_sink),
+		cmocka_unit_test(test_fields_kept_when_read),
 		cmocka_unit_test(test_sink_errors),
 		cmocka_unit_test(test_short_stages),
 		cmocka_unit_test(test_report_hooks),

@@ -30,7 +30,12 @@
 #         write). Turning the function tracer on alone takes 2 s, function
 #         graph 6-8 s. Those cases are left out, FTRACE_FULL_SKIP (test.d
 #         paths; default: the baseline's): an oops ends the guest and the
-#         run with it. They need KVM. Each case file runs on its own,
+#         run with it. They need KVM: neither -cpu qemu64 nor
+#         multi-threaded TCG changes it, and a test kernel without
+#         X86_KERNEL_IBT (tried 2026-11-24) PASSes the func-filter-glob,
+#         -notrace-pid, -pid and -stacktrace cases but still oopses on
+#         fgraph-filter-stack.tc and hangs the whole guest in
+#         func_cpumask.tc. Each case file runs on its own,
 #         stopped after FTRACE_CASE_TIMEOUT seconds (default: the
 #         baseline's, else 240) and recorded as TIMEOUT;
 #         vm-out/STAGE/ftracetest-*.times has every case's time. The test

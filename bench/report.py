@@ -5,7 +5,7 @@
     report.py WORKDIR RESULTS_JSON
 
 Reads what the sections left in WORKDIR (replay.json, tracecmd.json,
-live.jsonl, vm.jsonl, memory.json, skips.jsonl). Every ratio compares two
+instr.jsonl, live.jsonl, vm.jsonl, memory.json, skips.jsonl). Every ratio compares two
 figures of this run. Targets are judged, never enforced: a target is "met",
 "MISSED", or "not measured" (its section was skipped).
 """
@@ -181,6 +181,50 @@ def replay(r, work):
         print("  (rates per cpu-second: the replay runs on one core; wall rates drop when "
               "other work shares the machine)")
     r.out["replay"] = res
+
+
+def instructions(r, work):
+    rows = load(os.path.join(work, "instr.jsonl"), lines=True) or []
+    st = {x["stage"]: x for x in rows}
+    if "parse" not in st:
+        return
+    per = {k: v["instructions"] / max(v["events"], 1) for k, v in st.items()
+           if k != "trace-cmd report"}
+    print("\n1b. Instructions per event (callgrind, %d events; the replay's pipeline calls "
+          "only): not moved by the load of the machine, unlike the rates above"
+          % st["parse"]["events"])
+    w = (22, 12, 12)
+    r.row(("stage (cumulative)", "instr/event", "+instr/event"), w)
+    prev = 0.0
+    res = {"events": st["parse"]["events"], "stages": {}}
+    for name, label in (("parse", "parse"), ("stitch", "+ stitch"), ("symbol", "+ symbolize"),
+                        ("json", "+ JSON to /dev/null"),
+                        ("json_interned", "+ JSON, interned"),
+                        ("json_compact", "+ JSON, compact"),
+                        ("pprof", "+ pprof (no JSON)")):
+        if name not in per:
+            continue
+        if name in ("json_interned", "json_compact", "pprof") and "symbol" in per:
+            prev = per["symbol"]
+        r.row((label, "%.0f" % per[name], "%+.0f" % (per[name] - prev)), w)
+        res["stages"][name] = per[name]
+        prev = per[name]
+    tc = st.get("trace-cmd report")
+    if tc:
+        tc_per = (tc["instructions"] - tc["fixed"]) / max(tc["events"], 1)
+        r.row(("trace-cmd report", "%.0f" % tc_per, ""), w)
+        print("  trace-cmd report: %.0f M instructions for its start-up (the same headers, "
+              "no events) taken out" % (tc["fixed"] / 1e6))
+        res["trace_cmd"] = tc_per
+        for name, label in (("json", "full pipeline (JSON)"),
+                            ("json_interned", "symbolized interned JSON"),
+                            ("json_compact", "symbolized compact JSON"),
+                            ("pprof", "pipeline with pprof aggregation")):
+            if name in per and per[name] > 0:
+                ratio = tc_per / per[name]
+                print("  ratio, trace-cmd report / %s: %.1fx in instructions" % (label, ratio))
+                res["ratio_" + name] = ratio
+    r.out["instructions"] = res
 
 
 def live(r, work):
@@ -422,6 +466,7 @@ def main():
     r = Report()
     print("\n================ trace-defer benchmark ================")
     replay(r, work)
+    instructions(r, work)
     live(r, work)
     vm(r, work)
     memory(r, work)

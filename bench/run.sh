@@ -8,6 +8,8 @@
 #   1. replay  synthesized capture (bench/replay.c) through parse, stitch,
 #              symbolize, JSON; the same pages as a trace.dat through stock
 #              `trace-cmd report`
+#   1b.        the same stages and trace-cmd report in instructions per
+#              event (callgrind), unmoved by the machine's load
 #   2. live    host tracefs, fallback mode (userstacktrace): trace-defer vs a
 #              plain tracefs_cpu_read drain loop (bench/drain.c) under a
 #              pinned ping-pong at rising rates, then short-lived processes
@@ -25,7 +27,8 @@
 # BENCH_VM_ROUNDS (2), BENCH_PROFILE_INTERVAL (the always-on reader's
 # --profile-interval, default 60 as shipped), BENCH_VM_LIVE_SECS (seconds per step of the live
 # readers in the guest, deferred mode; 0: not run; default 10),
-# BENCH_WORK and BENCH_RESULTS (where the figures go; the guest's live run
+# BENCH_INSTR_EVENTS (events of the instruction count, default 100000;
+# 0: not run), BENCH_WORK and BENCH_RESULTS (where the figures go; the guest's live run
 # uses them).
 set -uo pipefail
 
@@ -44,6 +47,7 @@ live_loads=${BENCH_LIVE_LOADS:-pingpong spawn}
 vm_rounds=${BENCH_VM_ROUNDS:-2}
 vm_live_secs=${BENCH_VM_LIVE_SECS:-10}
 profile_interval=${BENCH_PROFILE_INTERVAL:-60}
+instr_events=${BENCH_INSTR_EVENTS:-100000}
 T=/sys/kernel/tracing
 broken=0
 drain_mode= live_mode=inplace
@@ -162,6 +166,64 @@ replay_section() {
 		rm -f "$tc/trace.dat" "$tc/head.dat"
 	fi
 	rm -rf "$raw"
+}
+
+# ---- 1b. instructions ---------------------------------------------------------
+# The replay's stages and trace-cmd report counted in instructions by
+# callgrind: figures that do not move with the load of a shared machine,
+# for telling whether a change made the per-event work smaller (a CPU-time
+# ratio needs a quiet machine). Only the pipeline's calls are counted in
+# the replay (td_pipeline_page, _advance, _flush), not the capture's
+# synthesis; trace-cmd report's fixed cost (its start-up: headers, kallsyms)
+# is measured on a trace.dat of the same headers and no events, and taken
+# out.
+instr_stages="parse stitch symbol pprof json_interned json_compact json"
+instr_section() {
+	local fmt=$work/formats iw=$work/instr n=$instr_events s ir ev raw tc_ev=
+	say "instructions: $n synthesized events under callgrind, and trace-cmd report"
+	if ! command -v valgrind > /dev/null; then
+		skip instructions "valgrind is not installed"
+		return
+	fi
+	mkdir -p "$iw/raw"
+	# callgrind's output: "summary: N" is the count of what was collected.
+	cg_total() { sed -n 's/^summary: //p' "$1"; }
+	for s in $instr_stages; do
+		# The pages of the first run for trace-cmd.
+		raw=()
+		[ -z "$tc_ev" ] && raw=(--raw-dir "$iw/raw")
+		if ! valgrind --tool=callgrind --callgrind-out-file="$iw/cg.$s" \
+			--toggle-collect=td_pipeline_page --toggle-collect=td_pipeline_advance \
+			--toggle-collect=td_pipeline_flush \
+			"$out/replay" --formats "$fmt" --prog "$BUILD/progs/fp_chain" --events "$n" \
+			--repeat 1 --stages "$s" "${raw[@]}" > "$iw/$s.json" 2> "$iw/$s.err"; then
+			note "instructions: replay --stages $s failed: $(tail -n 1 "$iw/$s.err")"
+			broken=1
+			return
+		fi
+		ir=$(cg_total "$iw/cg.$s")
+		ev=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["stages"][sys.argv[2]]["events"])' \
+			"$iw/$s.json" "$s")
+		printf '{"stage":"%s","events":%s,"instructions":%s}\n' "$s" "$ev" "$ir" >> "$work/instr.jsonl"
+		[ -z "$tc_ev" ] && tc_ev=$ev
+	done
+	if ! command -v trace-cmd > /dev/null; then
+		skip instructions-trace-cmd "trace-cmd is not installed"
+	elif ! (cd "$iw" && : > e0.raw && : > e1.raw &&
+		trace-cmd restore -c -t "$fmt" -k /proc/kallsyms -o head.dat > restore.log 2>&1 &&
+		trace-cmd restore -i head.dat -o trace.dat raw/cpu0.raw raw/cpu1.raw >> restore.log 2>&1 &&
+		trace-cmd restore -i head.dat -o empty.dat e0.raw e1.raw >> restore.log 2>&1); then
+		skip instructions-trace-cmd "trace-cmd restore failed: $(tail -n 1 "$iw/restore.log")"
+	elif ! valgrind --tool=callgrind --callgrind-out-file="$iw/cg.tc" \
+			trace-cmd report -i "$iw/trace.dat" > /dev/null 2> "$iw/tc.err" ||
+		! valgrind --tool=callgrind --callgrind-out-file="$iw/cg.tc0" \
+			trace-cmd report -i "$iw/empty.dat" > /dev/null 2>> "$iw/tc.err"; then
+		skip instructions-trace-cmd "trace-cmd report failed: $(tail -n 1 "$iw/tc.err")"
+	else
+		printf '{"stage":"trace-cmd report","events":%s,"instructions":%s,"fixed":%s}\n' \
+			"$tc_ev" "$(cg_total "$iw/cg.tc")" "$(cg_total "$iw/cg.tc0")" >> "$work/instr.jsonl"
+	fi
+	rm -rf "$iw"
 }
 
 # ---- 2. live ------------------------------------------------------------------
@@ -337,6 +399,7 @@ memory_section() {
 
 start=$SECONDS
 want replay && replay_section
+want replay && [ "$instr_events" -gt 0 ] && [ -d "$work/formats" ] && instr_section
 want live && live_section
 want vm && vm_section
 want memory && memory_section

@@ -121,18 +121,31 @@ static const char dec_pairs[] =
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
+static const uint64_t pow10s[20] = {
+	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+	100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+	10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+	100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
+};
+
+/*
+ * Decimal digits of @v, 1 to 20: from its bit width (1233 / 4096 is just
+ * under log10(2)), one too few at most, which one comparison settles. @v
+ * | 1 makes 0 one digit and moves no other value across a power of ten.
+ */
+static inline unsigned int dec_digits(uint64_t v)
+{
+	unsigned int t = (unsigned int)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
+
+	return t + ((v | 1) >= pow10s[t]);
+}
+
 /* Decimal, two digits per step, written in place (no copy of a temporary). */
 static void jw_u64(struct jw *w, uint64_t v)
 {
-	uint64_t t = 10;
-	unsigned int n = 1;
+	unsigned int n = dec_digits(v);
 	char *p;
 
-	/* 20 digits at most: 10^19 is the last power of ten a u64 holds. */
-	while (n < 20 && v >= t) {
-		n++;
-		t *= 10;
-	}
 	if (n > w->cap - w->len && jw_grow(w, n))
 		return;
 	p = w->buf + w->len + n;
@@ -472,12 +485,75 @@ enum fields_as {
 	FIELDS_VALUES,		/* [value,...]: a compact event line */
 };
 
-static void jw_key(struct jw *w, struct td_json_writer *t, const char *name);
+/*
+ * How one format's fields are written, worked out on its first line (see
+ * plan_of()): each field's kind, place and size, and its key already
+ * rendered. The lines of a format then walk this list instead of the
+ * format's fields: most of what a line costs.
+ */
+enum fstep_kind {
+	FS_UNSIGNED,		/* a number of 1, 2, 4 or 8 bytes */
+	FS_SIGNED,
+	FS_STRING,		/* a char array in the record */
+	FS_FIELD,		/* anything else: jw_field() */
+};
+
+struct fstep {
+	const struct tep_format_field *field;
+	int offset, size;
+	uint32_t key;		/* its "name": at plan->keys + key */
+	uint16_t klen;
+	uint8_t kind;
+};
+
+struct fplan {
+	const struct tep_event *event;	/* NULL: empty */
+	bool swap;
+	unsigned int nr;
+	struct fstep *steps;
+	char *keys;
+};
+
+static void jw_key(struct jw *w, const char *name);
+static const struct fplan *plan_of(struct td_json_writer *t, const struct tep_event *event);
+
+/* @p's fields of @ev (FIELDS_OBJECT or FIELDS_VALUES), as jw_fields() writes them. */
+static void jw_plan_fields(struct jw *w, const struct fplan *p, const struct td_event *ev,
+			   enum fields_as as)
+{
+	const unsigned char *data = ev->raw;
+	struct tep_handle *tep = ev->tep_event->tep;
+	int size = ev->raw_size;
+	unsigned int i;
+
+	jw_put(w, as == FIELDS_OBJECT ? "{" : "[", 1);
+	for (i = 0; i < p->nr; i++) {
+		const struct fstep *f = &p->steps[i];
+
+		if (i)
+			jw_lit(w, ",");
+		if (as == FIELDS_OBJECT)
+			jw_put(w, p->keys + f->key, f->klen);
+		if (f->kind == FS_FIELD) {
+			jw_field(w, tep, p->swap, f->field, data, size);
+		} else if (f->offset > size || f->size > size - f->offset) {
+			jw_lit(w, "null");
+		} else if (f->kind == FS_STRING) {
+			const char *str = (const char *)data + f->offset;
+
+			jw_str(w, str, strnlen(str, f->size));
+		} else {
+			jw_number(w, read_number(tep, p->swap, data + f->offset, f->size), f->size,
+				  f->kind == FS_SIGNED);
+		}
+	}
+	jw_put(w, as == FIELDS_OBJECT ? "}" : "]", 1);
+}
 
 /*
  * The event's own fields (common_* left out), in the order of its format.
  * FIELDS_NAMES lists them for a format even when the record has no data.
- * @t: the writer whose caches to use, NULL for none.
+ * @t: the writer whose plans to use, NULL for none.
  */
 static void jw_fields(struct jw *w, struct td_json_writer *t, const struct td_event *ev,
 		      enum fields_as as)
@@ -485,8 +561,13 @@ static void jw_fields(struct jw *w, struct td_json_writer *t, const struct td_ev
 	struct tep_event *event = ev->tep_event;
 	struct tep_handle *tep = event ? event->tep : NULL;
 	struct tep_format_field *field;
+	const struct fplan *plan;
 	bool first = true, swap;
 
+	if (t && event && ev->raw && as != FIELDS_NAMES && (plan = plan_of(t, event))) {
+		jw_plan_fields(w, plan, ev, as);
+		return;
+	}
 	swap = tep && tep_is_file_bigendian(tep) != tep_is_local_bigendian(tep);
 	if (as == FIELDS_OBJECT)
 		jw_lit(w, "{");
@@ -501,7 +582,7 @@ static void jw_fields(struct jw *w, struct td_json_writer *t, const struct td_ev
 			jw_lit(w, ",");
 		first = false;
 		if (as == FIELDS_OBJECT)
-			jw_key(w, t, field->name);
+			jw_key(w, field->name);
 		else if (as == FIELDS_NAMES)
 			jw_cstr(w, field->name);
 		if (as == FIELDS_NAMES)
@@ -632,25 +713,16 @@ struct istack {
 };
 
 /*
- * Field keys ("name":) of event lines, rendered once: every event line of
- * layouts full and interned names its fields again. Keyed on the name's
- * address, and checked against a copy of the name: a format freed with
- * its tep may leave its address to another name.
+ * Field plans (struct fplan), one per format, direct-mapped on the format's
+ * address: the formats a writer is given stay as they are while it lives,
+ * or until td_json_writer_reset() (see trace-defer/output.h).
  */
-#define NCACHE_BITS	6
-#define NCACHE_NAME	32
-
-struct nentry {
-	const char *name;	/* NULL: empty */
-	uint8_t nlen, klen;
-	char copy[NCACHE_NAME];	/* the name, NUL included */
-	char key[NCACHE_NAME + 4];
-};
+#define PCACHE_BITS	4
 
 struct td_json_writer {
 	enum td_json_layout layout;
 	struct fentry *cache;	/* NULL (out of memory): frames not cached */
-	struct nentry *names;	/* NULL (out of memory): field keys not cached */
+	struct fplan *plans;	/* NULL (out of memory): fields written as they come */
 	struct sentry *stacks;
 	char *buf;		/* line buffer, kept between lines */
 	size_t cap;
@@ -711,6 +783,88 @@ static void writer_forget_formats(struct td_json_writer *jw)
 	jw->has_formats = !htab_init(&jw->formats);
 }
 
+static void plan_free(struct fplan *p)
+{
+	free(p->steps);
+	free(p->keys);
+	memset(p, 0, sizeof(*p));
+}
+
+static void forget_plans(struct td_json_writer *jw)
+{
+	unsigned int i;
+
+	if (jw->plans)
+		for (i = 0; i < 1U << PCACHE_BITS; i++)
+			plan_free(&jw->plans[i]);
+}
+
+static enum fstep_kind step_kind(const struct tep_format_field *f)
+{
+	if (f->offset < 0 || f->size < 0 || (f->flags & TEP_FIELD_IS_DYNAMIC))
+		return FS_FIELD;
+	if (f->flags & TEP_FIELD_IS_ARRAY)
+		return f->flags & TEP_FIELD_IS_STRING ? FS_STRING : FS_FIELD;
+	if (!number_size(f->size))
+		return FS_FIELD;
+	return f->flags & TEP_FIELD_IS_SIGNED ? FS_SIGNED : FS_UNSIGNED;
+}
+
+/* Work out @p for @event; false when out of memory (@p left empty). */
+static bool plan_build(struct fplan *p, const struct tep_event *event)
+{
+	struct tep_handle *tep = event->tep;
+	const struct tep_format_field *f;
+	struct jw keys = { 0 };
+	unsigned int n = 0;
+
+	for (f = event->format.fields; f; f = f->next)
+		n++;
+	p->steps = calloc(n ? n : 1, sizeof(*p->steps));
+	if (!p->steps)
+		return false;
+	for (f = event->format.fields; f; f = f->next) {
+		struct fstep *st = &p->steps[p->nr];
+		size_t start = keys.len;
+
+		/* As jw_fields() leaves them out. */
+		if (f->name[0] == 'c' && !strncmp(f->name, "common_", 7))
+			continue;
+		jw_key(&keys, f->name);
+		if (keys.err || keys.len - start > UINT16_MAX)
+			goto fail;
+		st->field = f;
+		st->offset = f->offset;
+		st->size = f->size;
+		st->key = (uint32_t)start;
+		st->klen = (uint16_t)(keys.len - start);
+		st->kind = step_kind(f);
+		p->nr++;
+	}
+	p->keys = keys.buf;
+	p->swap = tep && tep_is_file_bigendian(tep) != tep_is_local_bigendian(tep);
+	p->event = event;
+	return true;
+fail:
+	free(keys.buf);
+	plan_free(p);
+	return false;
+}
+
+static const struct fplan *plan_of(struct td_json_writer *t, const struct tep_event *event)
+{
+	struct fplan *p;
+
+	if (!t->plans)
+		return NULL;
+	p = &t->plans[((uintptr_t)event >> 4 ^ (uintptr_t)event >> 12) &
+		      ((1U << PCACHE_BITS) - 1)];
+	if (p->event == event)
+		return p;
+	plan_free(p);
+	return plan_build(p, event) ? p : NULL;
+}
+
 void td_json_writer_free(struct td_json_writer *jw)
 {
 	unsigned int i;
@@ -726,7 +880,8 @@ void td_json_writer_free(struct td_json_writer *jw)
 			free(jw->stacks[i].block);
 	free(jw->stacks);
 	free(jw->cache);
-	free(jw->names);
+	forget_plans(jw);
+	free(jw->plans);
 	free(jw->buf);
 	free(jw);
 }
@@ -752,7 +907,7 @@ struct td_json_writer *td_json_writer_new(enum td_json_layout layout, unsigned i
 		jw->cache = NULL;
 		jw->stacks = NULL;
 	}
-	jw->names = calloc(1U << NCACHE_BITS, sizeof(*jw->names));
+	jw->plans = calloc(1U << PCACHE_BITS, sizeof(*jw->plans));
 	jw->next_format = 1;
 	if (layout != TD_JSON_FULL) {
 		if (htab_init(&jw->tab)) {
@@ -775,6 +930,7 @@ void td_json_writer_reset(struct td_json_writer *jw)
 {
 	writer_forget(jw);
 	writer_forget_formats(jw);
+	forget_plans(jw);
 	jw->stats.resets++;
 }
 
@@ -1099,32 +1255,11 @@ static void jw_outcome(struct jw *w, const struct td_resolved *r, const struct s
 		jw_lit(w, "\"unknown\"");
 }
 
-/* "name": of a field, from @t's cache when it has it. */
-static void jw_key(struct jw *w, struct td_json_writer *t, const char *name)
+/* "name": of a field. */
+static void jw_key(struct jw *w, const char *name)
 {
-	struct nentry *e = NULL;
-	size_t start = w->len, n;
-
-	if (t && t->names) {
-		e = &t->names[((uintptr_t)name >> 3 ^ (uintptr_t)name >> 11) &
-			      ((1U << NCACHE_BITS) - 1)];
-		if (e->name == name && !memcmp(e->copy, name, e->nlen + 1)) {
-			jw_put(w, e->key, e->klen);
-			return;
-		}
-	}
 	jw_cstr(w, name);
 	jw_lit(w, ":");
-	if (!e || w->err)
-		return;
-	n = strlen(name);
-	if (n >= NCACHE_NAME || w->len - start > sizeof(e->key))
-		return;
-	e->name = name;
-	e->nlen = (uint8_t)n;
-	memcpy(e->copy, name, n + 1);
-	e->klen = (uint8_t)(w->len - start);
-	memcpy(e->key, w->buf + start, e->klen);
 }
 
 /* Everything of an event line but its stacks: "{...,"status":"..."," */
@@ -1249,7 +1384,7 @@ static void jw_compact_event(struct jw *w, struct td_json_writer *jw,
 	jw_lit(w, ",");
 	jw_u64(w, fmt);
 	jw_lit(w, ",");
-	jw_fields(w, NULL, ev, FIELDS_VALUES);
+	jw_fields(w, jw, ev, FIELDS_VALUES);
 	jw_outcome(w, r, commas);
 	jw_lit(w, ",");
 	jw_u64(w, stack_id);

@@ -70,6 +70,12 @@ struct td_resolved {
  * under new ids. Ids start at 1 and are never reused by one writer, not
  * even across td_json_writer_reset(). One thread at a time per writer.
  * NULL when out of memory or @layout is unknown.
+ *
+ * A writer works out how to write the fields of an event format (a
+ * struct tep_event) on the first event of it and keeps that, keyed on the
+ * format's address: the formats of the events it is given must stay as
+ * they are while it lives. Should a tep handle be freed before the writer,
+ * call td_json_writer_reset() before writing events of another.
  */
 struct td_json_writer;
 
@@ -97,7 +103,8 @@ int td_json_writer_write(struct td_json_writer *jw, FILE *f, const struct td_res
 /*
  * The output is a new file (reopened after a rotation): forget every stack
  * and format, so that the new file defines each id it uses (layout compact:
- * after its header line). Ids go on from where they were.
+ * after its header line). Ids go on from where they were. Also forgets how
+ * the fields of each format are written (see above).
  */
 void td_json_writer_reset(struct td_json_writer *jw);
 

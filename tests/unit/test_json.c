@@ -609,14 +609,11 @@ static void test_dynamic_fields(void **state)
 	td_event_free(ev);
 }
 
-static void test_mixed_fields(void **state)
+/* A record of the "mixed" format: signed, arrays, a u64, a __rel_loc string. */
+static struct td_event *mixed_event(struct ctx *c)
 {
-	struct ctx *c = *state;
 	struct td_event *ev = td_event_new();
 	unsigned char *raw = calloc(1, 64);
-	struct td_resolved r = { .ev = ev, .status = TD_NO_USER };
-	struct json_object *o, *f, *v;
-	char *text;
 
 	assert_non_null(ev);
 	assert_non_null(raw);
@@ -633,6 +630,17 @@ static void test_mixed_fields(void **state)
 	ev->raw = raw;
 	ev->raw_size = 45;
 	ev->tep_event = c->mixed;
+	return ev;
+}
+
+static void test_mixed_fields(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *ev = mixed_event(c);
+	struct td_resolved r = { .ev = ev, .status = TD_NO_USER };
+	struct json_object *o, *f, *v;
+	char *text;
+
 	text = write_one(&r);
 	o = parse_line(text);
 	check_record(o, &r);
@@ -1288,40 +1296,55 @@ static void test_full_stack_ids(void **state)
 }
 
 /*
- * Field keys are rendered once per writer, keyed on the name's address:
- * a name changed at the same address (a format freed, its memory given to
- * another) is rendered again, never taken from the cache.
+ * A writer works out each format's fields once (struct fplan in
+ * lib/json_out.c): what it writes must be what td_json_write(), which
+ * keeps nothing, writes, for every format, line after line, formats
+ * interleaved (one plan slot may serve two of them in turn), records cut
+ * short included; and after td_json_writer_reset() a format is worked out
+ * again (a format changed at the same address: a tep freed, its memory
+ * given to another).
  */
-static void test_field_key_cache(void **state)
+static void test_field_plans(void **state)
 {
 	struct ctx *c = *state;
-	struct td_event *ev = switch_event(c);
-	struct td_resolved r = {
-		.ev = ev, .status = TD_NO_USER, .event_name = "sched:sched_switch",
+	struct td_event *sw = switch_event(c), *mx = mixed_event(c);
+	struct td_resolved rs = {
+		.ev = sw, .status = TD_NO_USER, .event_name = "sched:sched_switch",
 	};
+	struct td_resolved rm = { .ev = mx, .status = TD_NO_USER, .event_name = "t:mixed" };
 	struct tep_format_field *f = tep_find_field(c->sw, "prev_prio");
 	struct td_json_writer *jw = td_json_writer_new(TD_JSON_FULL, 0);
-	char *a, *b, *plain;
+	const int sizes[] = { 45, 20, 0, 45 };
+	char *a, *plain;
 
 	assert_non_null(f);
 	assert_non_null(jw);
-	a = writer_lines(jw, &r);
-	b = writer_lines(jw, &r);		/* the keys from the cache */
-	assert_string_equal(a, b);
-	plain = writer_lines(NULL, &r);		/* no writer, no cache */
-	assert_string_equal(a, plain);
-	assert_non_null(strstr(b, "\"prev_prio\":-20,"));
+	for (unsigned int i = 0; i < 4; i++) {
+		mx->raw_size = sizes[i];	/* whole, cut short, empty, whole */
+		a = writer_lines(jw, &rs);
+		plain = writer_lines(NULL, &rs);
+		assert_string_equal(a, plain);
+		assert_non_null(strstr(a, "\"prev_prio\":-20,"));
+		free(a);
+		free(plain);
+		a = writer_lines(jw, &rm);
+		plain = writer_lines(NULL, &rm);
+		assert_string_equal(a, plain);
+		assert_non_null(strstr(a, i == 1 ? "\"half\":-32768,\"vals\":null" :
+					  i == 2 ? "\"small\":null" : "\"rname\":\"abcd\"}"));
+		free(a);
+		free(plain);
+	}
 	memcpy(f->name, "prev_PRIO", 9);	/* same address, same length, another name */
-	free(b);
-	b = writer_lines(jw, &r);
-	assert_non_null(strstr(b, "\"prev_PRIO\":-20,"));
-	assert_null(strstr(b, "\"prev_prio\""));
+	td_json_writer_reset(jw);
+	a = writer_lines(jw, &rs);
+	assert_non_null(strstr(a, "\"prev_PRIO\":-20,"));
+	assert_null(strstr(a, "\"prev_prio\""));
 	memcpy(f->name, "prev_prio", 9);
 	free(a);
-	free(b);
-	free(plain);
 	td_json_writer_free(jw);
-	td_event_free(ev);
+	td_event_free(sw);
+	td_event_free(mx);
 }
 
 /*
@@ -1775,7 +1798,7 @@ int main(void)
 		cmocka_unit_test(test_intern_ids),
 		cmocka_unit_test(test_full_stack_ids),
 		cmocka_unit_test(test_decimal),
-		cmocka_unit_test(test_field_key_cache),
+		cmocka_unit_test(test_field_plans),
 		cmocka_unit_test(test_intern_files_differ),
 		cmocka_unit_test(test_intern_text_key),
 		cmocka_unit_test(test_intern_reset_epoch),

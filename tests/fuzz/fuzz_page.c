@@ -51,6 +51,7 @@ static const struct td_stitch_config stitch_cfg = {
 
 static FILE *devnull;
 static struct td_json_writer *interned;	/* a tiny table: epochs all the time */
+static struct td_json_writer *full;	/* must write what td_json_format() writes */
 static bool verbose;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -103,7 +104,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	devnull = fopen("/dev/null", "w");
 	interned = td_json_writer_new(TD_JSON_INTERNED, 4);
-	if (!devnull || !interned)
+	full = td_json_writer_new(TD_JSON_FULL, 0);
+	if (!devnull || !interned || !full)
 		abort();
 	/* FUZZ_VERBOSE=1: what each input gave (to check seeds). */
 	verbose = getenv("FUZZ_VERBOSE");
@@ -123,6 +125,28 @@ static const struct td_ips *user_ips(const struct td_event *ev, const struct td_
 	if (status == TD_STITCHED || status == TD_UNWIND_FAILED)
 		return us ? &us->ips : NULL;
 	return NULL;
+}
+
+/*
+ * A writer keeps what it worked out (frames, each format's fields) from
+ * line to line; td_json_format() keeps nothing. Both write layout full:
+ * the same text, or abort.
+ */
+static void same_as_unkept(const struct td_resolved *res, const char *json)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int ret;
+
+	if (!f)
+		abort();
+	ret = td_json_writer_write(full, f, res);
+	if (fclose(f))
+		abort();
+	if (!ret && (len != strlen(json) + 1 || memcmp(buf, json, len - 1) || buf[len - 1] != '\n'))
+		abort();
+	free(buf);
 }
 
 /* The daemon's resolver, minus /proc and ELF files. */
@@ -166,8 +190,10 @@ static void emit(const struct td_event *ev, const struct td_ustack *us, enum td_
 	res.nr_kframes = nk;
 	res.uframes = r->frames ? r->frames + nk : NULL;
 	res.nr_uframes = nu;
-	if (!td_json_format(&res, &json))
+	if (!td_json_format(&res, &json)) {
+		same_as_unkept(&res, json);
 		free(json);
+	}
 	td_json_writer_write(interned, devnull, &res);
 	td_folded_add(r->fo, &res);
 }
@@ -186,7 +212,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 8)
 		return -1;
+	/* A new tep per input: what the writers worked out of the last one is stale. */
 	td_json_writer_reset(interned);
+	td_json_writer_reset(full);
 	memcpy(&ts0, data, 8);
 	ts0 = le64toh(ts0);
 	old = ts0 & FUZZ_OLD_LAYOUT;

@@ -31,11 +31,16 @@
 #         graph 6-8 s. Those cases are left out, FTRACE_FULL_SKIP (test.d
 #         paths; default: the baseline's): an oops ends the guest and the
 #         run with it. They need KVM: neither -cpu qemu64 nor
-#         multi-threaded TCG changes it, and a test kernel without
-#         X86_KERNEL_IBT (tried 2026-11-24) PASSes the func-filter-glob,
-#         -notrace-pid, -pid and -stacktrace cases but still oopses on
-#         fgraph-filter-stack.tc and hangs the whole guest in
-#         func_cpumask.tc. Each case file runs on its own,
+#         multi-threaded TCG changes it, nor test kernels without
+#         X86_KERNEL_IBT (tried 2026-11-24, stop 22, both kernels): the
+#         kprobe cases and most fgraph, func-filter and dynevent cases
+#         then PASS one by one, but the kernel still oopses now and then,
+#         a call from a traced entry (kernel_clone+0x5, vfs_read+0x5, the
+#         sched_switch trace point) landing at 0, 2 or a heap address, on
+#         a case that PASSed in the boot before (func-filter-pid.tc,
+#         func-filter-notrace-pid.tc, kprobe/kprobe_ftrace.tc, fprobe and
+#         tprobe cases), and the whole guest hangs in func_cpumask.tc,
+#         func_hotplug.tc and func_profiler.tc. Each case file runs on its own,
 #         stopped after FTRACE_CASE_TIMEOUT seconds (default: the
 #         baseline's, else 240) and recorded as TIMEOUT;
 #         vm-out/STAGE/ftracetest-*.times has every case's time. The test

@@ -514,6 +514,12 @@ struct fplan {
 	char *keys;
 };
 
+/* libtraceevent keeps the common_ fields apart; a format could still list one. */
+static inline bool is_common(const struct tep_format_field *f)
+{
+	return f->name[0] == 'c' && !strncmp(f->name, "common_", 7);
+}
+
 static void jw_key(struct jw *w, const char *name);
 static const struct fplan *plan_of(struct td_json_writer *t, const struct tep_event *event);
 
@@ -575,8 +581,7 @@ static void jw_fields(struct jw *w, struct td_json_writer *t, const struct td_ev
 		jw_lit(w, "[");
 	field = event && (ev->raw || as == FIELDS_NAMES) ? event->format.fields : NULL;
 	for (; field; field = field->next) {
-		/* libtraceevent keeps them apart; a format could still list one. */
-		if (field->name[0] == 'c' && !strncmp(field->name, "common_", 7))
+		if (is_common(field))
 			continue;
 		if (!first)
 			jw_lit(w, ",");
@@ -827,8 +832,7 @@ static bool plan_build(struct fplan *p, const struct tep_event *event)
 		struct fstep *st = &p->steps[p->nr];
 		size_t start = keys.len;
 
-		/* As jw_fields() leaves them out. */
-		if (f->name[0] == 'c' && !strncmp(f->name, "common_", 7))
+		if (is_common(f))
 			continue;
 		jw_key(&keys, f->name);
 		if (keys.err || keys.len - start > UINT16_MAX)

@@ -32,6 +32,7 @@
 #include <trace-defer/output.h>
 
 #include "htab.h"
+#include "le.h"
 
 #define JSON_FLAGS	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 #define TD_STR_(x)	#x
@@ -140,14 +141,19 @@ static inline unsigned int dec_digits(uint64_t v)
 	return t + ((v | 1) >= pow10s[t]);
 }
 
-/* Decimal, two digits per step, written in place (no copy of a temporary). */
-static void jw_u64(struct jw *w, uint64_t v)
+static void jw_u64_grow(struct jw *w, uint64_t v);
+
+/*
+ * Decimal, two digits per step, written in place (no copy of a temporary).
+ * Inline, with growing the buffer out of line: a line has ten numbers or so.
+ */
+static inline void jw_u64(struct jw *w, uint64_t v)
 {
 	unsigned int n = dec_digits(v);
 	char *p;
 
-	if (n > w->cap - w->len && jw_grow(w, n))
-		return;
+	if (n > w->cap - w->len)
+		return jw_u64_grow(w, v);
 	p = w->buf + w->len + n;
 	w->len += n;
 	while (v >= 100) {
@@ -161,6 +167,12 @@ static void jw_u64(struct jw *w, uint64_t v)
 	} else {
 		*--p = (char)('0' + v);
 	}
+}
+
+static __attribute__((noinline)) void jw_u64_grow(struct jw *w, uint64_t v)
+{
+	if (!jw_grow(w, dec_digits(v)))
+		jw_u64(w, v);
 }
 
 static void jw_i64(struct jw *w, int64_t v)
@@ -501,7 +513,7 @@ enum fstep_kind {
 struct fstep {
 	const struct tep_format_field *field;
 	int offset, size;
-	uint32_t key;		/* its "name": at plan->keys + key */
+	uint32_t key;		/* its ,"name": at plan->keys + key (KEY_PAD bytes follow them all) */
 	uint16_t klen;
 	uint8_t kind;
 };
@@ -512,7 +524,29 @@ struct fplan {
 	unsigned int nr;
 	struct fstep *steps;
 	char *keys;
+	/* "system:name" of the event, and that name as a JSON string (NULL: none). */
+	char *name;
+	char *name_text;
+	size_t name_len;
 };
+
+/*
+ * Append @n bytes from @s, which may be read up to KEY_PAD bytes past them:
+ * whole chunks, a few fixed moves instead of a call for a length known
+ * only at run time (the keys of a plan, a few bytes each).
+ */
+#define KEY_PAD		16
+
+static inline void jw_put_padded(struct jw *w, const char *s, size_t n)
+{
+	size_t i;
+
+	if (n + KEY_PAD > w->cap - w->len && jw_grow(w, n + KEY_PAD))
+		return;
+	for (i = 0; i < n; i += KEY_PAD)
+		memcpy(w->buf + w->len + i, s + i, KEY_PAD);
+	w->len += n;
+}
 
 /* libtraceevent keeps the common_ fields apart; a format could still list one. */
 static inline bool is_common(const struct tep_format_field *f)
@@ -521,11 +555,13 @@ static inline bool is_common(const struct tep_format_field *f)
 }
 
 static void jw_key(struct jw *w, const char *name);
-static const struct fplan *plan_of(struct td_json_writer *t, const struct tep_event *event);
+static inline const struct fplan *plan_of(struct td_json_writer *t,
+					  const struct tep_event *event);
+static inline void jw_name16(struct jw *w, struct td_json_writer *t, const char *s);
 
 /* @p's fields of @ev (FIELDS_OBJECT or FIELDS_VALUES), as jw_fields() writes them. */
-static void jw_plan_fields(struct jw *w, const struct fplan *p, const struct td_event *ev,
-			   enum fields_as as)
+static void jw_plan_fields(struct jw *w, struct td_json_writer *t, const struct fplan *p,
+			   const struct td_event *ev, enum fields_as as)
 {
 	const unsigned char *data = ev->raw;
 	struct tep_handle *tep = ev->tep_event->tep;
@@ -536,10 +572,11 @@ static void jw_plan_fields(struct jw *w, const struct fplan *p, const struct td_
 	for (i = 0; i < p->nr; i++) {
 		const struct fstep *f = &p->steps[i];
 
-		if (i)
-			jw_lit(w, ",");
+		/* A key is ,"name": (the first without its comma). */
 		if (as == FIELDS_OBJECT)
-			jw_put(w, p->keys + f->key, f->klen);
+			jw_put_padded(w, p->keys + f->key + !i, f->klen - !i);
+		else if (i)
+			jw_lit(w, ",");
 		if (f->kind == FS_FIELD) {
 			jw_field(w, tep, p->swap, f->field, data, size);
 		} else if (f->offset > size || f->size > size - f->offset) {
@@ -547,7 +584,10 @@ static void jw_plan_fields(struct jw *w, const struct fplan *p, const struct td_
 		} else if (f->kind == FS_STRING) {
 			const char *str = (const char *)data + f->offset;
 
-			jw_str(w, str, strnlen(str, f->size));
+			if (f->size == TD_COMM_LEN)
+				jw_name16(w, t, str);
+			else
+				jw_str(w, str, strnlen(str, f->size));
 		} else {
 			jw_number(w, read_number(tep, p->swap, data + f->offset, f->size), f->size,
 				  f->kind == FS_SIGNED);
@@ -571,7 +611,7 @@ static void jw_fields(struct jw *w, struct td_json_writer *t, const struct td_ev
 	bool first = true, swap;
 
 	if (t && event && ev->raw && as != FIELDS_NAMES && (plan = plan_of(t, event))) {
-		jw_plan_fields(w, plan, ev, as);
+		jw_plan_fields(w, t, plan, ev, as);
 		return;
 	}
 	swap = tep && tep_is_file_bigendian(tep) != tep_is_local_bigendian(tep);
@@ -724,10 +764,33 @@ struct istack {
  */
 #define PCACHE_BITS	4
 
+/*
+ * Task names (an event's comm, and the 16-byte char fields that hold one,
+ * such as sched_switch's prev_comm and next_comm) as JSON strings: a few
+ * tasks write most lines. Direct-mapped on the name's bytes up to its NUL,
+ * which are the whole key (the text is made from nothing else); a name
+ * whose text does not fit is written as it comes.
+ */
+#define NCACHE_BITS	7
+
+struct tname {
+	uint64_t lo, hi;	/* the 16 bytes, zero from the first NUL on */
+	uint32_t len;		/* of text; 0: empty */
+	char text[44];
+};
+
+/* An event line's status, as a JSON string ("stitched" is 10 bytes, all fit). */
+struct tstatus {
+	uint8_t len;		/* 0: not made (out of memory), write it as it comes */
+	char text[23];
+};
+
 struct td_json_writer {
 	enum td_json_layout layout;
 	struct fentry *cache;	/* NULL (out of memory): frames not cached */
 	struct fplan *plans;	/* NULL (out of memory): fields written as they come */
+	struct tname *names;	/* NULL (out of memory): names written as they come */
+	struct tstatus status[TD_NR_STATUS];
 	struct sentry *stacks;
 	char *buf;		/* line buffer, kept between lines */
 	size_t cap;
@@ -792,6 +855,8 @@ static void plan_free(struct fplan *p)
 {
 	free(p->steps);
 	free(p->keys);
+	free(p->name);
+	free(p->name_text);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -815,6 +880,27 @@ static enum fstep_kind step_kind(const struct tep_format_field *f)
 	return f->flags & TEP_FIELD_IS_SIGNED ? FS_SIGNED : FS_UNSIGNED;
 }
 
+/* The event's name and its text; none when out of memory (it is then written as it comes). */
+static void plan_name(struct fplan *p, const struct tep_event *event)
+{
+	struct jw text = { 0 };
+
+	if (!event->system || !event->name ||
+	    asprintf(&p->name, "%s:%s", event->system, event->name) < 0) {
+		p->name = NULL;
+		return;
+	}
+	jw_cstr(&text, p->name);
+	if (text.err) {
+		free(text.buf);
+		free(p->name);
+		p->name = NULL;
+		return;
+	}
+	p->name_text = text.buf;
+	p->name_len = text.len;
+}
+
 /* Work out @p for @event; false when out of memory (@p left empty). */
 static bool plan_build(struct fplan *p, const struct tep_event *event)
 {
@@ -834,6 +920,7 @@ static bool plan_build(struct fplan *p, const struct tep_event *event)
 
 		if (is_common(f))
 			continue;
+		jw_lit(&keys, ",");
 		jw_key(&keys, f->name);
 		if (keys.err || keys.len - start > UINT16_MAX)
 			goto fail;
@@ -845,9 +932,13 @@ static bool plan_build(struct fplan *p, const struct tep_event *event)
 		st->kind = step_kind(f);
 		p->nr++;
 	}
+	jw_put(&keys, (const char[KEY_PAD]){ 0 }, KEY_PAD);
+	if (keys.err)
+		goto fail;
 	p->keys = keys.buf;
 	p->swap = tep && tep_is_file_bigendian(tep) != tep_is_local_bigendian(tep);
 	p->event = event;
+	plan_name(p, event);
 	return true;
 fail:
 	free(keys.buf);
@@ -855,7 +946,14 @@ fail:
 	return false;
 }
 
-static const struct fplan *plan_of(struct td_json_writer *t, const struct tep_event *event)
+static __attribute__((noinline)) const struct fplan *plan_new(struct fplan *p,
+							      const struct tep_event *event)
+{
+	plan_free(p);
+	return plan_build(p, event) ? p : NULL;
+}
+
+static inline const struct fplan *plan_of(struct td_json_writer *t, const struct tep_event *event)
 {
 	struct fplan *p;
 
@@ -863,10 +961,80 @@ static const struct fplan *plan_of(struct td_json_writer *t, const struct tep_ev
 		return NULL;
 	p = &t->plans[((uintptr_t)event >> 4 ^ (uintptr_t)event >> 12) &
 		      ((1U << PCACHE_BITS) - 1)];
-	if (p->event == event)
-		return p;
-	plan_free(p);
-	return plan_build(p, event) ? p : NULL;
+	return p->event == event ? p : plan_new(p, event);
+}
+
+/*
+ * The 16 bytes of a name at @s with those from its first NUL on made zero:
+ * two names with the same key are the same string. The lowest flagged
+ * byte of the "has a zero byte" test is exact (a borrow only runs upwards).
+ */
+static inline void tname_key(const char *s, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t a = td_get_le64((const uint8_t *)s), b = td_get_le64((const uint8_t *)s + 8);
+	uint64_t z = (a - ONES) & ~a & HIGHS;
+
+	if (z) {
+		/* The lowest flagged bit is bit 8k + 7 of zero byte k. */
+		*lo = a & ((1ULL << (__builtin_ctzll(z) - 7)) - 1);
+		*hi = 0;
+		return;
+	}
+	z = (b - ONES) & ~b & HIGHS;
+	*lo = a;
+	*hi = z ? b & ((1ULL << (__builtin_ctzll(z) - 7)) - 1) : b;
+}
+
+/* Not found in the cache: written, and kept in @e when it fits (@e NULL: no cache). */
+static __attribute__((noinline)) void name16_miss(struct jw *w, struct tname *e, const char *s,
+						  uint64_t lo, uint64_t hi)
+{
+	size_t start = w->len;
+
+	jw_str(w, s, strnlen(s, TD_COMM_LEN));
+	if (!e || w->err || w->len - start > sizeof(e->text))
+		return;
+	e->lo = lo;
+	e->hi = hi;
+	e->len = (uint32_t)(w->len - start);
+	memcpy(e->text, w->buf + start, e->len);
+}
+
+/* A name of at most 16 bytes (a NUL ends it sooner) at @s, as jw_str() writes it. */
+static inline void jw_name16(struct jw *w, struct td_json_writer *t, const char *s)
+{
+	struct tname *e;
+	uint64_t lo, hi;
+
+	if (!t || !t->names)
+		return name16_miss(w, NULL, s, 0, 0);
+	tname_key(s, &lo, &hi);
+	e = &t->names[((lo ^ hi * 0xff51afd7ed558ccdULL) * 0x9e3779b97f4a7c15ULL) >>
+		      (64 - NCACHE_BITS)];
+	if (!e->len || e->lo != lo || e->hi != hi)
+		return name16_miss(w, e, s, lo, hi);
+	/* All of text[], maybe past its end: a few fixed moves, not a call. */
+	if (sizeof(e->text) > w->cap - w->len && jw_grow(w, sizeof(e->text)))
+		return;
+	memcpy(w->buf + w->len, e->text, sizeof(e->text));
+	w->len += e->len;
+}
+
+/* Each status as a JSON string, once; one left unmade is written as it comes. */
+static void make_statuses(struct td_json_writer *jw)
+{
+	for (unsigned int st = 0; st < TD_NR_STATUS; st++) {
+		struct jw text = { 0 };
+		const char *name = td_status_name(st);
+
+		if (name)
+			jw_cstr(&text, name);
+		if (name && !text.err && text.len <= sizeof(jw->status[st].text)) {
+			memcpy(jw->status[st].text, text.buf, text.len);
+			jw->status[st].len = (uint8_t)text.len;
+		}
+		free(text.buf);
+	}
 }
 
 void td_json_writer_free(struct td_json_writer *jw)
@@ -884,6 +1052,7 @@ void td_json_writer_free(struct td_json_writer *jw)
 			free(jw->stacks[i].block);
 	free(jw->stacks);
 	free(jw->cache);
+	free(jw->names);
 	forget_plans(jw);
 	free(jw->plans);
 	free(jw->buf);
@@ -912,6 +1081,8 @@ struct td_json_writer *td_json_writer_new(enum td_json_layout layout, unsigned i
 		jw->stacks = NULL;
 	}
 	jw->plans = calloc(1U << PCACHE_BITS, sizeof(*jw->plans));
+	jw->names = calloc(1U << NCACHE_BITS, sizeof(*jw->names));
+	make_statuses(jw);
 	jw->next_format = 1;
 	if (layout != TD_JSON_FULL) {
 		if (htab_init(&jw->tab)) {
@@ -1190,12 +1361,17 @@ static void istack_add(struct td_json_writer *jw, const struct ikey *k, uint64_t
 
 /* ---- the record ---- */
 
-static void jw_event_name(struct jw *w, const struct td_resolved *r)
+/* @t: the writer whose plans name the event, NULL for none. */
+static void jw_event_name(struct jw *w, struct td_json_writer *t, const struct td_resolved *r)
 {
 	const struct tep_event *event = r->ev->tep_event;
+	const struct fplan *p;
 	char buf[256];
 	int n;
 
+	if (r->event_name && t && event && (p = plan_of(t, event)) && p->name &&
+	    !strcmp(r->event_name, p->name))
+		return jw_put(w, p->name_text, p->name_len);
 	if (r->event_name)
 		return jw_cstr(w, r->event_name);
 	if (event && event->system && event->name) {
@@ -1230,7 +1406,8 @@ static inline void jw_sep(struct jw *w, const struct seps *sep, int i)
 }
 
 /* The task's part of an event line, after its timestamp: cpu, pid, tid, comm. */
-static void jw_task(struct jw *w, const struct td_event *ev, const struct seps *sep)
+static void jw_task(struct jw *w, struct td_json_writer *t, const struct td_event *ev,
+		    const struct seps *sep)
 {
 	jw_sep(w, sep, SEP_CPU);
 	jw_i64(w, ev->cpu);
@@ -1239,13 +1416,14 @@ static void jw_task(struct jw *w, const struct td_event *ev, const struct seps *
 	jw_sep(w, sep, SEP_TID);
 	jw_i64(w, ev->tid);
 	jw_sep(w, sep, SEP_COMM);
-	jw_str(w, ev->comm, strnlen(ev->comm, TD_COMM_LEN));
+	jw_name16(w, t, ev->comm);
 }
 
 /* The cookie and the status. */
-static void jw_outcome(struct jw *w, const struct td_resolved *r, const struct seps *sep)
+static void jw_outcome(struct jw *w, struct td_json_writer *t, const struct td_resolved *r,
+		       const struct seps *sep)
 {
-	const char *status = td_status_name(r->status);
+	const char *status;
 
 	jw_sep(w, sep, SEP_COOKIE);
 	if (r->cookie)
@@ -1253,6 +1431,9 @@ static void jw_outcome(struct jw *w, const struct td_resolved *r, const struct s
 	else
 		jw_lit(w, "null");
 	jw_sep(w, sep, SEP_STATUS);
+	if (t && (unsigned int)r->status < TD_NR_STATUS && t->status[r->status].len)
+		return jw_put(w, t->status[r->status].text, t->status[r->status].len);
+	status = td_status_name(r->status);
 	if (status)
 		jw_cstr(w, status);
 	else
@@ -1277,12 +1458,12 @@ static void jw_event_head(struct jw *w, struct td_json_writer *t, const struct t
 	else
 		jw_lit(w, "{\"v\":" TD_STR(TD_JSON_SCHEMA_VERSION) ",\"ts\":");
 	jw_u64(w, ev->ts);
-	jw_task(w, ev, keyed);
+	jw_task(w, t, ev, keyed);
 	jw_lit(w, ",\"event\":");
-	jw_event_name(w, r);
+	jw_event_name(w, t, r);
 	jw_lit(w, ",\"fields\":");
 	jw_fields(w, t, ev, FIELDS_OBJECT);
-	jw_outcome(w, r, keyed);
+	jw_outcome(w, t, r, keyed);
 	jw_lit(w, ",");
 }
 
@@ -1376,7 +1557,7 @@ static void jw_compact_event(struct jw *w, struct td_json_writer *jw,
 		jw_lit(w, "{\"v\":" TD_STR(TD_JSON_COMPACT_VERSION) ",\"type\":\"format\",\"id\":");
 		jw_u64(w, fmt);
 		jw_lit(w, ",\"event\":");
-		jw_event_name(w, r);
+		jw_event_name(w, jw, r);
 		jw_lit(w, ",\"fields\":");
 		jw_fields(w, NULL, ev, FIELDS_NAMES);
 		jw_lit(w, "}\n");
@@ -1384,12 +1565,12 @@ static void jw_compact_event(struct jw *w, struct td_json_writer *jw,
 	}
 	jw_lit(w, "[");
 	jw_u64(w, ev->ts);
-	jw_task(w, ev, commas);
+	jw_task(w, jw, ev, commas);
 	jw_lit(w, ",");
 	jw_u64(w, fmt);
 	jw_lit(w, ",");
 	jw_fields(w, jw, ev, FIELDS_VALUES);
-	jw_outcome(w, r, commas);
+	jw_outcome(w, jw, r, commas);
 	jw_lit(w, ",");
 	jw_u64(w, stack_id);
 	jw_lit(w, "]\n");

@@ -1782,6 +1782,95 @@ static void test_compact_write_error(void **state)
 	td_event_free(ev);
 }
 
+/*
+ * A writer keeps task names (comm, 16-byte char fields), statuses and
+ * event names as text: every line must still be what td_json_write()
+ * writes. Names alike in their first eight bytes, alike up to a NUL and
+ * different after it, with no NUL at all, needing escapes, invalid UTF-8,
+ * too long as text to be kept, and more of them than the cache holds, in
+ * every layout's event lines.
+ */
+static void test_name_cache(void **state)
+{
+	static const char *const names[] = {
+		"abcdefgh1", "abcdefgh2", "abcdefgh", "ab\0xyz", "ab\0qqq", "ab",
+		"0123456789abcdef", "0123456789abcdeX", "a\"b\\c", "\xff\xfe\xc3", "",
+		"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f",
+		"swapper/0", "fp_chain",
+	};
+	/* Bytes of each name above, some past a NUL (not 0 for a string without one). */
+	static const unsigned int lens[] = { 0, 0, 0, 7, 7, 0, 16, 16, 0, 0, 0, 0, 0, 0 };
+	const enum td_json_layout layouts[] = { TD_JSON_FULL, TD_JSON_INTERNED, TD_JSON_COMPACT };
+	const char *event_names[] = { "sched:sched_switch", NULL, "other:name" };
+	unsigned int nr = sizeof(names) / sizeof(names[0]), round, l;
+	struct ctx *c = *state;
+	struct td_event *ev = switch_event(c);
+	unsigned char *raw = ev->raw;
+	struct td_resolved r = { .ev = ev, .cookie = ev->cookie };
+	char made[TD_COMM_LEN];
+
+	for (l = 0; l < 3; l++) {
+		struct td_json_writer *jw = td_json_writer_new(layouts[l], 0);
+		struct creader cr = { .formats = json_object_new_object(),
+				      .stacks = json_object_new_object() };
+
+		assert_non_null(jw);
+		/* Twice over every name (kept the second time), then 400 more. */
+		for (round = 0; round < 2 * nr + 400; round++) {
+			unsigned int k = round % nr, n = round % 3 + 3;
+			const char *name = names[k], *next = names[(round + 3) % nr];
+			size_t len = lens[k] ? lens[k] : strlen(name) + 1;
+			char *a, *want, *got, *head, *end;
+
+			if (round >= 2 * nr) {
+				snprintf(made, sizeof(made), "task-%u", round * 7919 % 1000);
+				name = made;
+				len = strlen(made) + 1;
+			}
+			/* The bytes after a NUL are junk, as in a comm. */
+			memset(ev->comm, 'J', TD_COMM_LEN);
+			memcpy(ev->comm, name, len);
+			memset(raw + 8, 'K', TD_COMM_LEN);	/* prev_comm */
+			memcpy(raw + 8, next, strnlen(next, TD_COMM_LEN));
+			memset(raw + 40, 0, TD_COMM_LEN);	/* next_comm */
+			memcpy(raw + 40, name, len < TD_COMM_LEN ? len : TD_COMM_LEN);
+			r.status = (enum td_status)(round % TD_NR_STATUS);
+			r.event_name = event_names[round % 3];
+			ev->cpu = (int)n;
+			a = writer_lines(jw, &r);
+			if (layouts[l] == TD_JSON_FULL) {
+				want = write_one(&r);
+				assert_string_equal(a, want);
+			} else if (layouts[l] == TD_JSON_INTERNED) {
+				/* The event line up to its stack id is layout full's up to its stacks. */
+				want = write_one(&r);
+				head = strstr(a, "{\"v\":2,\"type\":\"event\",");
+				assert_non_null(head);
+				head += strlen("{\"v\":2,\"type\":\"event\",");
+				end = strstr(head, ",\"stack\":");
+				assert_non_null(end);
+				*end = '\0';
+				end = strstr(want, ",\"kernel_stack\":");
+				assert_non_null(end);
+				*end = '\0';
+				assert_string_equal(head, want + strlen("{\"v\":1,"));
+			} else {
+				got = creader_feed(&cr, a);
+				want = full_line(&r);
+				assert_string_equal(got, want);
+				free(got);
+			}
+			free(want);
+			free(a);
+		}
+		json_object_put(cr.cols);
+		json_object_put(cr.formats);
+		json_object_put(cr.stacks);
+		td_json_writer_free(jw);
+	}
+	td_event_free(ev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1799,6 +1888,7 @@ int main(void)
 		cmocka_unit_test(test_full_stack_ids),
 		cmocka_unit_test(test_decimal),
 		cmocka_unit_test(test_field_plans),
+		cmocka_unit_test(test_name_cache),
 		cmocka_unit_test(test_intern_files_differ),
 		cmocka_unit_test(test_intern_text_key),
 		cmocka_unit_test(test_intern_reset_epoch),

@@ -31,8 +31,8 @@
 
 #include <trace-defer/output.h>
 
+#include "comm.h"
 #include "htab.h"
-#include "le.h"
 
 #define JSON_FLAGS	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 #define TD_STR_(x)	#x
@@ -964,27 +964,6 @@ static inline const struct fplan *plan_of(struct td_json_writer *t, const struct
 	return p->event == event ? p : plan_new(p, event);
 }
 
-/*
- * The 16 bytes of a name at @s with those from its first NUL on made zero:
- * two names with the same key are the same string. The lowest flagged
- * byte of the "has a zero byte" test is exact (a borrow only runs upwards).
- */
-static inline void tname_key(const char *s, uint64_t *lo, uint64_t *hi)
-{
-	uint64_t a = td_get_le64((const uint8_t *)s), b = td_get_le64((const uint8_t *)s + 8);
-	uint64_t z = (a - ONES) & ~a & HIGHS;
-
-	if (z) {
-		/* The lowest flagged bit is bit 8k + 7 of zero byte k. */
-		*lo = a & ((1ULL << (__builtin_ctzll(z) - 7)) - 1);
-		*hi = 0;
-		return;
-	}
-	z = (b - ONES) & ~b & HIGHS;
-	*lo = a;
-	*hi = z ? b & ((1ULL << (__builtin_ctzll(z) - 7)) - 1) : b;
-}
-
 /* Not found in the cache: written, and kept in @e when it fits (@e NULL: no cache). */
 static __attribute__((noinline)) void name16_miss(struct jw *w, struct tname *e, const char *s,
 						  uint64_t lo, uint64_t hi)
@@ -1008,7 +987,7 @@ static inline void jw_name16(struct jw *w, struct td_json_writer *t, const char 
 
 	if (!t || !t->names)
 		return name16_miss(w, NULL, s, 0, 0);
-	tname_key(s, &lo, &hi);
+	td_comm_words(s, &lo, &hi);
 	e = &t->names[((lo ^ hi * 0xff51afd7ed558ccdULL) * 0x9e3779b97f4a7c15ULL) >>
 		      (64 - NCACHE_BITS)];
 	if (!e->len || e->lo != lo || e->hi != hi)

@@ -23,6 +23,7 @@
 #include <trace-defer/parse.h>
 #include <trace-defer/ringbuf.h>
 
+#include "comm.h"
 #include "kstack.h"
 #include "le.h"
 #include "pagewalk.h"
@@ -497,7 +498,7 @@ static void learn_comm(struct td_parser *p, const char *comm, int tid)
 		return;
 	s = &p->comms[(unsigned int)tid & (COMM_SLOTS - 1)];
 	s->tid = tid;
-	set_comm(s->comm, comm, TD_COMM_LEN);
+	td_comm_copy(s->comm, comm);
 }
 
 static void comm_of(struct td_parser *p, char *dst, int tid)
@@ -510,19 +511,19 @@ static void comm_of(struct td_parser *p, char *dst, int tid)
 		set_comm(dst, tep_data_comm_from_pid(p->tep, tid), TD_COMM_LEN);
 }
 
-/* sched_switch runs as prev: its comm is the record's own. */
+/*
+ * sched_switch runs as prev: its comm is the record's own. Both names are
+ * 16-byte fields inside the record (min_size).
+ */
 static void switch_comm(struct td_parser *p, struct td_event *ev, const uint8_t *data)
 {
-	char next[TD_COMM_LEN + 1];
 	uint64_t next_pid;
 
-	set_comm(ev->comm, (const char *)data + p->sw_prev_comm->offset, TD_COMM_LEN);
+	td_comm_copy(ev->comm, (const char *)data + p->sw_prev_comm->offset);
 	learn_comm(p, ev->comm, ev->tid);
 	if (read_field(p->sw_next_pid, data, &next_pid))
 		return;
-	memcpy(next, data + p->sw_next_comm->offset, TD_COMM_LEN);
-	next[TD_COMM_LEN] = '\0';
-	learn_comm(p, next, (int)next_pid);
+	learn_comm(p, (const char *)data + p->sw_next_comm->offset, (int)next_pid);
 }
 
 /*
@@ -532,7 +533,7 @@ static void switch_comm(struct td_parser *p, struct td_event *ev, const uint8_t 
  */
 static void exec_comm(struct td_parser *p, int tid, const uint8_t *data, int size)
 {
-	char name[TD_COMM_LEN];
+	char name[TD_COMM_LEN] = { 0 };	/* learn_comm() reads all 16 bytes */
 	unsigned int off, len;
 	const char *file, *base;
 	size_t n;

@@ -779,7 +779,7 @@ struct tname {
 	char text[44];
 };
 
-/* An event line's status, as a JSON string ("stitched" is 10 bytes, all fit). */
+/* An event line's status as a JSON string: the longest, "unwind_failed", is 15 bytes. */
 struct tstatus {
 	uint8_t len;		/* 0: not made (out of memory), write it as it comes */
 	char text[23];

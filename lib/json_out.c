@@ -267,9 +267,6 @@ static const unsigned char byte_class[256] = {
 	[0x80 ... 0xff] = 2,
 };
 
-#define ONES	0x0101010101010101ULL
-#define HIGHS	0x8080808080808080ULL
-
 /*
  * Non-zero when one of the eight bytes of @v is below 0x20, '"', '\\' or
  * non-ASCII. The "has a byte less than n" and "has a zero byte" tricks are
@@ -278,9 +275,10 @@ static const unsigned char byte_class[256] = {
  */
 static inline uint64_t special_bytes(uint64_t v)
 {
-	uint64_t q = v ^ (ONES * '"'), b = v ^ (ONES * '\\');
+	uint64_t q = v ^ (TD_BYTES_ONES * '"'), b = v ^ (TD_BYTES_ONES * '\\');
 
-	return (v | ((v - ONES * 0x20) & ~v) | ((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS;
+	return ((v | ((v - TD_BYTES_ONES * 0x20) & ~v)) & TD_BYTES_HIGHS) | td_nul_flags(q) |
+	       td_nul_flags(b);
 }
 
 /*
@@ -309,9 +307,9 @@ static inline uint64_t tail_word(const char *s, size_t i, size_t len)
 	if (n >= 2) {
 		memcpy(&a2, t, 2);
 		memcpy(&b2, t + n - 2, 2);
-		return (ONES * ' ' & ~0xffffffffULL) | a2 | (uint64_t)b2 << 16;
+		return (TD_BYTES_ONES * ' ' & ~0xffffffffULL) | a2 | (uint64_t)b2 << 16;
 	}
-	return (ONES * ' ' & ~0xffULL) | (unsigned char)t[0];
+	return (TD_BYTES_ONES * ' ' & ~0xffULL) | (unsigned char)t[0];
 }
 
 /* A JSON string from @len bytes at @s (kernel strings are arbitrary bytes). */

@@ -11,8 +11,16 @@
  *    same kernel entry until stack_keep_ns have passed.
  * Every pending event is also on one global list in arrival order (the
  * oldest is evicted first when max_pending_events is reached, and expired
- * first by td_stitch_advance()), and every kept stack is on a list in
- * arrival order (evicted at max_stacks, expired after stack_keep_ns).
+ * first by td_stitch_advance()). Every kept stack is on one of two lists:
+ *  - current: the newest stack of its tid (a second table, on tid alone,
+ *    finds it), in arrival order, expired after stack_keep_ns;
+ *  - done: stacks of a kernel entry the task has left, known from a stack
+ *    of a later entry of the same tid, in the order that became known;
+ *    td_stitch_settle() drops them once every event before that later
+ *    stack has been fed. Evicted first at max_stacks.
+ * A task's late events (those after its stack, preempted on the way back
+ * to user space) can come any time until it leaves the kernel: only a
+ * later entry of the task says that it did.
  *
  * The global list is ordered by arrival, not by timestamp: records from
  * different CPUs are fed slightly out of time order, so an event may expire
@@ -37,6 +45,7 @@
 #include <trace-defer/stitch.h>
 
 #include "evpack.h"
+#include "htab.h"
 
 #define CHUNK_SHIFT		10
 #define CHUNK_ITEMS		(1u << CHUNK_SHIFT)
@@ -60,8 +69,12 @@ struct key_entry {
 	uint64_t cookie;
 	int tid;
 	bool used;			/* the stack went to at least one event */
+	bool done;			/* on the done list, not in the tid table */
 	struct td_ustack *us;
-	uint32_t sprev, snext;		/* kept stacks, oldest first */
+	uint32_t sprev, snext;		/* its list, oldest first */
+	uint32_t self;			/* its own index */
+	uint64_t until;			/* done: the later entry's stack time */
+	struct hnode tnode;		/* current: in the tid table */
 };
 
 /*
@@ -102,7 +115,9 @@ struct td_stitcher {
 	struct evpack pack;
 
 	uint32_t phead, ptail;		/* all waiting events */
-	uint32_t shead, stail;		/* all kept stacks */
+	uint32_t shead, stail;		/* current stacks (the newest of their tid) */
+	uint32_t dhead, dtail;		/* done stacks */
+	struct htab tids;		/* current stacks by tid */
 
 	uint64_t now;
 	uint64_t fed;			/* td_stitch_settle()'s latest */
@@ -315,29 +330,53 @@ static void table_remove(struct td_stitcher *st, int tid, uint64_t cookie)
 static void stack_list_del(struct td_stitcher *st, uint32_t k)
 {
 	struct key_entry *ke = kent(st, k);
+	uint32_t *head = ke->done ? &st->dhead : &st->shead;
+	uint32_t *tail = ke->done ? &st->dtail : &st->stail;
 
 	if (ke->sprev)
 		kent(st, ke->sprev)->snext = ke->snext;
 	else
-		st->shead = ke->snext;
+		*head = ke->snext;
 	if (ke->snext)
 		kent(st, ke->snext)->sprev = ke->sprev;
 	else
-		st->stail = ke->sprev;
+		*tail = ke->sprev;
 	ke->sprev = ke->snext = NIL;
 }
 
+/* Append @k to the list ke->done names. */
 static void stack_list_add(struct td_stitcher *st, uint32_t k)
 {
 	struct key_entry *ke = kent(st, k);
+	uint32_t *head = ke->done ? &st->dhead : &st->shead;
+	uint32_t *tail = ke->done ? &st->dtail : &st->stail;
 
 	ke->snext = NIL;
-	ke->sprev = st->stail;
-	if (st->stail)
-		kent(st, st->stail)->snext = k;
+	ke->sprev = *tail;
+	if (*tail)
+		kent(st, *tail)->snext = k;
 	else
-		st->shead = k;
-	st->stail = k;
+		*head = k;
+	*tail = k;
+}
+
+static inline uint64_t tid_hash(int tid)
+{
+	return htab_hash_u64(HTAB_SEED, (uint32_t)tid);
+}
+
+/* The current stack of @tid, or NIL. */
+static uint32_t tid_current(const struct td_stitcher *st, int tid)
+{
+	struct hnode *n;
+
+	for (n = htab_first(&st->tids, tid_hash(tid)); n; n = htab_next(n)) {
+		struct key_entry *ke = container_of(n, struct key_entry, tnode);
+
+		if (ke->tid == tid)
+			return ke->self;
+	}
+	return NIL;
 }
 
 static void pending_list_del(struct td_stitcher *st, struct pending *p)
@@ -360,6 +399,8 @@ static void stack_drop(struct td_stitcher *st, uint32_t k)
 	if (!ke->used)
 		st->stats.orphan_stacks++;
 	stack_list_del(st, k);
+	if (!ke->done)
+		htab_del(&st->tids, &ke->tnode);
 	td_ustack_free(ke->us);
 	ipool_put(&st->key_pool, k);
 	st->stats.pending_stacks--;
@@ -432,13 +473,50 @@ static void pending_expire_oldest(struct td_stitcher *st)
 	emit_pending(st, i, NULL, TD_USER_LOST);
 }
 
-static void stack_expire_oldest(struct td_stitcher *st)
+static void stack_expire(struct td_stitcher *st, uint32_t k)
 {
-	uint32_t k = st->shead;
 	struct key_entry *ke = kent(st, k);
 
 	table_remove(st, ke->tid, ke->cookie);
 	stack_drop(st, k);
+}
+
+/*
+ * Current stack @k of its tid is done: stack @later of the same tid, unwound
+ * at @later_ts, is of a later kernel entry, and every event of @k's entry
+ * came before it.
+ */
+static void stack_done(struct td_stitcher *st, uint32_t k, uint64_t later_ts)
+{
+	struct key_entry *ke = kent(st, k);
+
+	stack_list_del(st, k);
+	htab_del(&st->tids, &ke->tnode);
+	ke->done = true;
+	ke->until = later_ts;
+	stack_list_add(st, k);
+}
+
+/*
+ * Key entry @k, not listed yet, becomes its tid's current stack, or done at
+ * once if its tid has a later one (records of two CPUs come out of order).
+ */
+static void stack_keep(struct td_stitcher *st, uint32_t k)
+{
+	struct key_entry *ke = kent(st, k);
+	uint32_t c = tid_current(st, ke->tid);
+
+	ke->done = false;
+	if (c && kent(st, c)->us->ts > ke->us->ts) {
+		ke->done = true;
+		ke->until = kent(st, c)->us->ts;
+		stack_list_add(st, k);
+		return;
+	}
+	if (c)
+		stack_done(st, c, ke->us->ts);
+	htab_add(&st->tids, &ke->tnode, tid_hash(ke->tid));
+	stack_list_add(st, k);
 }
 
 /* ---- API ---- */
@@ -479,16 +557,20 @@ struct td_stitcher *td_stitch_new(const struct td_stitch_config *cfg, td_emit_fn
 	st->arg = arg;
 	ipool_init(&st->pending_pool, sizeof(struct pending));
 	ipool_init(&st->key_pool, sizeof(struct key_entry));
-	if (table_init(&st->tab, TABLE_MIN_SIZE)) {
-		free(st);
-		return NULL;
-	}
-	if (evpack_init(&st->pack)) {
-		free(st->tab.slots);
-		free(st);
-		return NULL;
-	}
+	if (table_init(&st->tab, TABLE_MIN_SIZE))
+		goto free_st;
+	if (htab_init(&st->tids))
+		goto free_tab;
+	if (evpack_init(&st->pack))
+		goto free_tids;
 	return st;
+free_tids:
+	htab_destroy(&st->tids, NULL);
+free_tab:
+	free(st->tab.slots);
+free_st:
+	free(st);
+	return NULL;
 }
 
 void td_stitch_free(struct td_stitcher *st)
@@ -499,6 +581,9 @@ void td_stitch_free(struct td_stitcher *st)
 		return;
 	for (k = st->shead; k; k = kent(st, k)->snext)
 		td_ustack_free(kent(st, k)->us);
+	for (k = st->dhead; k; k = kent(st, k)->snext)
+		td_ustack_free(kent(st, k)->us);
+	htab_destroy(&st->tids, NULL);
 	/* The bodies of waiting events go with the table. */
 	evpack_destroy(&st->pack);
 	ipool_destroy(&st->pending_pool);
@@ -665,16 +750,19 @@ void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us)
 	ke->tid = us->tid;
 	ke->us = us;
 	ke->used = used;
+	ke->self = k;
 
-	/* Keep it for late events; make room if needed (ke is not listed yet). */
+	/* Keep it for late events; make room first (done stacks go first). */
 	if (st->stats.pending_stacks >= st->cfg.max_stacks) {
-		if (kent(st, st->shead)->used)
+		uint32_t old = st->dhead ? st->dhead : st->shead;
+
+		if (kent(st, old)->used)
 			st->stats.evicted_used_stacks++;
 		else
 			st->stats.evicted_stacks++;
-		stack_expire_oldest(st);
+		stack_expire(st, old);
 	}
-	stack_list_add(st, k);
+	stack_keep(st, k);
 	st->stats.pending_stacks++;
 }
 
@@ -690,7 +778,10 @@ void td_stitch_advance(struct td_stitcher *st, uint64_t now_ns)
 		pending_expire_oldest(st);
 	while (st->shead && kent(st, st->shead)->us->ts < now_ns &&
 	       now_ns - kent(st, st->shead)->us->ts > st->cfg.stack_keep_ns)
-		stack_expire_oldest(st);
+		stack_expire(st, st->shead);
+	while (st->dhead && kent(st, st->dhead)->us->ts < now_ns &&
+	       now_ns - kent(st, st->dhead)->us->ts > st->cfg.stack_keep_ns)
+		stack_expire(st, st->dhead);
 }
 
 void td_stitch_settle(struct td_stitcher *st, uint64_t fed_ns)
@@ -700,9 +791,9 @@ void td_stitch_settle(struct td_stitcher *st, uint64_t fed_ns)
 	if (st->fed <= st->cfg.settle_margin_ns)
 		return;
 	fed_ns = st->fed - st->cfg.settle_margin_ns;
-	while (st->shead && kent(st, st->shead)->us->ts < fed_ns) {
+	while (st->dhead && kent(st, st->dhead)->until < fed_ns) {
 		st->stats.settled_stacks++;
-		stack_expire_oldest(st);
+		stack_expire(st, st->dhead);
 	}
 }
 
@@ -710,8 +801,10 @@ void td_stitch_flush(struct td_stitcher *st)
 {
 	while (st->phead)
 		pending_expire_oldest(st);
+	while (st->dhead)
+		stack_expire(st, st->dhead);
 	while (st->shead)
-		stack_expire_oldest(st);
+		stack_expire(st, st->shead);
 }
 
 void td_stitch_get_stats(const struct td_stitcher *st, struct td_stitch_stats *stats)

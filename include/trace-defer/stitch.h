@@ -20,12 +20,16 @@
  *
  * A (tid, cookie) pair matches only if the two records' timestamps are at
  * most max_wait_ns apart. A stack stays available to late events for
- * stack_keep_ns of trace time after its own timestamp, then it is dropped;
- * sooner, once the caller says that every event older than the stack (by
- * more than settle_margin_ns) has been fed, td_stitch_settle(): the kernel
- * writes a user stack when its task goes back to user space, after every
- * event of that kernel entry, so no event can ask for it any more. Kept
- * stacks are what the stitcher touches most; fewer of them, fewer misses.
+ * stack_keep_ns of trace time after its own timestamp, then it is dropped.
+ * Late events are real: the kernel unwinds on the task's way back to user
+ * space, and the task may still be preempted (sched_switch, prev_state R)
+ * after that and before it leaves the kernel, for as long as it waits for a
+ * CPU, each time with the same cookie. A stack goes sooner only once the
+ * task is known to have left that kernel entry, by a stack of a later entry
+ * of the same tid, and the caller says that every event older than that
+ * later stack (by more than settle_margin_ns) has been fed,
+ * td_stitch_settle(). Kept stacks are what the stitcher touches most; fewer
+ * of them, fewer misses.
  *
  * Cost: every operation is O(1) amortized (a hash table on (tid, cookie)
  * and arrival-ordered lists for eviction and expiry). Events without a
@@ -138,9 +142,10 @@ void td_stitch_advance(struct td_stitcher *st, uint64_t now_ns);
 /*
  * Every event with a timestamp before @fed_ns has been fed (the caller has
  * read every CPU that far, and holds back none of those events itself):
- * drop the stacks older than @fed_ns - settle_margin_ns, whose kernel
- * entries can have no event left to come. Never emits. Time never goes
- * back: a smaller @fed_ns than before is ignored.
+ * drop the stacks whose task has left their kernel entry before @fed_ns -
+ * settle_margin_ns (a stack of the task's next entry came before it): no
+ * event can ask for them any more. Never emits. Time never goes back: a
+ * smaller @fed_ns than before is ignored.
  */
 void td_stitch_settle(struct td_stitcher *st, uint64_t fed_ns);
 /* End of input: emit every pending event as TD_USER_LOST, drop stacks. */

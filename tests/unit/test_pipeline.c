@@ -490,7 +490,8 @@ static void test_live_files_no_maps(void **state)
  * maps will show later). no_memo: every frame named every time, no ids.
  */
 /*
- * A stack is dropped once every event older than it has reached the
+ * A stack is dropped once its task has left the kernel entry (a stack of its
+ * next entry came) and every event older than that has reached the
  * stitcher, not before: an event the parser still holds (it waits for the
  * records that follow it on its CPU) has not, however far the CPUs were
  * read.
@@ -529,14 +530,30 @@ static void test_settle_after_held(void **state)
 	assert_int_equal(s.calls, 0);
 	assert_int_equal(st.stitch.pending_stacks, 1);
 	assert_int_equal(st.stitch.settled_stacks, 0);
-	/* Past the hold: the event goes on, finds its stack; then the stack settles. */
+	/*
+	 * Past the hold: the event goes on and finds its stack, which stays
+	 * (the task may still be preempted on its way out, same cookie)...
+	 */
 	td_pipeline_advance(pl, t0 + 11 * ms);
 	td_pipeline_get_stats(pl, &st);
 	assert_int_equal(s.calls, 1);
 	assert_int_equal(s.status, TD_STITCHED);
 	assert_int_equal(s.u0, uips[0]);
 	assert_int_equal(st.stitch.late_events, 1);
-	assert_int_equal(st.stitch.pending_stacks, 0);
+	assert_int_equal(st.stitch.pending_stacks, 1);
+	assert_int_equal(st.stitch.settled_stacks, 0);
+	/* ...until the stack of the task's next entry has been read past. */
+	td_pagegen_start(&pg, page, sizeof(page), t0 + 12 * ms);
+	assert_int_equal(td_pagegen_add(&pg, t0 + 12 * ms, rec,
+					rec_unwind(rec, TID, cookie + 0x100000000ULL, uips, 4)), 0);
+	td_pagegen_finish(&pg, false, 0);
+	assert_true(td_pipeline_page(pl, 1, page, sizeof(page)) >= 1);
+	td_pipeline_advance(pl, t0 + 12 * ms);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.stitch.pending_stacks, 2);
+	td_pipeline_advance(pl, t0 + 14 * ms);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.stitch.pending_stacks, 1);
 	assert_int_equal(st.stitch.settled_stacks, 1);
 	td_pipeline_free(pl);
 	tep_free(tep);

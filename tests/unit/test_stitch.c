@@ -267,53 +267,102 @@ static void test_stack_before_event(void **state)
 	fixture_free(fx);
 }
 
+/*
+ * A stack stays for late events until a stack of a later kernel entry of the
+ * same task came and everything before it was fed; however far settle goes.
+ */
 static void test_settle(void **state)
 {
 	struct fixture *fx = fixture_new(0, 0);
 	uint64_t a = cookie(0, 1), b = cookie(0, 2), c = cookie(1, 3);
+	uint64_t a2 = cookie(1, 7), b0 = cookie(1, 5), m = fx->cfg.settle_margin_ns;
 	struct td_stitch_stats s;
 
-	/* a: used; b: no event yet; c: 2 ms later. */
+	/* a: used; b: no event yet; c: another task. */
 	td_stitch_event(fx->st, event(1, 100, a, 10 * MS, 0));
 	td_stitch_stack(fx->st, stack(100, a, 11 * MS, 0, 3, 0x401000));
 	td_stitch_stack(fx->st, stack(200, b, 12 * MS, 1, 2, 0x402000));
 	td_stitch_stack(fx->st, stack(300, c, 14 * MS, 1, 2, 0x403000));
 	assert_int_equal(stats(fx).pending_stacks, 3);
 
-	/* Fed up to a's time plus the clocks' margin: everything stays. */
-	td_stitch_settle(fx->st, 11 * MS + fx->cfg.settle_margin_ns);
+	/* Fed far past all three: no task is known to have left its entry. */
+	td_stitch_settle(fx->st, 30 * MS);
 	assert_int_equal(stats(fx).pending_stacks, 3);
-	/* A late event of b, older than what was fed: still served. */
-	td_stitch_event(fx->st, event(2, 200, b, 11 * MS, 1));
+	assert_int_equal(stats(fx).settled_stacks, 0);
+	/* Preempted on its way out, 14 ms after its stack: still served. */
+	td_stitch_event(fx->st, event(2, 100, a, 25 * MS, 0));
 	assert_int_equal(find(fx, 2)->status, TD_STITCHED);
+	assert_int_equal(find(fx, 2)->ip0, 0x401000);
 
-	/* Fed past a and b by more than the margin: both go, c stays. */
-	td_stitch_settle(fx->st, 13 * MS + fx->cfg.settle_margin_ns + 1);
-	s = stats(fx);
-	assert_int_equal(s.pending_stacks, 1);
-	assert_int_equal(s.settled_stacks, 2);
-	assert_int_equal(s.orphan_stacks, 0);
-	/* Never emits; and time does not go back. */
-	assert_int_equal(fx->log.n, 2);
-	td_stitch_settle(fx->st, 1 * MS);
-	td_stitch_event(fx->st, event(3, 300, c, 13 * MS, 1));
+	/* Task 100's next entry: a is done once everything before 40 ms is in. */
+	td_stitch_stack(fx->st, stack(100, a2, 40 * MS, 1, 1, 0x405000));
+	td_stitch_settle(fx->st, 40 * MS + m);
+	assert_int_equal(stats(fx).pending_stacks, 4);
+	td_stitch_event(fx->st, event(3, 100, a, 39 * MS, 0));
 	assert_int_equal(find(fx, 3)->status, TD_STITCHED);
+	td_stitch_settle(fx->st, 40 * MS + m + 1);
+	s = stats(fx);
+	assert_int_equal(s.pending_stacks, 3);
+	assert_int_equal(s.settled_stacks, 1);
+	assert_int_equal(s.orphan_stacks, 0);
+	/* Never emits; time does not go back; the others are untouched. */
+	assert_int_equal(fx->log.n, 3);
+	td_stitch_settle(fx->st, 1 * MS);
+	td_stitch_event(fx->st, event(4, 300, c, 13 * MS, 1));
+	assert_int_equal(find(fx, 4)->status, TD_STITCHED);
+	td_stitch_event(fx->st, event(5, 100, a2, 39 * MS, 1));
+	assert_int_equal(find(fx, 5)->ip0, 0x405000);
 
 	/* A stack settled is gone: an event of its key (it could not come) waits. */
-	td_stitch_event(fx->st, event(4, 100, a, 10 * MS + 5, 0));
+	td_stitch_event(fx->st, event(6, 100, a, 10 * MS + 5, 0));
 	assert_int_equal(stats(fx).pending_events, 1);
+
+	/*
+	 * Task 200's earlier entry comes second (another CPU): done at once,
+	 * until b's time; b stays the current one. Unused, it is an orphan.
+	 */
+	td_stitch_stack(fx->st, stack(200, b0, 8 * MS, 0, 1, 0x406000));
+	td_stitch_settle(fx->st, 50 * MS);
+	s = stats(fx);
+	assert_int_equal(s.settled_stacks, 2);
+	assert_int_equal(s.orphan_stacks, 1);
+	assert_int_equal(s.pending_stacks, 3);
+	td_stitch_event(fx->st, event(7, 200, b, 45 * MS, 1));
+	assert_int_equal(find(fx, 7)->ip0, 0x402000);
+
 	td_stitch_flush(fx->st);
-	assert_int_equal(find(fx, 4)->status, TD_USER_LOST);
+	assert_int_equal(find(fx, 6)->status, TD_USER_LOST);
 	s = stats(fx);
 	assert_int_equal(s.settled_stacks, 2);
 	assert_int_equal(s.pending_stacks, 0);
+	fixture_free(fx);
+}
 
-	/* An unused stack settled counts as an orphan, as one expired does. */
-	td_stitch_stack(fx->st, stack(400, cookie(0, 9), 20 * MS, 0, 1, 0x404000));
-	td_stitch_settle(fx->st, 30 * MS);
+/* At max_stacks, a stack whose task left its entry goes before a current one. */
+static void test_evict_done_first(void **state)
+{
+	struct fixture *fx = fixture_new(0, 3);
+	struct td_stitch_stats s;
+
+	td_stitch_stack(fx->st, stack(100, cookie(0, 1), 1 * MS, 0, 1, 0x401000));
+	td_stitch_stack(fx->st, stack(200, cookie(0, 2), 2 * MS, 0, 1, 0x402000));
+	td_stitch_stack(fx->st, stack(200, cookie(0, 3), 3 * MS, 0, 1, 0x403000));
+	/* Full: task 200's first stack goes, not task 100's older one. */
+	td_stitch_stack(fx->st, stack(300, cookie(0, 4), 4 * MS, 0, 1, 0x404000));
 	s = stats(fx);
-	assert_int_equal(s.settled_stacks, 3);
-	assert_int_equal(s.orphan_stacks, 1);
+	assert_int_equal(s.pending_stacks, 3);
+	assert_int_equal(s.evicted_stacks, 1);
+	td_stitch_event(fx->st, event(1, 100, cookie(0, 1), 1 * MS, 0));
+	assert_int_equal(find(fx, 1)->ip0, 0x401000);
+	td_stitch_event(fx->st, event(2, 200, cookie(0, 2), 2 * MS, 0));
+	assert_int_equal(stats(fx).pending_events, 1);
+	/* With no done stack, the oldest current one goes. */
+	td_stitch_stack(fx->st, stack(400, cookie(0, 5), 5 * MS, 0, 1, 0x405000));
+	td_stitch_event(fx->st, event(3, 100, cookie(0, 1), 1 * MS, 0));
+	assert_int_equal(stats(fx).pending_events, 2);
+	td_stitch_flush(fx->st);
+	assert_int_equal(find(fx, 2)->status, TD_USER_LOST);
+	assert_int_equal(find(fx, 3)->status, TD_USER_LOST);
 	fixture_free(fx);
 }
 
@@ -942,8 +991,11 @@ static void test_many_keys(void **state)
 		td_stitch_stack(fx->st, stack(tid, ck, 5000 + k, 1, 1, key_ip(tid, ck)));
 		assert_int_equal(fx->log.recs[fx->log.n - 1].id, (int)k + 1);
 		if (i % 7 == 0) {
-			/* Any of the last KEEP stacks is still there. */
-			k = perm[i - rnd() % (i < KEEP ? i + 1 : KEEP)];
+			/*
+			 * Any of the last KEEP - 13 stacks is still there: the
+			 * 13 tasks' current stacks may be older, done ones go first.
+			 */
+			k = perm[i - rnd() % (i < KEEP - 13 ? i + 1 : KEEP - 13)];
 			td_stitch_event(fx->st, event(N + 1 + (int)i, 1 + (int)(k % 13),
 						      cookie(k % 4, 2 * k + 1), 1000 + k, 0));
 			assert_int_equal(fx->log.recs[fx->log.n - 1].status, TD_STITCHED);
@@ -1186,6 +1238,7 @@ int main(void)
 		cmocka_unit_test(test_stack_after_event),
 		cmocka_unit_test(test_stack_before_event),
 		cmocka_unit_test(test_settle),
+		cmocka_unit_test(test_evict_done_first),
 		cmocka_unit_test(test_across_cpus),
 		cmocka_unit_test(test_shared_cookie),
 		cmocka_unit_test(test_counter_wrap),

@@ -38,6 +38,17 @@ sleep 0.3
 # Still running while the file is reported (user names, pid); killed after
 "$fp" sleep 300 100000 > /tmp/fp.out &
 fpid=$!
+# Short-lived programs, many at once, as on a loaded machine: exec()s, and
+# tasks preempted on their way back to user space after their stack was
+# taken (late events of the same cookie, milliseconds after the stack).
+storm=()
+for _ in $(seq 20); do
+	/bin/true &
+	storm+=($!)
+	sh -c 'exec /bin/true' &
+	storm+=($!)
+done
+wait "${storm[@]}"
 sleep 2
 kill -TERM "$dpid"
 wait "$dpid"
@@ -70,6 +81,30 @@ ndiff=$(diff /tmp/r1.live.canon /tmp/r1.rep.canon | grep -c '^[<>]')
 echo "live records $nlive, reported $nrep, differing lines $ndiff"
 diff /tmp/r1.live.canon /tmp/r1.rep.canon | head -n 6 | cut -c1-300
 check report_equals_live_all_records test "$nlive" -gt 0 -a "$ndiff" -eq 0
+# Every event whose (tid, cookie) has a stack record in the file, neither
+# empty nor marked exec, at most --max-wait-ms (2 s) away, is stitched,
+# however late after its stack it came (the task preempted on its way
+# out); trace-cmd's reading of the file, without plugins, is the oracle.
+# "late": over 1 ms after the stack.
+trace-cmd report -N -t /tmp/r1.dat 2> /dev/null | gawk '
+	/ user_unwind_stack: / && match($0, /-([0-9]+) +\[[0-9]+\] +([0-9]+)\.([0-9]+): user_unwind_stack: +cookie=(0x[0-9a-f]+) .*flags=0x0 .*stack=[0-9]/, m) {
+		print m[1], m[4], m[2] m[3]
+	}' > /tmp/r1.stackkeys
+with_stack() {
+	jq -r 'select(.type == "event" and .cookie != null) |
+		"\(.tid) \(.cookie) \(.ts) \(.status)"' "$1" |
+		gawk 'NR == FNR { t[$1 " " $2] = $3; next }
+			($1 " " $2) in t && ($3 - t[$1 " " $2])^2 <= 4e18 {
+				n++; if ($4 == "stitched") ok++
+				if ($3 - t[$1 " " $2] > 1000000) late++ }
+			END { printf "%d %d %d\n", n, ok, late }' /tmp/r1.stackkeys -
+}
+read -r n ok late <<< "$(with_stack /tmp/r1.rep.jsonl)"
+echo "report: $n events with a stack record, $ok stitched, $late of them late"
+check report_stitched_every_event_with_stack test "$n" -gt 0 -a "$n" -eq "$ok"
+read -r n ok late <<< "$(with_stack /tmp/r1.jsonl)"
+echo "live: $n events with a stack record, $ok stitched, $late of them late"
+check live_stitched_every_event_with_stack test "$n" -gt 0 -a "$n" -eq "$ok"
 # fp_chain's records with every key, names and pid included (not those of
 # the shell it was forked from: before the exec, another address space)
 sel='select(.tid == $p and .comm == "fp_chain")'

@@ -24,6 +24,7 @@
 enum item_kind {
 	IT_STACK,		/* user_unwind_stack */
 	IT_EVENT2,		/* 2nd event of an entry: switch + kernel_stack + cookie */
+	IT_LATE,		/* the same, preempted after its stack was unwound */
 };
 
 struct item {
@@ -55,6 +56,7 @@ struct gen {
 	void *arg;
 	struct capgen_stats *st;
 	struct cpu_state *cpus;
+	uint64_t *busy_until;	/* per task: the end of its kernel entry */
 	uint64_t rng;
 	uint8_t rec[REC_BUF];
 };
@@ -72,10 +74,13 @@ void capgen_defaults(struct capgen_cfg *cfg)
 	cfg->lost_permille = 10;
 	cfg->failed_permille = 5;
 	cfg->remote_permille = 500;
-	cfg->gap_min_ns = 200;
-	cfg->gap_max_ns = 600;
+	cfg->late_permille = 25;
+	cfg->gap_min_ns = CAPGEN_GAP_MIN_NS;
+	cfg->gap_max_ns = CAPGEN_GAP_MAX_NS;
 	cfg->delay_min_ns = 2000;
 	cfg->delay_max_ns = 100000;
+	cfg->late_min_ns = 1000;
+	cfg->late_max_ns = 5000000;
 }
 
 /* xorshift64*: cheap, and the same capture for the same seed. */
@@ -278,13 +283,13 @@ static int put_stack(struct gen *g, int cpu, const struct item *it)
 /* ---- the trace ---- */
 
 static int task_switch(struct gen *g, int cpu, uint64_t ts, int tid, uint64_t cookie,
-		       unsigned int kst)
+		       unsigned int kst, long prev_state)
 {
 	char idle[16];
 	int ret;
 
 	snprintf(idle, sizeof(idle), "swapper/%d", cpu);
-	ret = put_switch(g, cpu, ts, tid, g->cfg->task_comm, 1, 0, idle);
+	ret = put_switch(g, cpu, ts, tid, g->cfg->task_comm, prev_state, 0, idle);
 	if (!ret)
 		ret = put_kstack(g, cpu, ts + 150, tid, &g->cfg->task_kstacks[kst]);
 	if (!ret)
@@ -297,8 +302,12 @@ static int write_item(struct gen *g, int cpu, const struct item *it)
 {
 	if (it->kind == IT_STACK)
 		return put_stack(g, cpu, it);
+	if (it->kind == IT_LATE) {
+		g->st->late_events++;
+		return task_switch(g, cpu, it->ts, it->tid, it->cookie, it->kst, 0);
+	}
 	g->st->shared_events++;
-	return task_switch(g, cpu, it->ts, it->tid, it->cookie, it->kst);
+	return task_switch(g, cpu, it->ts, it->tid, it->cookie, it->kst, 1);
 }
 
 /* Write what is due on @cpu at @ts. */
@@ -317,19 +326,27 @@ static int due(struct gen *g, int cpu, uint64_t ts)
 	return 0;
 }
 
+static int idle_event(struct gen *g, int cpu, uint64_t ts);
+
 /* A task blocks: new kernel entry, its cookie, and what follows from it. */
 static int task_event(struct gen *g, int cpu, uint64_t ts)
 {
 	const struct capgen_cfg *cfg = g->cfg;
 	struct cpu_state *c = &g->cpus[cpu];
-	uint64_t cookie = ((uint64_t)(2 * c->cookie_seq++ + 1) << 32) | (uint32_t)(cpu + 1);
-	int tid = cfg->tids[rnd(g) % cfg->nr_tids];
 	unsigned int kst = rnd(g) % cfg->nr_task_kstacks;
-	uint64_t last = ts;
+	int t = (int)(rnd(g) % cfg->nr_tids), tid, n, scpu, ret;
+	uint64_t cookie, last = ts;
+	unsigned int nev = 1;
 	struct item it;
-	int scpu, ret;
 
-	ret = task_switch(g, cpu, ts, tid, cookie, kst);
+	/* A task is in one kernel entry at a time: the next one starts after. */
+	for (n = 0; n < cfg->nr_tids && g->busy_until[t] > ts; n++)
+		t = (t + 1) % cfg->nr_tids;
+	if (n == cfg->nr_tids)
+		return idle_event(g, cpu, ts);
+	tid = cfg->tids[t];
+	cookie = ((uint64_t)(2 * c->cookie_seq++ + 1) << 32) | (uint32_t)(cpu + 1);
+	ret = task_switch(g, cpu, ts, tid, cookie, kst, 1);
 	if (ret)
 		return ret;
 	if (chance(g, cfg->shared_permille)) {
@@ -337,12 +354,15 @@ static int task_event(struct gen *g, int cpu, uint64_t ts)
 		it = (struct item){ .ts = ts + rnd_range(g, 1000, 20000), .cookie = cookie,
 				    .tid = tid, .kind = IT_EVENT2, .kst = kst };
 		last = it.ts;
+		nev++;
 		ret = heap_push(&c->heap, &it);
 		if (ret)
 			return ret;
 	}
+	g->busy_until[t] = last + 250;
 	if (chance(g, cfg->lost_permille)) {
 		g->st->lost++;
+		g->st->lost_events += nev;
 		return 0;
 	}
 	scpu = chance(g, cfg->remote_permille) ? (cpu + 1) % cfg->nr_cpus : cpu;
@@ -352,6 +372,21 @@ static int task_event(struct gen *g, int cpu, uint64_t ts)
 		.nr_rec = chance(g, cfg->failed_permille) ? UINT16_MAX :
 			  (uint16_t)rnd_range(g, 0, cfg->max_rec),
 	};
+	g->busy_until[t] = it.ts;
+	ret = heap_push(&g->cpus[scpu].heap, &it);
+	if (ret)
+		return ret;
+	if (it.nr_rec == UINT16_MAX)
+		g->st->failed_events += nev;
+	if (!chance(g, cfg->late_permille))
+		return 0;
+	/* Preempted on its way back to user space, after the unwind. */
+	it.ts += rnd_range(g, cfg->late_min_ns, cfg->late_max_ns);
+	it.kind = IT_LATE;
+	it.kst = kst;
+	g->busy_until[t] = it.ts + 250;
+	if (it.nr_rec == UINT16_MAX)
+		g->st->failed_events++;
 	return heap_push(&g->cpus[scpu].heap, &it);
 }
 
@@ -387,7 +422,7 @@ static int held_event(struct gen *g, int cpu, uint64_t ts)
 	int scpu;
 
 	held_item(g->cfg, cookie, &it, &scpu);
-	return task_switch(g, cpu, ts, it.tid, cookie, rnd(g) % g->cfg->nr_task_kstacks);
+	return task_switch(g, cpu, ts, it.tid, cookie, rnd(g) % g->cfg->nr_task_kstacks, 1);
 }
 
 static int held_stacks(struct gen *g, uint64_t ts)
@@ -453,7 +488,8 @@ int capgen_run(const struct capgen_cfg *cfg, capgen_sink_fn sink, void *arg,
 	if (!g)
 		return -ENOMEM;
 	g->cpus = calloc(cfg->nr_cpus, sizeof(*g->cpus));
-	if (!g->cpus) {
+	g->busy_until = calloc(cfg->nr_tids, sizeof(*g->busy_until));
+	if (!g->cpus || !g->busy_until) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -500,6 +536,7 @@ out:
 		for (cpu = 0; cpu < cfg->nr_cpus; cpu++)
 			free(g->cpus[cpu].heap.v);
 	free(g->cpus);
+	free(g->busy_until);
 	free(g);
 	return ret;
 }

@@ -7,6 +7,7 @@
  *
  *   replay --formats DIR --prog FP_CHAIN [--events N] [--repeat R]
  *          [--procs N] [--raw-dir DIR] [--json FILE] [--no-memo]
+ *          [--gap-ns MIN,MAX]
  *   replay --formats DIR --prog FP_CHAIN --memory [--events N]
  *
  * DIR is a tracefs-like directory (events/header_page, events/SYS/NAME/
@@ -22,13 +23,16 @@
  *   pprof    symbol + a pprof profile of every event (no JSON), written
  *            once at the end (its bytes reported, its time not counted)
  * --no-memo: every frame of every event named again (the pipeline's
- * no_memo), to measure what keeping named stacks saves.
+ * no_memo), to measure what keeping named stacks saves. --gap-ns: trace
+ * time between two events (default CAPGEN_GAP_MIN_NS,CAPGEN_GAP_MAX_NS).
+ * The capture's JSON says how many events per second of trace time.
  * Prints one JSON object on stdout. --raw-dir writes cpuN.raw (the pages
  * as trace_pipe_raw would give them) for trace-cmd restore.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +91,7 @@ struct opts {
 	bool memory;
 	bool no_memo;		/* name every frame of every event (A/B of the stack memo) */
 	unsigned int stages;	/* bit mask of the stages to run */
+	unsigned int gap_min_ns, gap_max_ns;	/* trace time between events */
 };
 
 /* One pipeline run. */
@@ -531,6 +536,9 @@ static json_object *capture_json(const struct capgen_stats *cs)
 	add_u64(o, "task_events", cs->task_events);
 	add_u64(o, "idle_events", cs->idle_events);
 	add_u64(o, "shared_cookie_events", cs->shared_events);
+	add_u64(o, "late_events", cs->late_events);
+	add_u64(o, "events_without_stack", cs->lost_events);
+	add_u64(o, "events_empty_stack", cs->failed_events);
 	add_u64(o, "stacks", cs->stacks);
 	add_u64(o, "stacks_never_written", cs->lost);
 	add_u64(o, "stacks_empty", cs->failed);
@@ -539,6 +547,8 @@ static json_object *capture_json(const struct capgen_stats *cs)
 	add_u64(o, "record_bytes", cs->record_bytes);
 	add_u64(o, "pages", cs->pages);
 	add_dbl(o, "trace_seconds", (cs->last_ts - cs->first_ts) / 1e9);
+	add_dbl(o, "events_per_trace_second", cs->last_ts > cs->first_ts ?
+		cs->events / ((cs->last_ts - cs->first_ts) / 1e9) : 0);
 	return o;
 }
 
@@ -596,6 +606,31 @@ static json_object *run_json(const struct run *r, uint64_t events, uint64_t wall
 	return o;
 }
 
+/*
+ * A stage that stitches gives every event the status the capture made it
+ * for: a figure measured on a wrong result is no figure.
+ */
+static int check_statuses(const struct td_pipeline_stats *st, const struct capgen_stats *cs,
+			  const char *stage)
+{
+	const uint64_t *e = st->stitch.emitted;
+	uint64_t with_cookie = cs->task_events;	/* shared and late ones included */
+
+	if (!st->stitch.events)		/* parse only */
+		return 0;
+	if (e[TD_USER_LOST] == cs->lost_events && e[TD_UNWIND_FAILED] == cs->failed_events &&
+	    e[TD_NO_USER] == cs->idle_events &&
+	    e[TD_STITCHED] == with_cookie - cs->lost_events - cs->failed_events)
+		return 0;
+	fprintf(stderr, "replay: stage %s: stitched=%" PRIu64 " user_lost=%" PRIu64
+		" unwind_failed=%" PRIu64 " no_user=%" PRIu64 ", the capture made %" PRIu64
+		", %" PRIu64 ", %" PRIu64 ", %" PRIu64 "\n", stage, e[TD_STITCHED],
+		e[TD_USER_LOST], e[TD_UNWIND_FAILED], e[TD_NO_USER],
+		with_cookie - cs->lost_events - cs->failed_events, cs->lost_events,
+		cs->failed_events, cs->idle_events);
+	return -EPROTO;
+}
+
 static int speed(const struct opts *o, struct tep_handle *tep, struct capgen_cfg *cfg,
 		 json_object *out)
 {
@@ -643,6 +678,12 @@ static int speed(const struct opts *o, struct tep_handle *tep, struct capgen_cfg
 			wall = now_ns(CLOCK_MONOTONIC) - w0;
 			cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
 			td_pipeline_get_stats(r->pl, &st);
+			ret = check_statuses(&st, &cs, stage_names[s]);
+			if (ret) {
+				run_free(r);
+				json_object_put(best);
+				goto out;
+			}
 			/* Best of the repeats: the machine's other work only ever slows a run. */
 			if (wall < best_wall) {
 				if (best)
@@ -689,7 +730,10 @@ static int memory(const struct opts *o, struct tep_handle *tep, struct capgen_cf
 
 	cfg->hold_stacks = true;
 	cfg->idle_permille = cfg->shared_permille = 0;
-	cfg->lost_permille = cfg->failed_permille = 0;
+	cfg->lost_permille = cfg->failed_permille = cfg->late_permille = 0;
+	/* Every event pending at once: all of them within max_wait_ns (2 s). */
+	cfg->gap_min_ns = 200;
+	cfg->gap_max_ns = 600;
 	r = run_new(tep, ST_JSON, "/dev/null", o->no_memo);
 	if (!r)
 		return -ENOMEM;
@@ -744,6 +788,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: replay --formats DIR --prog FP_CHAIN [--events N] [--repeat R]\n"
 			"              [--procs N] [--raw-dir DIR] [--json FILE] [--memory] [--no-memo]\n"
+			"              [--gap-ns MIN,MAX]\n"
 			"              [--stages parse,stitch,symbol,json,json_interned,pprof,json_compact]\n");
 	return 2;
 }
@@ -761,10 +806,12 @@ int main(int argc, char **argv)
 		{ "memory", no_argument, NULL, 'm' },
 		{ "no-memo", no_argument, NULL, 'M' },
 		{ "stages", required_argument, NULL, 's' },
+		{ "gap-ns", required_argument, NULL, 'g' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .events = 3000000, .repeat = 3, .procs = 4,
-			  .stages = (1U << NR_STAGES) - 1 };
+	struct opts o = { .events = 3000000, .repeat = 3, .procs = 8,
+			  .stages = (1U << NR_STAGES) - 1,
+			  .gap_min_ns = CAPGEN_GAP_MIN_NS, .gap_max_ns = CAPGEN_GAP_MAX_NS };
 	struct capgen_kstack task_ks[4], idle_ks;
 	struct tep_handle *tep = NULL;
 	struct bench_tasks tasks = { 0 };
@@ -808,6 +855,11 @@ int main(int argc, char **argv)
 			if (!o.stages)
 				return usage();
 			break;
+		case 'g':
+			if (sscanf(optarg, "%u,%u", &o.gap_min_ns, &o.gap_max_ns) != 2 ||
+			    !o.gap_min_ns || o.gap_min_ns > o.gap_max_ns)
+				return usage();
+			break;
 		default:
 			return usage();
 		}
@@ -825,6 +877,8 @@ int main(int argc, char **argv)
 	capgen_defaults(&cfg);
 	cfg.nr_cpus = REPLAY_CPUS;
 	cfg.nr_events = o.events;
+	cfg.gap_min_ns = o.gap_min_ns;
+	cfg.gap_max_ns = o.gap_max_ns;
 	if (check_formats(tep, &cfg))
 		goto out;
 	if (kernel_stacks(task_ks, &nr_task_ks, &idle_ks, &real_kernel)) {

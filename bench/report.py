@@ -63,10 +63,12 @@ def replay(r, work):
     cap = rep["capture"]
     st = rep["stages"]
     print("\n1. Replay: %d events (%d records, %.0f MB of pages, %d processes, %.1f user "
-          "frames/stack, %.0f%% of events share a cookie), one thread, best of %d"
+          "frames/stack, %.0f%% of events share a cookie, %.1f%% come after their stack, "
+          "%.0f events/s of trace time), one thread, best of %d"
           % (cap["events"], cap["records"], cap["pages"] * 4096 / 1e6, cap["processes"],
              cap["user_frames_per_stack"], 100.0 * cap["shared_cookie_events"] / cap["events"],
-             st["parse"]["repeats"]))
+             100.0 * cap.get("late_events", 0) / cap["events"],
+             cap.get("events_per_trace_second", 0), st["parse"]["repeats"]))
     w = (22, 12, 10, 12, 10, 12)
     r.row(("stage (cumulative)", "events/s", "ns/event", "events/cpu-s", "cpu ns/ev",
            "+cpu ns/ev"), w)

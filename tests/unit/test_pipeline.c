@@ -10,9 +10,12 @@
  * /proc; the library's folded and JSON sinks; bad configurations; stacks
  * named once and handed out again by id, a stack with a frame no maps
  * covered named every time, and no_memo naming every frame again; events
- * without their record's copy when no sink reads fields.
+ * without their record's copy when no sink reads fields; pages fed as the
+ * daemon feeds them and records fed as the report does giving every event
+ * the same, right status (late events, lost stacks, stacks on the other CPU).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -559,6 +562,259 @@ static void test_settle_after_held(void **state)
 	tep_free(tep);
 }
 
+/*
+ * Live and file input give the same result: the same records fed as the
+ * daemon feeds them (each CPU's pages in turn, several at a time, trace
+ * time moved to the older of the CPUs' last pages) and as `trace-defer
+ * report` does (one record at a time in time order across CPUs) give every
+ * event the same status and stack, and the status it was made for. The
+ * trace has what a loaded machine has: stacks on the other CPU, stacks that
+ * never come, and events after their stack (the task preempted on its way
+ * back to user space) up to 20 ms later, far past the settle margin.
+ */
+#define AGREE_TASKS	16
+#define AGREE_ENTRIES	3000
+#define AGREE_MAX_RECS	(AGREE_ENTRIES * 8)
+#define AGREE_PAGES	512	/* per CPU */
+
+struct agree_rec {
+	uint64_t ts;
+	int cpu;
+	uint16_t len;
+	uint8_t data[96];
+};
+
+struct agree_event {
+	uint64_t ts;
+	int tid;
+	enum td_status want, got[2];
+	uint64_t want_u0, u0[2];
+};
+
+struct agree {
+	struct agree_rec *recs;
+	size_t nr_recs;
+	struct agree_event *evs;
+	size_t nr_evs;
+	int pass;		/* 0: pages, 1: records */
+	size_t unmatched;
+	size_t late, lost;	/* events made to come after their stack, to be lost */
+};
+
+static uint64_t agree_rnd(uint64_t *x)
+{
+	*x ^= *x >> 12;
+	*x ^= *x << 25;
+	*x ^= *x >> 27;
+	return *x * 0x2545F4914F6CDD1DULL;
+}
+
+static void agree_add(struct agree *a, uint64_t ts, int cpu, const uint8_t *rec, unsigned int len)
+{
+	struct agree_rec *r = &a->recs[a->nr_recs++];
+
+	assert_true(a->nr_recs <= AGREE_MAX_RECS && len <= sizeof(r->data));
+	r->ts = ts;
+	r->cpu = cpu;
+	r->len = (uint16_t)len;
+	memcpy(r->data, rec, len);
+}
+
+/* An event of @tid at @ts on @cpu: switch, kernel stack, cookie. */
+static void agree_event(struct agree *a, uint64_t ts, int cpu, int tid, uint64_t cookie,
+			enum td_status want, uint64_t want_u0)
+{
+	struct agree_event *e = &a->evs[a->nr_evs++];
+	uint8_t rec[96];
+
+	agree_add(a, ts, cpu, rec, rec_switch(rec, "worker", tid, "swapper/0", 0));
+	agree_add(a, ts + 1, cpu, rec, rec_kstack(rec, tid, kips, NR_KIPS));
+	agree_add(a, ts + 2, cpu, rec, rec_cookie(rec, tid, cookie));
+	*e = (struct agree_event){ .ts = ts, .tid = tid, .want = want, .want_u0 = want_u0 };
+}
+
+static int agree_cmp(const void *x, const void *y)
+{
+	const struct agree_rec *a = x, *b = y;
+
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->cpu - b->cpu;
+}
+
+static void agree_make(struct agree *a)
+{
+	uint64_t busy[AGREE_TASKS] = { 0 }, x = 0x5eed, t = 1000000000ULL;
+	unsigned int seq[2] = { 0, 0 };
+	uint8_t rec[96];
+
+	for (int n = 0; n < AGREE_ENTRIES; n++) {
+		int cpu = n % 2, k = (int)(agree_rnd(&x) % AGREE_TASKS), tid, scpu;
+		uint64_t cookie, ips[2], ts_s, last;
+		bool lost, late;
+
+		t += 100000 + agree_rnd(&x) % 200000;
+		/* A task is in one kernel entry at a time. */
+		for (int i = 0; i < AGREE_TASKS && busy[k] > t; i++)
+			k = (k + 1) % AGREE_TASKS;
+		if (busy[k] > t)
+			continue;
+		tid = 5000 + k;
+		cookie = ((uint64_t)(2 * seq[cpu]++ + 1) << 32) | (uint32_t)(cpu + 1);
+		ips[0] = 0x400000 + 0x10 * (uint64_t)n;
+		ips[1] = 0x500000;
+		lost = agree_rnd(&x) % 100 < 5;
+		late = !lost && agree_rnd(&x) % 100 < 15;
+		agree_event(a, t, cpu, tid, cookie, lost ? TD_USER_LOST : TD_STITCHED,
+			    lost ? 0 : ips[0]);
+		last = t + 2;
+		if (agree_rnd(&x) % 100 < 20) {
+			/* Woken and switched out again before going back. */
+			last = t + 1000 + agree_rnd(&x) % 5000;
+			agree_event(a, last, cpu, tid, cookie, lost ? TD_USER_LOST : TD_STITCHED,
+				    lost ? 0 : ips[0]);
+		}
+		busy[k] = last + 10;
+		if (lost)
+			continue;
+		scpu = agree_rnd(&x) % 2 ? cpu : !cpu;
+		ts_s = last + 2000 + agree_rnd(&x) % 100000;
+		agree_add(a, ts_s, scpu, rec, rec_unwind(rec, tid, cookie, ips, 2));
+		busy[k] = ts_s + 10;
+		if (late) {
+			/* Preempted on its way out: 1 to 20 ms after the stack. */
+			uint64_t tl = ts_s + 1000000 + agree_rnd(&x) % 19000000;
+
+			agree_event(a, tl, scpu, tid, cookie, TD_STITCHED, ips[0]);
+			busy[k] = tl + 10;
+			a->late++;
+		}
+	}
+	qsort(a->recs, a->nr_recs, sizeof(*a->recs), agree_cmp);
+}
+
+static int agree_write(void *priv, const struct td_resolved *r)
+{
+	struct agree *a = priv;
+
+	for (size_t i = 0; i < a->nr_evs; i++) {
+		struct agree_event *e = &a->evs[i];
+
+		if (e->ts == r->ev->ts && e->tid == r->ev->tid) {
+			e->got[a->pass] = r->status;
+			e->u0[a->pass] = r->nr_uframes ? r->uframes[0].addr : 0;
+			return 0;
+		}
+	}
+	a->unmatched++;
+	return 0;
+}
+
+static const struct td_sink_ops agree_ops = { .name = "agree", .write = agree_write };
+
+/* The daemon's way: per CPU, up to @batch pages of it in turn. */
+static void agree_feed_pages(struct td_pipeline *pl, const struct agree *a, int batch)
+{
+	static uint8_t pages[2][AGREE_PAGES][TD_PAGE_SIZE];
+	int nr_pages[2] = { 0, 0 }, next[2] = { 0, 0 };
+	static uint64_t page_end[2][AGREE_PAGES];
+	struct td_pagegen pg[2];
+	bool open[2] = { false, false };
+
+	for (size_t i = 0; i < a->nr_recs; i++) {
+		const struct agree_rec *r = &a->recs[i];
+		int c = r->cpu;
+
+		if (open[c] && td_pagegen_room(&pg[c]) < td_pagegen_event_size(r->len)) {
+			td_pagegen_finish(&pg[c], false, 0);
+			open[c] = false;
+		}
+		if (!open[c]) {
+			assert_true(nr_pages[c] < AGREE_PAGES);
+			td_pagegen_start(&pg[c], pages[c][nr_pages[c]++], TD_PAGE_SIZE, r->ts);
+			open[c] = true;
+		}
+		assert_int_equal(td_pagegen_add(&pg[c], r->ts, r->data, r->len), 0);
+		page_end[c][nr_pages[c] - 1] = r->ts;
+	}
+	for (int c = 0; c < 2; c++)
+		if (open[c])
+			td_pagegen_finish(&pg[c], false, 0);
+	while (next[0] < nr_pages[0] || next[1] < nr_pages[1]) {
+		uint64_t now = UINT64_MAX;
+
+		for (int c = 0; c < 2; c++) {
+			for (int k = 0; k < batch && next[c] < nr_pages[c]; k++, next[c]++)
+				assert_true(td_pipeline_page(pl, c, pages[c][next[c]],
+							     TD_PAGE_SIZE) >= 0);
+			/* Everything this CPU wrote up to its last page's end is in. */
+			if (next[c] < nr_pages[c] && page_end[c][next[c] - 1] < now)
+				now = page_end[c][next[c] - 1];
+		}
+		if (now != UINT64_MAX)
+			td_pipeline_advance(pl, now);
+	}
+	td_pipeline_flush(pl);
+}
+
+/* The report's way: one record at a time, in time order, advanced as it goes. */
+static void agree_feed_records(struct td_pipeline *pl, const struct agree *a)
+{
+	for (size_t i = 0; i < a->nr_recs; i++) {
+		const struct agree_rec *r = &a->recs[i];
+		struct tep_record rec = { .ts = r->ts, .size = r->len, .record_size = r->len,
+					  .data = (void *)r->data, .cpu = r->cpu };
+
+		assert_int_equal(td_pipeline_record(pl, r->cpu, &rec), 0);
+		td_pipeline_advance(pl, r->ts);
+	}
+	td_pipeline_flush(pl);
+}
+
+static void test_feeds_agree(void **state)
+{
+	struct tep_handle *tep = make_tep();
+	struct agree a = { 0 };
+
+	(void)state;
+	a.recs = calloc(AGREE_MAX_RECS, sizeof(*a.recs));
+	a.evs = calloc(AGREE_ENTRIES * 3, sizeof(*a.evs));
+	assert_non_null(a.recs);
+	assert_non_null(a.evs);
+	agree_make(&a);
+	for (a.pass = 0; a.pass < 2; a.pass++) {
+		struct td_pipeline *pl = make(tep, TD_PIPE_ALL);
+
+		assert_int_equal(td_pipeline_add_sink(pl, &agree_ops, &a), 0);
+		if (a.pass == 0)
+			agree_feed_pages(pl, &a, 4);
+		else
+			agree_feed_records(pl, &a);
+		td_pipeline_free(pl);
+	}
+	assert_int_equal(a.unmatched, 0);
+	for (size_t i = 0; i < a.nr_evs; i++) {
+		const struct agree_event *e = &a.evs[i];
+
+		if (e->got[0] != e->want || e->got[1] != e->want || e->u0[0] != e->want_u0 ||
+		    e->u0[1] != e->want_u0)
+			fail_msg("event %zu (tid %d, ts %" PRIu64 "): want %d 0x%" PRIx64
+				 ", pages %d 0x%" PRIx64 ", records %d 0x%" PRIx64, i, e->tid,
+				 e->ts, e->want, e->want_u0, e->got[0], e->u0[0], e->got[1],
+				 e->u0[1]);
+		a.lost += e->want == TD_USER_LOST;
+	}
+	/* The trace has what it is for. */
+	print_message("%zu events, %zu after their stack by 1-20 ms, %zu lost\n", a.nr_evs,
+		      a.late, a.lost);
+	assert_true(a.nr_evs > 2000);
+	assert_true(a.late > 100);
+	assert_true(a.lost > 50);
+	free(a.recs);
+	free(a.evs);
+	tep_free(tep);
+}
+
 static void test_named_once(void **state)
 {
 	struct tep_handle *tep = make_tep();
@@ -716,6 +972,7 @@ int main(void)
 		cmocka_unit_test(test_library_sinks),
 		cmocka_unit_test(test_named_once),
 		cmocka_unit_test(test_settle_after_held),
+		cmocka_unit_test(test_feeds_agree),
 		cmocka_unit_test(test_bad_config),
 	};
 

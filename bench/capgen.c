@@ -326,7 +326,20 @@ static int due(struct gen *g, int cpu, uint64_t ts)
 	return 0;
 }
 
-static int idle_event(struct gen *g, int cpu, uint64_t ts);
+static int idle_event(struct gen *g, int cpu, uint64_t ts)
+{
+	const struct capgen_cfg *cfg = g->cfg;
+	int next = cfg->tids[rnd(g) % cfg->nr_tids];
+	char idle[16];
+	int ret;
+
+	snprintf(idle, sizeof(idle), "swapper/%d", cpu);
+	ret = put_switch(g, cpu, ts, 0, idle, 0, next, cfg->task_comm);
+	if (!ret)
+		ret = put_kstack(g, cpu, ts + 150, 0, cfg->idle_kstack);
+	g->st->idle_events++;
+	return ret;
+}
 
 /* A task blocks: new kernel entry, its cookie, and what follows from it. */
 static int task_event(struct gen *g, int cpu, uint64_t ts)
@@ -442,21 +455,6 @@ static int held_stacks(struct gen *g, uint64_t ts)
 		}
 	}
 	return 0;
-}
-
-static int idle_event(struct gen *g, int cpu, uint64_t ts)
-{
-	const struct capgen_cfg *cfg = g->cfg;
-	int next = cfg->tids[rnd(g) % cfg->nr_tids];
-	char idle[16];
-	int ret;
-
-	snprintf(idle, sizeof(idle), "swapper/%d", cpu);
-	ret = put_switch(g, cpu, ts, 0, idle, 0, next, cfg->task_comm);
-	if (!ret)
-		ret = put_kstack(g, cpu, ts + 150, 0, cfg->idle_kstack);
-	g->st->idle_events++;
-	return ret;
 }
 
 static int check(const struct capgen_cfg *cfg)

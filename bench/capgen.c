@@ -495,7 +495,7 @@ int capgen_run(const struct capgen_cfg *cfg, capgen_sink_fn sink, void *arg,
 	g->sink = sink;
 	g->arg = arg;
 	g->st = stats;
-	g->rng = cfg->seed | 1;
+	g->rng = cfg->seed ? cfg->seed : 1;	/* xorshift: never 0 */
 
 	for (uint64_t i = 0; stats->events < cfg->nr_events; i++) {
 		cpu = (int)(i % cfg->nr_cpus);

@@ -7,7 +7,7 @@
  *
  *   replay --formats DIR --prog FP_CHAIN [--events N] [--repeat R]
  *          [--procs N] [--raw-dir DIR] [--json FILE] [--no-memo]
- *          [--gap-ns MIN,MAX]
+ *          [--gap-ns MIN,MAX] [--seed N]
  *   replay --formats DIR --prog FP_CHAIN --memory [--events N]
  *
  * DIR is a tracefs-like directory (events/header_page, events/SYS/NAME/
@@ -25,6 +25,7 @@
  * --no-memo: every frame of every event named again (the pipeline's
  * no_memo), to measure what keeping named stacks saves. --gap-ns: trace
  * time between two events (default CAPGEN_GAP_MIN_NS,CAPGEN_GAP_MAX_NS).
+ * --seed: another capture of the same kind (the tests run several).
  * The capture's JSON says how many events per second of trace time.
  * Prints one JSON object on stdout. --raw-dir writes cpuN.raw (the pages
  * as trace_pipe_raw would give them) for trace-cmd restore.
@@ -92,6 +93,7 @@ struct opts {
 	bool no_memo;		/* name every frame of every event (A/B of the stack memo) */
 	unsigned int stages;	/* bit mask of the stages to run */
 	unsigned int gap_min_ns, gap_max_ns;	/* trace time between events */
+	uint64_t seed;		/* 0: the generator's own */
 };
 
 /* One pipeline run. */
@@ -788,7 +790,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: replay --formats DIR --prog FP_CHAIN [--events N] [--repeat R]\n"
 			"              [--procs N] [--raw-dir DIR] [--json FILE] [--memory] [--no-memo]\n"
-			"              [--gap-ns MIN,MAX]\n"
+			"              [--gap-ns MIN,MAX] [--seed N]\n"
 			"              [--stages parse,stitch,symbol,json,json_interned,pprof,json_compact]\n");
 	return 2;
 }
@@ -807,6 +809,7 @@ int main(int argc, char **argv)
 		{ "no-memo", no_argument, NULL, 'M' },
 		{ "stages", required_argument, NULL, 's' },
 		{ "gap-ns", required_argument, NULL, 'g' },
+		{ "seed", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .events = 3000000, .repeat = 3, .procs = 8,
@@ -860,12 +863,19 @@ int main(int argc, char **argv)
 			    !o.gap_min_ns || o.gap_min_ns > o.gap_max_ns)
 				return usage();
 			break;
+		case 'S':
+			o.seed = strtoull(optarg, NULL, 0);
+			break;
 		default:
 			return usage();
 		}
 	}
 	if (!o.formats || !o.prog || o.repeat < 1 || !o.events)
 		return usage();
+	if (o.procs < 1 || o.procs > BENCH_TASKS_MAX) {
+		fprintf(stderr, "replay: --procs: 1 to %d\n", BENCH_TASKS_MAX);
+		return 2;
+	}
 	/* As the daemon should: no network lookups of debug files. */
 	unsetenv("DEBUGINFOD_URLS");
 
@@ -879,6 +889,8 @@ int main(int argc, char **argv)
 	cfg.nr_events = o.events;
 	cfg.gap_min_ns = o.gap_min_ns;
 	cfg.gap_max_ns = o.gap_max_ns;
+	if (o.seed)
+		cfg.seed = o.seed;
 	if (check_formats(tep, &cfg))
 		goto out;
 	if (kernel_stacks(task_ks, &nr_task_ks, &idle_ks, &real_kernel)) {

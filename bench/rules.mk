@@ -18,6 +18,8 @@ BENCH_COMMON	:= $(BUILD)/obj/bench/capgen.o $(BUILD)/obj/bench/addrs.o \
 .PHONY: bench-progs
 bench-progs: $(BENCH_BINS)
 bench: bench-progs
+# tests/host/t_replay.sh runs the replay's checked captures.
+host-test: $(BENCH_DIR)/replay
 
 $(BENCH_DIR)/replay: $(BUILD)/obj/bench/replay.o $(BENCH_COMMON) $(LIB)
 	@mkdir -p $(dir $@)

@@ -94,31 +94,7 @@ tracefs_ok() {
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # ---- formats for the synthesized capture -----------------------------------
-# A tracefs-like directory: the host's header_page, sched_switch, kernel_stack
-# and user_stack formats, and the kernel series' user_unwind_* formats (IDs
-# after the host's last ftrace event). Read by replay (tracefs_local_events)
-# and by `trace-cmd restore -c -t` to write the trace.dat headers.
-make_formats() {
-	local d=$1 e max id
-	mkdir -p "$d/events/ftrace" "$d/events/sched" "$d/per_cpu/cpu0" "$d/per_cpu/cpu1"
-	cp "$T/events/header_page" "$T/events/header_event" "$d/events/" || return 1
-	# libtracefs takes a directory with an "enable" file for a system of
-	# plain events; ftrace's own events have none.
-	: > "$d/events/sched/enable"
-	for e in ftrace/kernel_stack ftrace/user_stack sched/sched_switch; do
-		mkdir -p "$d/events/$e"
-		cat "$T/events/$e/format" > "$d/events/$e/format" || return 1
-	done
-	max=$(cat "$T"/events/ftrace/*/format | sed -n 's/^ID: //p' | sort -n | tail -n 1)
-	id=$((max + 1))
-	for e in user_unwind_cookie user_unwind_stack; do
-		mkdir -p "$d/events/ftrace/$e"
-		sed "s/@ID@/$id/" "$top/bench/formats/$e.format" > "$d/events/ftrace/$e/format"
-		id=$((id + 1))
-	done
-	# Names for trace-cmd report's task column.
-	for p in $(pgrep -x fp_chain); do echo "$p fp_chain"; done > "$d/saved_cmdlines"
-}
+make_formats() { "$top/bench/formats.sh" "$1"; }
 
 # ---- 1. replay --------------------------------------------------------------
 replay_section() {

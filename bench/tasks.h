@@ -7,10 +7,12 @@
 #ifndef TD_BENCH_TASKS_H
 #define TD_BENCH_TASKS_H
 
+#define BENCH_TASKS_MAX 16
+
 struct bench_tasks {
 	int nr;
-	int pids[16];
-	int stdin_fd[16];	/* write ends: closing one ends its process */
+	int pids[BENCH_TASKS_MAX];
+	int stdin_fd[BENCH_TASKS_MAX];	/* write ends: closing one ends its process */
 };
 
 /* Start @nr copies of `PROG read`; returns 0 or -errno (all stopped then). */

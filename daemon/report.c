@@ -747,9 +747,10 @@ static void summary(struct report *rp)
 			  tracecmd_buffer_instances(rp->file),
 			  tracecmd_buffer_instance_name(rp->file, 0));
 	td_info("report: %s: records=%" PRIu64 " events=%" PRIu64 " cookies=%" PRIu64
-		" stacks=%" PRIu64 " malformed=%" PRIu64 " orphan_records=%" PRIu64,
+		" stacks=%" PRIu64 " malformed=%" PRIu64 " orphan_records=%" PRIu64
+		" interleaved=%" PRIu64,
 		rp->path, ps->records, ps->events, ps->cookies, ps->stacks, ps->bad_records,
-		ps->orphans);
+		ps->orphans, ps->interleaved);
 	td_info("report:   emitted: stitched=%" PRIu64 " inplace=%" PRIu64 " no_user=%" PRIu64
 		" user_lost=%" PRIu64 " unwind_failed=%" PRIu64 " orphan_stacks=%" PRIu64
 		" exec_stacks=%" PRIu64 " stacks_cut=%" PRIu64,

@@ -8,9 +8,17 @@
  * kbuffer read them first, after a check of its own: it trusts its input.
  * The two passes cost a fifth of the whole stitching stage.)
  *
- * Per CPU one event is held until a record that cannot belong to it
- * arrives; its followers (kernel_stack, user_unwind_cookie, user_stack) are
- * attached on the way. Per event id the parser keeps what it needs to check
+ * Per CPU the events whose followers (kernel_stack, user_unwind_cookie,
+ * user_stack) may still come are held, and followers attached on the way.
+ * Usually that is one event. An interrupt's event written between an event
+ * and its followers (both in the instance, the first written with
+ * interrupts on) is nested: the kernel writes the interrupt's event and
+ * its followers before the first event's followers. So the held events
+ * are a stack: a follower goes to the newest held event that has not got
+ * its last follower (cookie or in-place user stack) yet, and an event of
+ * the same task that comes while one waits is held on top of it. All are
+ * handed on, oldest first, when a record that cannot belong to any of them
+ * arrives. Per event id the parser keeps what it needs to check
  * a record (fixed size, dynamic fields) in a table filled on first sight.
  */
 #include <errno.h>
@@ -30,6 +38,11 @@
 
 #define DEFAULT_HOLD_NS		(10ULL * 1000 * 1000)
 #define USTACK_ENTRIES		8	/* ftrace:user_stack caller[8] */
+/*
+ * Events held per CPU: an event, the events of interrupts nested in it
+ * (softirq, irq, NMI) and their neighbours in the same handler.
+ */
+#define HOLD_DEPTH		8
 /*
  * Threads' names learned from sched_switch, direct-mapped by tid. Bounded
  * on purpose: an always-on reader meets every pid the kernel hands out,
@@ -56,9 +69,16 @@ struct evinfo {
 	struct tep_format_field **dyn;	/* __data_loc / __rel_loc fields */
 };
 
-struct held {
+struct hold {
 	struct td_event *ev;
 	bool kstack_seen;
+};
+
+/* One CPU's held events, oldest first. */
+struct held {
+	unsigned int n;
+	unsigned int open;		/* 1 + the newest not complete one, 0: none */
+	struct hold h[HOLD_DEPTH];
 };
 
 struct td_parser {
@@ -266,7 +286,8 @@ void td_parser_free(struct td_parser *p)
 	if (!p)
 		return;
 	for (cpu = 0; cpu < p->nr_cpus; cpu++)
-		td_event_free(p->held[cpu].ev);
+		for (i = 0; i < p->held[cpu].n; i++)
+			td_event_free(p->held[cpu].h[i].ev);
 	for (i = 0; i < p->nr_info; i++)
 		free_info(p->info[i]);
 	free(p->info);
@@ -437,10 +458,8 @@ static bool dyn_ok(const struct evinfo *info, const void *data, int size)
 
 /* ---- records ---- */
 
-static void hand_on(struct td_parser *p, struct held *h)
+static void hand_on_one(struct td_parser *p, struct td_event *ev)
 {
-	if (!h->ev)
-		return;
 	/*
 	 * Asked only now: an in-place user_stack record (fallback mode) says
 	 * the tgid itself, better than /proc, where the tid may be gone or
@@ -448,11 +467,51 @@ static void hand_on(struct td_parser *p, struct held *h)
 	 * asked at all for an event that waits for a deferred stack on a
 	 * kernel whose stack records say the tgid: the stack will tell.
 	 */
-	if (!h->ev->pid && p->tgid_fn && h->ev->tid > 0 && !(h->ev->has_cookie && p->uw.tgid))
-		h->ev->pid = p->tgid_fn(h->ev->tid, p->tgid_arg);
-	p->out.event(h->ev, p->out.arg);
+	if (!ev->pid && p->tgid_fn && ev->tid > 0 && !(ev->has_cookie && p->uw.tgid))
+		ev->pid = p->tgid_fn(ev->tid, p->tgid_arg);
+	p->out.event(ev, p->out.arg);
 	p->stats.events++;
-	h->ev = NULL;
+}
+
+/* Every event held on a CPU, oldest first: nothing more will join them. */
+static void hand_on(struct td_parser *p, struct held *h)
+{
+	for (unsigned int i = 0; i < h->n; i++)
+		hand_on_one(p, h->h[i].ev);
+	h->n = 0;
+	h->open = 0;
+}
+
+/* Its last follower came: nothing more joins it. */
+static inline bool complete(const struct td_event *ev)
+{
+	return ev->has_cookie || ev->inplace;
+}
+
+/*
+ * Where a follower of @tid goes: the newest held event not yet complete,
+ * if it is @tid's (an interrupt runs on the task it interrupts). Counts a
+ * follower that joins across a newer, complete event.
+ */
+static inline struct hold *open_hold(struct td_parser *p, struct held *h, int tid)
+{
+	struct hold *o;
+
+	if (!h->open)
+		return NULL;
+	o = &h->h[h->open - 1];
+	if (o->ev->tid != tid)
+		return NULL;
+	if (h->open != h->n)
+		p->stats.interleaved++;
+	return o;
+}
+
+/* The open event got its last follower: the next older one not complete is open. */
+static void closed(struct held *h)
+{
+	while (h->open && complete(h->h[h->open - 1].ev))
+		h->open--;
 }
 
 /* @nr unaligned u64 from a record into a malloc'ed td_ips. */
@@ -576,19 +635,23 @@ static int new_event(struct td_parser *p, struct held *h, const struct evinfo *i
 			exec_comm(p, tid, data, size);
 		comm_of(p, ev->comm, tid);
 	}
-	h->ev = ev;
-	h->kstack_seen = false;
+	/*
+	 * Held on top of an event of the same task still waiting for
+	 * followers: an interrupt's event, whose followers come first. Else
+	 * the held ones are done.
+	 */
+	if (h->n && (!h->open || h->h[h->open - 1].ev->tid != tid || h->n == HOLD_DEPTH))
+		hand_on(p, h);
+	h->h[h->n].ev = ev;
+	h->h[h->n].kstack_seen = false;
+	h->open = ++h->n;
 	return 0;
-}
-
-static inline bool same_task(const struct held *h, int tid)
-{
-	return h->ev && h->ev->tid == tid;
 }
 
 static int on_kstack(struct td_parser *p, struct held *h, int tid, const uint8_t *data, int size)
 {
 	unsigned int avail = (size - p->ks_caller->offset) / 8;
+	struct hold *o;
 	uint64_t v;
 	int32_t nr;
 	int ret;
@@ -598,15 +661,16 @@ static int on_kstack(struct td_parser *p, struct held *h, int tid, const uint8_t
 	nr = (int32_t)v;
 	if (nr < 0 || (unsigned int)nr > avail)
 		goto bad;
-	if (!same_task(h, tid) || h->kstack_seen) {
+	o = open_hold(p, h, tid);
+	if (!o || o->kstack_seen) {
 		p->stats.orphans++;
 		hand_on(p, h);
 		return 0;
 	}
-	ret = td_kstacks_get(p->kstacks, h->ev, data + p->ks_caller->offset, nr);
+	ret = td_kstacks_get(p->kstacks, o->ev, data + p->ks_caller->offset, nr);
 	if (ret)
 		return ret;
-	h->kstack_seen = true;
+	o->kstack_seen = true;
 	return 0;
 bad:
 	p->stats.bad_records++;
@@ -616,15 +680,19 @@ bad:
 static int on_ustack(struct td_parser *p, struct held *h, int tid, const uint8_t *data)
 {
 	const uint8_t *caller = data + p->us_caller->offset;
+	struct td_event *ev;
+	struct hold *o;
 	unsigned int nr;
 	uint64_t tgid;
 	int ret;
 
-	if (!same_task(h, tid) || h->ev->inplace) {
+	o = open_hold(p, h, tid);	/* never one with its own in-place stack */
+	if (!o) {
 		p->stats.orphans++;
 		hand_on(p, h);
 		return 0;
 	}
+	ev = o->ev;
 	/* Unused slots are 0 (older kernels ended the list with -1). */
 	for (nr = 0; nr < USTACK_ENTRIES; nr++) {
 		uint64_t ip = td_get_le64(caller + 8 * nr);
@@ -632,17 +700,19 @@ static int on_ustack(struct td_parser *p, struct held *h, int tid, const uint8_t
 		if (!ip || ip == UINT64_MAX)
 			break;
 	}
-	ret = copy_ips(&h->ev->inplace_stack, caller, nr);
+	ret = copy_ips(&ev->inplace_stack, caller, nr);
 	if (ret)
 		return ret;
-	h->ev->inplace = true;
-	if (!h->ev->pid && !read_field(p->us_tgid, data, &tgid))
-		h->ev->pid = (int)tgid;
+	ev->inplace = true;
+	closed(h);
+	if (!ev->pid && !read_field(p->us_tgid, data, &tgid))
+		ev->pid = (int)tgid;
 	return 0;
 }
 
 static int on_cookie(struct td_parser *p, struct held *h, int tid, const uint8_t *data)
 {
+	struct hold *o;
 	uint64_t cookie;
 
 	if (read_field(p->ck_cookie, data, &cookie)) {
@@ -650,13 +720,15 @@ static int on_cookie(struct td_parser *p, struct held *h, int tid, const uint8_t
 		return 0;
 	}
 	p->stats.cookies++;
-	if (!same_task(h, tid) || h->ev->has_cookie) {
+	o = open_hold(p, h, tid);	/* never one with a cookie */
+	if (!o) {
 		p->stats.orphans++;
 		hand_on(p, h);
 		return 0;
 	}
-	h->ev->has_cookie = true;
-	h->ev->cookie = cookie;
+	o->ev->has_cookie = true;
+	o->ev->cookie = cookie;
+	closed(h);
 	return 0;
 }
 
@@ -766,7 +838,6 @@ static int parse_record(struct td_parser *p, int cpu, uint64_t ts, void *data, i
 		p->stats.bad_records++;
 		return 0;
 	}
-	hand_on(p, h);
 	return new_event(p, h, info, cpu, tid, ts, data, size);
 }
 
@@ -837,7 +908,7 @@ void td_parser_advance(struct td_parser *p, uint64_t now_ns)
 
 	for (cpu = 0; cpu < p->nr_cpus; cpu++) {
 		h = &p->held[cpu];
-		if (h->ev && now_ns >= h->ev->ts && now_ns - h->ev->ts >= p->hold_ns)
+		if (h->n && now_ns >= h->h[0].ev->ts && now_ns - h->h[0].ev->ts >= p->hold_ns)
 			hand_on(p, h);
 	}
 }
@@ -848,8 +919,8 @@ uint64_t td_parser_held_since(const struct td_parser *p)
 	int cpu;
 
 	for (cpu = 0; cpu < p->nr_cpus; cpu++)
-		if (p->held[cpu].ev && p->held[cpu].ev->ts < oldest)
-			oldest = p->held[cpu].ev->ts;
+		if (p->held[cpu].n && p->held[cpu].h[0].ev->ts < oldest)
+			oldest = p->held[cpu].h[0].ev->ts;
 	return oldest;
 }
 

@@ -8,7 +8,9 @@
  * CPU for the same task: ftrace:kernel_stack, ftrace:user_unwind_cookie, or
  * in fallback mode ftrace:user_stack. An event is handed on when the next
  * unrelated record on its CPU arrives, or by td_parser_advance() once trace
- * time has moved on by hold_ns.
+ * time has moved on by hold_ns. An event of the same task that comes before
+ * an event's last follower (an interrupt's, written in between) is held on
+ * top of it: its followers come first, then the first event's.
  */
 #ifndef TRACE_DEFER_PARSE_H
 #define TRACE_DEFER_PARSE_H
@@ -41,6 +43,8 @@ struct td_parser_stats {
 	uint64_t bad_file_info;
 	/* Stack records the kernel cut to fit a sub-buffer (dropped != 0). */
 	uint64_t stacks_cut;
+	/* Followers joined to their event across a nested (interrupt's) event. */
+	uint64_t interleaved;
 };
 
 /* Returns the thread group id of @tid, or 0 if unknown. */

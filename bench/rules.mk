@@ -18,8 +18,10 @@ BENCH_COMMON	:= $(BUILD)/obj/bench/capgen.o $(BUILD)/obj/bench/addrs.o \
 .PHONY: bench-progs
 bench-progs: $(BENCH_BINS)
 bench: bench-progs
-# tests/host/t_replay.sh runs the replay's checked captures.
+# tests/host/t_replay.sh runs the replay's checked captures;
+# tests/vm/guest-report.sh traces loadgen's system call loop.
 host-test: $(BENCH_DIR)/replay
+vm-test: $(BENCH_DIR)/loadgen
 
 $(BENCH_DIR)/replay: $(BUILD)/obj/bench/replay.o $(BENCH_COMMON) $(LIB)
 	@mkdir -p $(dir $@)

@@ -5,6 +5,8 @@
 # stitched to c b a main), and stock `trace-cmd report` reads the file, with
 # our plugin printing the new events its own way. A trace.dat recorded by
 # stock `trace-cmd record -O userstacktrace_delay` is reported the same way.
+# Interrupts' events written between an event and its records do not take
+# or lose its records (check_nested.py, against trace-cmd's record order).
 # Usage: guest-report.sh BUILD_DIR
 build=$1
 . "$(dirname "$0")/lib.sh"
@@ -205,6 +207,39 @@ check tc_buffer_user_addrs_c_b_a_main \
 	test "$(funcs "$fp" $addrs | tr '\n' ' ')" = "c b a main "
 trace-cmd reset -B tdr -d > /dev/null 2>&1
 rmdir $T/instances/tdr 2> /dev/null
+
+# --- interrupts' events between an event and its records -----------------
+# A system call loop traced with interrupt events of the same task: an
+# interrupt that comes after sys_enter is written and before its kernel
+# stack (under TCG mostly while that stack is being taken) writes its event
+# and records first. Judged against stock trace-cmd's record order
+# (check_nested.py): each such sys_enter has its own kernel stack and its
+# cookie, live and in the report; no event has another's kernel stack.
+lg=$build/bench/loadgen
+"$lg" syscall 2000000000 8 > /dev/null &
+lpid=$!
+sleep 0.3
+"$td" -p "$lpid" -e raw_syscalls:sys_enter -e irq:irq_handler_entry -e irq:softirq_entry \
+	-e timer:hrtimer_expire_entry -e timer:timer_expire_entry -o /tmp/n.jsonl \
+	--record /tmp/n.dat -d 3 -v > /dev/null 2> /tmp/n.err
+nrc=$?
+kill "$lpid"
+wait "$lpid" 2> /dev/null
+grep -E 'parser:' /tmp/n.err
+check nested_daemon_exit_ok test "$nrc" -eq 0
+check nested_interleaved_counted grep -qE 'parser: .* interleaved=[1-9]' /tmp/n.err
+trace-cmd report -N -t /tmp/n.dat > /tmp/n.tc 2> /dev/null
+# nested_ok FILE.jsonl: its stacks resolved on the fly (the full layout of
+# tens of thousands of events does not fit the guest's /tmp twice).
+nested_ok() {
+	(set -o pipefail; "$TD_RESOLVE" "$1" | "$AWKDIR/check_nested.py" /tmp/n.tc /dev/stdin)
+}
+check nested_live_own_stacks nested_ok /tmp/n.jsonl
+"$td" report /tmp/n.dat -o /tmp/n.rep.jsonl 2> /dev/null
+check nested_report_exit_ok test $? -eq 0
+check nested_report_own_stacks nested_ok /tmp/n.rep.jsonl
+nested_ok /tmp/n.rep.jsonl
+rm -f /tmp/n.*
 
 grep -q FAIL "$RESULTS" && exit 1
 exit 0

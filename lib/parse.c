@@ -490,21 +490,23 @@ static inline bool complete(const struct td_event *ev)
 
 /*
  * Where a follower of @tid goes: the newest held event not yet complete,
- * if it is @tid's (an interrupt runs on the task it interrupts). Counts a
- * follower that joins across a newer, complete event.
+ * if it is @tid's (an interrupt runs on the task it interrupts).
  */
-static inline struct hold *open_hold(struct td_parser *p, struct held *h, int tid)
+static inline struct hold *open_hold(struct held *h, int tid)
 {
 	struct hold *o;
 
 	if (!h->open)
 		return NULL;
 	o = &h->h[h->open - 1];
-	if (o->ev->tid != tid)
-		return NULL;
+	return o->ev->tid == tid ? o : NULL;
+}
+
+/* A follower joined the open event: counted if across a newer, complete one. */
+static inline void joined(struct td_parser *p, const struct held *h)
+{
 	if (h->open != h->n)
 		p->stats.interleaved++;
-	return o;
 }
 
 /* The open event got its last follower: the next older one not complete is open. */
@@ -640,7 +642,7 @@ static int new_event(struct td_parser *p, struct held *h, const struct evinfo *i
 	 * followers: an interrupt's event, whose followers come first. Else
 	 * the held ones are done.
 	 */
-	if (h->n && (!h->open || h->h[h->open - 1].ev->tid != tid || h->n == HOLD_DEPTH))
+	if (h->n && (!open_hold(h, tid) || h->n == HOLD_DEPTH))
 		hand_on(p, h);
 	h->h[h->n].ev = ev;
 	h->h[h->n].kstack_seen = false;
@@ -661,12 +663,13 @@ static int on_kstack(struct td_parser *p, struct held *h, int tid, const uint8_t
 	nr = (int32_t)v;
 	if (nr < 0 || (unsigned int)nr > avail)
 		goto bad;
-	o = open_hold(p, h, tid);
+	o = open_hold(h, tid);
 	if (!o || o->kstack_seen) {
 		p->stats.orphans++;
 		hand_on(p, h);
 		return 0;
 	}
+	joined(p, h);
 	ret = td_kstacks_get(p->kstacks, o->ev, data + p->ks_caller->offset, nr);
 	if (ret)
 		return ret;
@@ -686,12 +689,13 @@ static int on_ustack(struct td_parser *p, struct held *h, int tid, const uint8_t
 	uint64_t tgid;
 	int ret;
 
-	o = open_hold(p, h, tid);	/* never one with its own in-place stack */
+	o = open_hold(h, tid);	/* never one with its own in-place stack */
 	if (!o) {
 		p->stats.orphans++;
 		hand_on(p, h);
 		return 0;
 	}
+	joined(p, h);
 	ev = o->ev;
 	/* Unused slots are 0 (older kernels ended the list with -1). */
 	for (nr = 0; nr < USTACK_ENTRIES; nr++) {
@@ -720,12 +724,13 @@ static int on_cookie(struct td_parser *p, struct held *h, int tid, const uint8_t
 		return 0;
 	}
 	p->stats.cookies++;
-	o = open_hold(p, h, tid);	/* never one with a cookie */
+	o = open_hold(h, tid);	/* never one with a cookie */
 	if (!o) {
 		p->stats.orphans++;
 		hand_on(p, h);
 		return 0;
 	}
+	joined(p, h);
 	o->ev->has_cookie = true;
 	o->ev->cookie = cookie;
 	closed(h);

@@ -560,6 +560,38 @@ static void test_interrupt_event_nested(void **state)
 	assert_int_equal(stats_of(c).interleaved, 2);
 }
 
+/*
+ * A second kernel stack for the interrupted event, after the one that
+ * joined across the interrupt's: an orphan, and not counted interleaved.
+ */
+static void test_stray_kstack_across_nested(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ck = cookie_of(0, 5);
+	uint8_t r[256];
+
+	page_start(c, 100);
+	page_add(c, 100, r, rec_sys_enter(r, 532, 1));
+	page_add(c, 101, r, rec_sys_enter(r, 532, 2));
+	page_add(c, 102, r, rec_kstack(r, 532, kips + 4, 3));
+	page_add(c, 103, r, rec_cookie(r, 532, ck));
+	page_add(c, 104, r, rec_kstack(r, 532, kips, 2));
+	page_add(c, 105, r, rec_kstack(r, 532, kips, 3));
+	assert_int_equal(page_parse(c, 0), 6);
+	flush_all(c);
+
+	assert_int_equal(c->nr_out, 2);
+	assert_int_equal(c->out[0].ts, 100);
+	assert_int_equal(c->out[0].nk, 2);
+	assert_ips(c->out[0].k, kips, 2);
+	assert_false(c->out[0].has_cookie);
+	assert_int_equal(c->out[1].ts, 101);
+	assert_int_equal(c->out[1].nk, 3);
+	assert_true(c->out[1].has_cookie);
+	assert_int_equal(stats_of(c).orphans, 1);
+	assert_int_equal(stats_of(c).interleaved, 1);
+}
+
 /* The interrupt came between the kernel stack and the cookie. */
 static void test_interrupt_between_followers(void **state)
 {
@@ -1529,6 +1561,7 @@ int main(void)
 		T(test_duplicate_followers),
 		T(test_interrupt_event_nested),
 		T(test_interrupt_between_followers),
+		T(test_stray_kstack_across_nested),
 		T(test_interrupts_nested_inplace),
 		T(test_unfollowed_interrupt_event),
 		T(test_hold_depth_bounded),

@@ -32,6 +32,25 @@ const char *td_mode_name(enum td_mode mode)
 	return mode_names[mode];
 }
 
+/* Late events come within microseconds of their stack; 2 s is plenty. */
+#define STACK_KEEP_NS	2000000000ULL
+
+void td_config_stitch(const struct td_config *cfg, struct td_stitch_config *sc)
+{
+	uint64_t wait = cfg->max_wait_ms * 1000000ULL;
+
+	*sc = (struct td_stitch_config){
+		.max_pending_events = cfg->max_pending,
+		.max_stacks = cfg->max_stacks,
+		.max_wait_ns = wait,
+		/*
+		 * Not the event's wait: a stack kept that long for every task
+		 * seen would crowd max_stacks out with short-lived processes.
+		 */
+		.stack_keep_ns = wait && wait < STACK_KEEP_NS ? wait : 0,
+	};
+}
+
 void td_config_init(struct td_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));

@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include <trace-defer/output.h>
+#include <trace-defer/stitch.h>
 
 enum td_mode {
 	TD_MODE_AUTO = 0,	/* option mode if the kernel has it, else inplace */
@@ -83,6 +84,8 @@ struct td_config {
 
 /* Defaults: sched:sched_switch, mode auto, instance "trace-defer"... */
 void td_config_init(struct td_config *cfg);
+/* The stitcher's bounds of @cfg (0: the library's default). */
+void td_config_stitch(const struct td_config *cfg, struct td_stitch_config *sc);
 void td_config_free(struct td_config *cfg);
 
 /*

@@ -82,12 +82,6 @@ static int setup_pipeline(struct td_daemon *d)
 	const struct td_config *cfg = d->cfg;
 	struct td_pipeline_config pc = {
 		.nr_cpus = (int)sysconf(_SC_NPROCESSORS_CONF),
-		.stitch = {
-			.max_pending_events = cfg->max_pending,
-			.max_stacks = cfg->max_stacks,
-			.max_wait_ns = cfg->max_wait_ms * 1000000ULL,
-			.stack_keep_ns = cfg->max_wait_ms * 1000000ULL,
-		},
 		/*
 		 * An event waits for the cookie record its task writes right
 		 * after it; in a VM whose vCPU is preempted in between that can
@@ -102,6 +96,7 @@ static int setup_pipeline(struct td_daemon *d)
 		.live = true,
 	};
 
+	td_config_stitch(cfg, &pc.stitch);
 	d->pl = td_pipeline_new(d->tep, &pc);
 	if (!d->pl) {
 		if (errno == ENOMEM)

@@ -128,7 +128,8 @@ static void usage(FILE *f)
 "      --debug-dir DIR    separate debug files (default /usr/lib/debug)\n"
 "      --max-pending N    events waiting for their user stack\n"
 "      --max-stacks N     user stacks waiting for their events\n"
-"      --max-wait-ms N    how long an event waits for its stack (trace time)\n"
+"      --max-wait-ms N    how long an event waits for its stack, in trace time\n"
+"                         (default 60000)\n"
 "  -q, --quiet            errors only\n"
 "  -v, --verbose          a summary of what was read at the end\n"
 "  -h, --help             this help\n"
@@ -521,15 +522,8 @@ static const struct td_sink_ops text_sink_ops = { .name = "text", .write = text_
 static int setup_pipeline(struct report *rp)
 {
 	const struct td_config *cfg = &rp->cfg;
-	/* The bounds mean what they mean for the daemon (daemon.c). */
 	struct td_pipeline_config pc = {
 		.nr_cpus = rp->nr_cpus,
-		.stitch = {
-			.max_pending_events = cfg->max_pending,
-			.max_stacks = cfg->max_stacks,
-			.max_wait_ns = cfg->max_wait_ms * 1000000ULL,
-			.stack_keep_ns = cfg->max_wait_ms * 1000000ULL,
-		},
 		/*
 		 * In a file, what follows an event on its CPU is known: the
 		 * next record of that CPU, whatever its time stamp (a stalled
@@ -576,6 +570,7 @@ static int setup_pipeline(struct report *rp)
 				  "symbols are not where /proc/kallsyms has them): user frames "
 				  "without file identity are not named", rp->path);
 	}
+	td_config_stitch(cfg, &pc.stitch);
 	rp->pl = td_pipeline_new(rp->tep, &pc);
 	if (!rp->pl) {
 		if (errno == ENOTSUP)

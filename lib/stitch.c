@@ -525,7 +525,7 @@ void td_stitch_config_default(struct td_stitch_config *cfg)
 {
 	cfg->max_pending_events = 1 << 20;
 	cfg->max_stacks = 1 << 16;
-	cfg->max_wait_ns = 2000000000ULL;
+	cfg->max_wait_ns = 60000000000ULL;
 	cfg->stack_keep_ns = 2000000000ULL;
 	cfg->settle_margin_ns = 1000000ULL;
 }

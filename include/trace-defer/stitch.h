@@ -55,7 +55,13 @@
 struct td_stitch_config {
 	size_t max_pending_events;	/* default 1 << 20 */
 	size_t max_stacks;		/* default 1 << 16: stacks kept for late events */
-	uint64_t max_wait_ns;		/* default 2 s: how long an event waits for its stack */
+	/*
+	 * Default 60 s (2 s before): how long an event waits for its stack.
+	 * The stack comes when the task returns to user space, so the event
+	 * of a task that sleeps in a system call waits as long as it sleeps;
+	 * each sleeping task holds one or two such events, not more.
+	 */
+	uint64_t max_wait_ns;
 	uint64_t stack_keep_ns;		/* default 2 s: how long a stack waits for late events */
 	/*
 	 * Added after the first version: default 1 ms, how far the clocks of

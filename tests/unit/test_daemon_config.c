@@ -95,9 +95,15 @@ static void test_event_spec(void **state)
 
 static void test_values(void **state)
 {
+	struct td_stitch_config sc;
 	struct td_config c;
 
 	td_config_init(&c);
+	/* Unset: every bound is the library's default. */
+	td_config_stitch(&c, &sc);
+	assert_int_equal(sc.max_pending_events, 0);
+	assert_int_equal(sc.max_wait_ns, 0);
+	assert_int_equal(sc.stack_keep_ns, 0);
 	assert_int_equal(c.mode, TD_MODE_AUTO);
 	assert_string_equal(c.instance, "trace-defer");
 	assert_true(c.kernel_stack);
@@ -117,6 +123,14 @@ static void test_values(void **state)
 	assert_int_equal(td_config_set(&c, "max_pending", "0", "t"), -1);
 	assert_int_equal(td_config_set(&c, "max_wait_ms", "250", "t"), 0);
 	assert_int_equal(c.max_wait_ms, 250);
+	/* A short wait bounds how long stacks are kept too; a long one does not. */
+	td_config_stitch(&c, &sc);
+	assert_int_equal(sc.max_wait_ns, 250000000ULL);
+	assert_int_equal(sc.stack_keep_ns, 250000000ULL);
+	assert_int_equal(td_config_set(&c, "max_wait_ms", "600000", "t"), 0);
+	td_config_stitch(&c, &sc);
+	assert_int_equal(sc.max_wait_ns, 600000000000ULL);
+	assert_int_equal(sc.stack_keep_ns, 0);
 
 	assert_int_equal(td_config_set(&c, "kernel_stack", "off", "t"), 0);
 	assert_false(c.kernel_stack);

@@ -184,7 +184,7 @@ static void test_defaults(void **state)
 	td_stitch_config_default(&cfg);
 	assert_int_equal(cfg.max_pending_events, 1 << 20);
 	assert_int_equal(cfg.max_stacks, 1 << 16);
-	assert_int_equal(cfg.max_wait_ns, 2 * SEC);
+	assert_int_equal(cfg.max_wait_ns, 60 * SEC);
 	assert_int_equal(cfg.stack_keep_ns, 2 * SEC);
 	assert_int_equal(cfg.settle_margin_ns, 1 * MS);
 	assert_string_equal(td_status_name(TD_STITCHED), "stitched");
@@ -196,17 +196,30 @@ static void test_defaults(void **state)
 	assert_null(td_status_name((enum td_status)-1));
 
 	assert_null(td_stitch_new(NULL, NULL, NULL));
-	/* NULL config: defaults; the 2 s wait applies. */
+	/*
+	 * NULL config: defaults. The 60 s wait applies: an event of a task
+	 * that slept 30 s gets its stack, one whose stack never came is let
+	 * go 60 s after it.
+	 */
 	st = td_stitch_new(NULL, record, &log);
 	assert_non_null(st);
 	td_stitch_event(st, event(1, 10, cookie(0, 1), 1 * SEC, 0));
-	td_stitch_advance(st, 3 * SEC);
+	td_stitch_event(st, event(2, 11, cookie(0, 2), 1 * SEC + 1, 0));
+	td_stitch_advance(st, 31 * SEC);
 	assert_int_equal(log.n, 0);
-	td_stitch_advance(st, 3 * SEC + 1);
+	td_stitch_stack(st, stack(11, cookie(0, 2), 31 * SEC, 0, 1, 0x4000));
 	assert_int_equal(log.n, 1);
-	assert_int_equal(log.recs[0].status, TD_USER_LOST);
+	assert_int_equal(log.recs[0].status, TD_STITCHED);
+	assert_int_equal(log.recs[0].id, 2);
+	td_stitch_advance(st, 61 * SEC);
+	assert_int_equal(log.n, 1);
+	td_stitch_advance(st, 61 * SEC + 1);
+	assert_int_equal(log.n, 2);
+	assert_int_equal(log.recs[1].status, TD_USER_LOST);
+	assert_int_equal(log.recs[1].id, 1);
 	td_stitch_get_stats(st, &s);
 	assert_int_equal(s.emitted[TD_USER_LOST], 1);
+	assert_int_equal(s.emitted[TD_STITCHED], 1);
 	td_stitch_free(st);
 	free(log.recs);
 }

@@ -77,6 +77,34 @@ nstitched=$(grep -c '"stitched"' /tmp/d2.sel)
 check daemon_shared_entry_same_stack test "$nevents" -eq 3 -a "$ndistinct" -eq 1 \
 	-a "$nstitched" -eq "$nev"
 
+# --- a long sleep: the switch into it waits for its stack -----------------
+# The kernel unwinds when the task returns to user space: the stack of a
+# switch into a 3 s nanosleep comes 3 s after it. At the default wait
+# (60 s) both of fp_chain's sleeps are stitched (c b a main); with
+# --max-wait-ms 1000 the same switches are user_lost: the wait decides.
+long_sleep() {
+	local d=$1
+	shift
+	run_daemon $d -e sched:sched_switch -o $d.jsonl "$@"
+	pid=$("$fp" sleep 3000 2 | sed -n 's/^fp_chain pid=//p')
+	sleep 0.5
+	stop_daemon
+	resolve $d.jsonl || echo "$d: ids do not resolve"
+	jq -r --argjson p "$pid" 'select(.tid == $p and .event == "sched:sched_switch"
+		and .fields.prev_state == 1) |
+		"\(.status) \([.user_stack[0:4][].sym] | join(","))"' $d.v1.jsonl > $d.sel
+	echo "$d ($*): fp_chain's switches into a sleep:"
+	sort $d.sel | uniq -c
+}
+long_sleep /tmp/d4
+n_ok=$(grep -c '^stitched c,b,a,main$' /tmp/d4.sel)
+n_lost=$(grep -c '^user_lost' /tmp/d4.sel)
+check daemon_long_sleep_stitched test "$n_ok" -ge 2 -a "$n_lost" -eq 0
+long_sleep /tmp/d5 --max-wait-ms 1000
+n_ok=$(grep -c '^stitched c,b,a,main$' /tmp/d5.sel)
+n_lost=$(grep -c '^user_lost' /tmp/d5.sel)
+check daemon_long_sleep_lost_past_wait test "$n_lost" -ge 2 -a "$n_ok" -eq 0
+
 # --- tiny buffer under a flood: overruns reported, nothing mis-stitched ----
 # A tracer under a flood gets the CPU when it needs it (real-time class):
 # the overruns are then the tiny buffer's, not a starved reader's.

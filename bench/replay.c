@@ -213,8 +213,9 @@ static const enum td_pipeline_stage pipe_stage[NR_STAGES] = {
 	[ST_STITCH] = TD_PIPE_STITCH,
 };
 
+/* @held: the capture holds every stack back on purpose (memory mode). */
 static struct run *run_new(struct tep_handle *tep, enum stage stage, const char *json,
-			   bool no_memo)
+			   bool no_memo, bool held)
 {
 	struct run *r = calloc(1, sizeof(*r));
 	/* As the daemon: live, kallsyms loaded before tracing starts. */
@@ -225,6 +226,8 @@ static struct run *run_new(struct tep_handle *tep, enum stage stage, const char 
 		.load_kallsyms = true,
 		.live = true,
 		.no_memo = no_memo,
+		/* A task's stacks come before its next entry, except in memory mode. */
+		.stitch = { .keep_superseded = held },
 	};
 
 	if (!r)
@@ -568,6 +571,7 @@ static json_object *run_json(const struct run *r, uint64_t events, uint64_t wall
 	if (r->stage >= ST_STITCH) {
 		for (int s = 0; s < TD_NR_STATUS; s++)
 			add_u64(o, td_status_name(s), st.stitch.emitted[s]);
+		add_u64(o, "superseded", st.stitch.superseded);
 	}
 	if (r->stage >= ST_SYMBOL) {
 		add_u64(o, "kernel_frames", st.kframes);
@@ -663,7 +667,8 @@ static int speed(const struct opts *o, struct tep_handle *tep, struct capgen_cfg
 		if (!(o->stages & (1U << s)))
 			continue;
 		for (int rep = 0; rep < o->repeat; rep++) {
-			struct run *r = run_new(tep, s, o->json ? o->json : "/dev/null", o->no_memo);
+			struct run *r = run_new(tep, s, o->json ? o->json : "/dev/null", o->no_memo,
+						false);
 			struct td_pipeline_stats st;
 			const struct td_parser_stats *ps = &st.parse;
 			const struct td_sym_stats *ys = &st.sym;
@@ -736,7 +741,7 @@ static int memory(const struct opts *o, struct tep_handle *tep, struct capgen_cf
 	/* Every event pending at once: all of them within max_wait_ns (2 s). */
 	cfg->gap_min_ns = 200;
 	cfg->gap_max_ns = 600;
-	r = run_new(tep, ST_JSON, "/dev/null", o->no_memo);
+	r = run_new(tep, ST_JSON, "/dev/null", o->no_memo, true);
 	if (!r)
 		return -ENOMEM;
 	base_rss = vm_kb("VmRSS:");

@@ -112,8 +112,9 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 	fprintf(f, "trace-defer:   pending: events=%zu stacks=%zu\n", ss->pending_events,
 		ss->pending_stacks);
 	fprintf(f, "trace-defer:   stitch: late_events=%" PRIu64 " settled_stacks=%" PRIu64
-		" duplicate_stacks=%" PRIu64 " stale_records=%" PRIu64 "\n", ss->late_events,
-		ss->settled_stacks, ss->duplicate_stacks, ss->stale_records);
+		" duplicate_stacks=%" PRIu64 " stale_records=%" PRIu64 " superseded=%" PRIu64 "\n",
+		ss->late_events, ss->settled_stacks, ss->duplicate_stacks, ss->stale_records,
+		ss->superseded);
 	if (r->has_json)
 		fprintf(f, "trace-defer:   json: stack_lines=%" PRIu64 " epochs=%" PRIu64
 			" reopened=%" PRIu64 " table_stacks=%" PRIu64 "\n", r->js.stacks,

@@ -753,8 +753,9 @@ static void summary(struct report *rp)
 		ss->emitted[TD_USER_LOST], ss->emitted[TD_UNWIND_FAILED], ss->orphan_stacks,
 		ss->exec_stacks, ps->stacks_cut);
 	td_info("report:   stitch: late_events=%" PRIu64 " settled_stacks=%" PRIu64
-		" duplicate_stacks=%" PRIu64 " stale_records=%" PRIu64, ss->late_events,
-		ss->settled_stacks, ss->duplicate_stacks, ss->stale_records);
+		" duplicate_stacks=%" PRIu64 " stale_records=%" PRIu64 " superseded=%" PRIu64,
+		ss->late_events, ss->settled_stacks, ss->duplicate_stacks, ss->stale_records,
+		ss->superseded);
 }
 
 static int run(struct report *rp)

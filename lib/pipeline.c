@@ -406,6 +406,7 @@ static int setup_stitcher(struct td_pipeline *pl)
 		sc.stack_keep_ns = c->stack_keep_ns;
 	if (c->settle_margin_ns)
 		sc.settle_margin_ns = c->settle_margin_ns;
+	sc.keep_superseded = c->keep_superseded;
 	pl->stitcher = td_stitch_new(&sc, resolve, pl);
 	return pl->stitcher ? 0 : -ENOMEM;
 }

@@ -37,6 +37,14 @@
  * Entries are 32-bit indices into pools allocated in chunks (no per-item
  * allocation, no pointer-sized links), so the steady state allocates
  * nothing but new bodies.
+ *
+ * Lost stacks are found before max_wait_ns when the task's next kernel
+ * entry shows up: the kernel writes a task's stack on its way back to user
+ * space, before it can enter the kernel again. A third table, on tid,
+ * holds each task's newest waiting key (one per task, not per event);
+ * when a record of a later entry of the task comes, the older key goes on
+ * a queue with that record's time, and td_stitch_settle() writes what
+ * still waits on it as lost once every event before that time was fed.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -96,6 +104,22 @@ struct table {
 	size_t count;
 };
 
+/* A task's newest waiting key: the time of its first waiting event. */
+struct twait {
+	struct hnode node;
+	uint64_t cookie;
+	uint64_t ts;
+	int tid;
+	uint32_t self;
+};
+
+/* A waiting key whose stack would have come before @until, if at all. */
+struct superseded {
+	uint64_t cookie;
+	uint64_t until;
+	int tid;
+};
+
 /* Fixed-size items by index; a free item holds the next free index first. */
 struct ipool {
 	size_t item_size;
@@ -118,6 +142,10 @@ struct td_stitcher {
 	uint32_t shead, stail;		/* current stacks (the newest of their tid) */
 	uint32_t dhead, dtail;		/* done stacks */
 	struct htab tids;		/* current stacks by tid */
+	struct htab wtids;		/* newest waiting key by tid */
+	struct ipool twait_pool;
+	struct superseded *sq;		/* ring, oldest at sq_head */
+	size_t sq_head, sq_nr, sq_cap;
 
 	uint64_t now;
 	uint64_t fed;			/* td_stitch_settle()'s latest */
@@ -454,6 +482,141 @@ static bool within(uint64_t a, uint64_t b, uint64_t limit)
 	return (a > b ? a - b : b - a) <= limit;
 }
 
+/* ---- lost stacks, known from the task's next entry ---- */
+
+static inline struct twait *tw(const struct td_stitcher *st, uint32_t i)
+{
+	return ipool_at(&st->twait_pool, i);
+}
+
+static struct twait *twait_find(const struct td_stitcher *st, int tid)
+{
+	struct hnode *n;
+
+	for (n = htab_first(&st->wtids, tid_hash(tid)); n; n = htab_next(n)) {
+		struct twait *t = container_of(n, struct twait, node);
+
+		if (t->tid == tid)
+			return t;
+	}
+	return NULL;
+}
+
+static void twait_del(struct td_stitcher *st, struct twait *t)
+{
+	htab_del(&st->wtids, &t->node);
+	ipool_put(&st->twait_pool, t->self);
+}
+
+/* Key (@tid, @cookie) waits no more. */
+static void twait_forget(struct td_stitcher *st, int tid, uint64_t cookie)
+{
+	struct twait *t = twait_find(st, tid);
+
+	if (t && t->cookie == cookie)
+		twait_del(st, t);
+}
+
+/*
+ * The stack of key (@tid, @cookie), if the kernel wrote one, is older than
+ * @until: queued for td_stitch_settle(). A full queue, or no memory, only
+ * leaves the key to max_wait_ns.
+ */
+static void supersede(struct td_stitcher *st, int tid, uint64_t cookie, uint64_t until)
+{
+	if (st->sq_nr == st->sq_cap) {
+		size_t cap = st->sq_cap ? 2 * st->sq_cap : 64, i;
+		struct superseded *n;
+
+		if (st->sq_nr >= st->cfg.max_pending_events)
+			return;
+		n = malloc(cap * sizeof(*n));
+		if (!n)
+			return;
+		for (i = 0; i < st->sq_nr; i++)
+			n[i] = st->sq[(st->sq_head + i) % st->sq_cap];
+		free(st->sq);
+		st->sq = n;
+		st->sq_cap = cap;
+		st->sq_head = 0;
+	}
+	st->sq[(st->sq_head + st->sq_nr++) % st->sq_cap] =
+		(struct superseded){ .cookie = cookie, .until = until, .tid = tid };
+}
+
+/*
+ * Key (@tid, @cookie) starts waiting, with an event at @ts. Of two waiting
+ * keys of a task the older is superseded by the newer's first event; a
+ * stack of a later entry of the task may also have come first (records of
+ * two CPUs come out of order).
+ */
+static void twait_note(struct td_stitcher *st, int tid, uint64_t cookie, uint64_t ts)
+{
+	struct twait *t = twait_find(st, tid);
+	uint32_t c = tid_current(st, tid), i;
+
+	if (c && kent(st, c)->us->ts > ts) {
+		supersede(st, tid, cookie, kent(st, c)->us->ts);
+		return;
+	}
+	if (t && t->ts > ts) {
+		supersede(st, tid, cookie, t->ts);
+		return;
+	}
+	if (t) {
+		supersede(st, tid, t->cookie, ts);
+		t->cookie = cookie;
+		t->ts = ts;
+		return;
+	}
+	i = ipool_get(&st->twait_pool);
+	if (i == NIL)
+		return;
+	t = tw(st, i);
+	*t = (struct twait){ .cookie = cookie, .ts = ts, .tid = tid, .self = i };
+	htab_add(&st->wtids, &t->node, tid_hash(tid));
+}
+
+/* Stack @us came: its key waits no more, and an older waiting key of its task is superseded. */
+static void twait_stack(struct td_stitcher *st, const struct td_ustack *us)
+{
+	struct twait *t = twait_find(st, us->tid);
+
+	if (!t)
+		return;
+	if (t->cookie == us->cookie) {
+		twait_del(st, t);
+	} else if (us->ts > t->ts) {
+		supersede(st, us->tid, t->cookie, us->ts);
+		twait_del(st, t);
+	}
+}
+
+/* Write what still waits on key (@tid, @cookie) as lost. */
+static void release_key(struct td_stitcher *st, int tid, uint64_t cookie)
+{
+	size_t s = table_find(st, tid, cookie, key_tag(tid, cookie));
+	uint32_t ref = st->tab.slots[s].ref, i;
+
+	if (!ref || (ref & REF_STACK))
+		return;
+	table_remove_at(&st->tab, s);
+	twait_forget(st, tid, cookie);
+	i = pend(st, ref)->knext;	/* the oldest */
+	for (;;) {
+		struct pending *p = pend(st, i);
+		uint32_t next = p->knext;
+		bool last = i == ref;
+
+		pending_list_del(st, p);
+		st->stats.superseded++;
+		emit_pending(st, i, NULL, TD_USER_LOST);
+		if (last)
+			break;
+		i = next;
+	}
+}
+
 /*
  * Emit the oldest waiting event as lost. It is the oldest of its key too:
  * the event after the newest on the key's circular list.
@@ -466,10 +629,12 @@ static void pending_expire_oldest(struct td_stitcher *st)
 	uint32_t tail = st->tab.slots[s].ref;
 
 	pending_list_del(st, p);
-	if (tail == i)
+	if (tail == i) {
 		table_remove_at(&st->tab, s);
-	else
+		twait_forget(st, p->tid, p->cookie);
+	} else {
 		pend(st, tail)->knext = p->knext;
+	}
 	emit_pending(st, i, NULL, TD_USER_LOST);
 }
 
@@ -523,11 +688,13 @@ static void stack_keep(struct td_stitcher *st, uint32_t k)
 
 void td_stitch_config_default(struct td_stitch_config *cfg)
 {
-	cfg->max_pending_events = 1 << 20;
-	cfg->max_stacks = 1 << 16;
-	cfg->max_wait_ns = 60000000000ULL;
-	cfg->stack_keep_ns = 2000000000ULL;
-	cfg->settle_margin_ns = 1000000ULL;
+	*cfg = (struct td_stitch_config){
+		.max_pending_events = 1 << 20,
+		.max_stacks = 1 << 16,
+		.max_wait_ns = 60000000000ULL,
+		.stack_keep_ns = 2000000000ULL,
+		.settle_margin_ns = 1000000ULL,
+	};
 }
 
 struct td_stitcher *td_stitch_new(const struct td_stitch_config *cfg, td_emit_fn emit_fn,
@@ -557,13 +724,18 @@ struct td_stitcher *td_stitch_new(const struct td_stitch_config *cfg, td_emit_fn
 	st->arg = arg;
 	ipool_init(&st->pending_pool, sizeof(struct pending));
 	ipool_init(&st->key_pool, sizeof(struct key_entry));
+	ipool_init(&st->twait_pool, sizeof(struct twait));
 	if (table_init(&st->tab, TABLE_MIN_SIZE))
 		goto free_st;
 	if (htab_init(&st->tids))
 		goto free_tab;
-	if (evpack_init(&st->pack))
+	if (htab_init(&st->wtids))
 		goto free_tids;
+	if (evpack_init(&st->pack))
+		goto free_wtids;
 	return st;
+free_wtids:
+	htab_destroy(&st->wtids, NULL);
 free_tids:
 	htab_destroy(&st->tids, NULL);
 free_tab:
@@ -584,10 +756,13 @@ void td_stitch_free(struct td_stitcher *st)
 	for (k = st->dhead; k; k = kent(st, k)->snext)
 		td_ustack_free(kent(st, k)->us);
 	htab_destroy(&st->tids, NULL);
+	htab_destroy(&st->wtids, NULL);
 	/* The bodies of waiting events go with the table. */
 	evpack_destroy(&st->pack);
 	ipool_destroy(&st->pending_pool);
 	ipool_destroy(&st->key_pool);
+	ipool_destroy(&st->twait_pool);
+	free(st->sq);
 	free(st->tab.slots);
 	free(st);
 }
@@ -680,6 +855,9 @@ void td_stitch_event(struct td_stitcher *st, struct td_event *ev)
 		emit_free(st, ev, NULL, TD_USER_LOST);
 		return;
 	}
+	/* The first waiting event of its key (a stale key's stack was dropped above). */
+	if (!st->cfg.keep_superseded && (!ref || (ref & REF_STACK)))
+		twait_note(st, ev->tid, ev->cookie, ev->ts);
 	td_event_free(ev);
 }
 
@@ -693,6 +871,7 @@ void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us)
 	st->stats.stacks++;
 	if (us->flags & TD_USTACK_EXEC)
 		st->stats.exec_stacks++;
+	twait_stack(st, us);
 	tag = key_tag(us->tid, us->cookie);
 	s = table_find(st, us->tid, us->cookie, tag);
 	ref = st->tab.slots[s].ref;
@@ -795,10 +974,18 @@ void td_stitch_settle(struct td_stitcher *st, uint64_t fed_ns)
 		st->stats.settled_stacks++;
 		stack_expire(st, st->dhead);
 	}
+	while (st->sq_nr && st->sq[st->sq_head].until < fed_ns) {
+		struct superseded q = st->sq[st->sq_head];
+
+		st->sq_head = (st->sq_head + 1) % st->sq_cap;
+		st->sq_nr--;
+		release_key(st, q.tid, q.cookie);
+	}
 }
 
 void td_stitch_flush(struct td_stitcher *st)
 {
+	st->sq_nr = 0;
 	while (st->phead)
 		pending_expire_oldest(st);
 	while (st->dhead)

@@ -68,6 +68,15 @@ struct td_stitch_config {
 	 * two CPUs may disagree (td_stitch_settle()).
 	 */
 	uint64_t settle_margin_ns;
+	/*
+	 * Added later. Off (the default): an event whose stack is known lost,
+	 * because a record of a later kernel entry of its task came (the
+	 * kernel writes a task's stack before it can enter the kernel again),
+	 * is written as lost by td_stitch_settle() instead of waiting out
+	 * max_wait_ns. On: only for captures that hold every stack back on
+	 * purpose (the memory benchmark).
+	 */
+	bool keep_superseded;
 };
 
 /* Fills cfg with the defaults above. */
@@ -115,6 +124,11 @@ struct td_stitch_stats {
 	size_t packed_bytes;
 	/* Stacks dropped by td_stitch_settle() (used or not; orphans counted too). */
 	uint64_t settled_stacks;
+	/*
+	 * Emitted as lost by td_stitch_settle() before max_wait_ns: a later
+	 * kernel entry of their task showed that their stack was lost.
+	 */
+	uint64_t superseded;
 };
 
 struct td_stitcher;
@@ -150,8 +164,10 @@ void td_stitch_advance(struct td_stitcher *st, uint64_t now_ns);
  * read every CPU that far, and holds back none of those events itself):
  * drop the stacks whose task has left their kernel entry before @fed_ns -
  * settle_margin_ns (a stack of the task's next entry came before it): no
- * event can ask for them any more. Never emits. Time never goes back: a
- * smaller @fed_ns than before is ignored.
+ * event can ask for them any more. Emits as TD_USER_LOST the events whose
+ * task entered the kernel again before that time without their stack
+ * having come (counted in superseded). Time never goes back: a smaller
+ * @fed_ns than before is ignored.
  */
 void td_stitch_settle(struct td_stitcher *st, uint64_t fed_ns);
 /* End of input: emit every pending event as TD_USER_LOST, drop stacks. */

@@ -35,6 +35,11 @@ run() {	# run NAME REPLAY-ARGS...
 		[ "$(field "$out" capture late_events)" -gt 0 ]
 	check "$name: some stacks were never written" \
 		[ "$(field "$out" stitch user_lost)" -gt 0 ]
+	# Lost stacks are known from the task's next entry, not 60 s later
+	# (the statuses above show no stack that came was taken for lost).
+	check "$name: events of lost stacks let go early ($(field "$out" stitch superseded))" \
+		[ "$(field "$out" stitch superseded)" -gt 0 -a \
+		  "$(field "$out" stitch superseded)" -le "$(field "$out" stitch user_lost)" ]
 	check "$name: no record left unjoined or bad" \
 		[ "$(field "$out" stitch orphan_records)$(field "$out" stitch bad_records)" = 00 ]
 	check "$name: every user frame named" \

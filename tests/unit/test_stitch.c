@@ -281,6 +281,85 @@ static void test_stack_before_event(void **state)
 }
 
 /*
+ * A task's stack comes before it can enter the kernel again: a record of
+ * its next entry says the stack of a waiting key was lost, and settle
+ * writes its events as lost once every event before that record was fed,
+ * not max_wait_ns later. Whatever order two CPUs' records come in.
+ */
+static void test_superseded(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+	uint64_t m = fx->cfg.settle_margin_ns;
+	uint64_t k1 = cookie(0, 1), k2 = cookie(1, 2), k3 = cookie(0, 3);
+	uint64_t j1 = cookie(1, 4), j2 = cookie(0, 5), j3 = cookie(1, 6);
+
+	/* Task 100: entry k1 waits, then an event of entry k2. */
+	td_stitch_event(fx->st, event(1, 100, k1, 10 * MS, 0));
+	td_stitch_event(fx->st, event(2, 100, k1, 11 * MS, 0));
+	td_stitch_event(fx->st, event(3, 100, k2, 20 * MS, 1));
+	/* Task 200: the stack of its later entry j2 is read before j1's event. */
+	td_stitch_stack(fx->st, stack(200, j2, 30 * MS, 1, 1, 0x402000));
+	td_stitch_event(fx->st, event(4, 200, j1, 12 * MS, 0));
+	/* Task 300: the later entry's event is read first; j3's stack is in flight. */
+	td_stitch_event(fx->st, event(5, 300, j3, 25 * MS, 1));
+	td_stitch_event(fx->st, event(6, 300, k3, 15 * MS, 0));
+	assert_int_equal(fx->log.n, 0);
+
+	/* Not everything before 20 ms is in yet: nothing goes. */
+	td_stitch_settle(fx->st, 20 * MS + m);
+	assert_int_equal(fx->log.n, 0);
+	td_stitch_settle(fx->st, 20 * MS + m + 1);
+	assert_int_equal(fx->log.n, 2);
+	assert_int_equal(find(fx, 1)->status, TD_USER_LOST);
+	assert_int_equal(find(fx, 2)->status, TD_USER_LOST);
+	assert_int_equal(stats(fx).superseded, 2);
+
+	/* A stack that was on its way (read late from another CPU) still joins. */
+	td_stitch_stack(fx->st, stack(300, k3, 18 * MS, 0, 2, 0x403000));
+	assert_int_equal(find(fx, 6)->status, TD_STITCHED);
+
+	td_stitch_settle(fx->st, 40 * MS);
+	assert_int_equal(find(fx, 4)->status, TD_USER_LOST);
+	assert_int_equal(stats(fx).superseded, 3);
+	/* The newest entries still wait for their stacks. */
+	assert_int_equal(times_emitted(fx, 3), 0);
+	assert_int_equal(times_emitted(fx, 5), 0);
+	td_stitch_stack(fx->st, stack(100, k2, 41 * MS, 1, 1, 0x401000));
+	td_stitch_stack(fx->st, stack(300, j3, 42 * MS, 1, 1, 0x404000));
+	assert_int_equal(find(fx, 3)->status, TD_STITCHED);
+	assert_int_equal(find(fx, 5)->status, TD_STITCHED);
+	td_stitch_settle(fx->st, 1 * SEC);
+	assert_int_equal(fx->log.n, 6);
+	assert_int_equal(stats(fx).superseded, 3);
+	assert_int_equal(stats(fx).pending_events, 0);
+	fixture_free(fx);
+}
+
+/* keep_superseded: a capture that holds stacks back on purpose waits them out. */
+static void test_keep_superseded(void **state)
+{
+	struct td_stitch_config cfg;
+	struct log log = { 0 };
+	struct td_stitcher *st;
+
+	td_stitch_config_default(&cfg);
+	cfg.keep_superseded = true;
+	st = td_stitch_new(&cfg, record, &log);
+	assert_non_null(st);
+	td_stitch_event(st, event(1, 100, cookie(0, 1), 10 * MS, 0));
+	td_stitch_event(st, event(2, 100, cookie(0, 2), 20 * MS, 0));
+	td_stitch_settle(st, 1 * SEC);
+	assert_int_equal(log.n, 0);
+	td_stitch_stack(st, stack(100, cookie(0, 1), 2 * SEC, 0, 1, 0x401000));
+	assert_int_equal(log.n, 1);
+	assert_int_equal(log.recs[0].status, TD_STITCHED);
+	td_stitch_flush(st);
+	assert_int_equal(log.n, 2);
+	td_stitch_free(st);
+	free(log.recs);
+}
+
+/*
  * A stack stays for late events until a stack of a later kernel entry of the
  * same task came and everything before it was fed; however far settle goes.
  */
@@ -1272,6 +1351,8 @@ int main(void)
 		cmocka_unit_test(test_packed_events),
 		cmocka_unit_test(test_packed_free),
 		cmocka_unit_test(test_packed_no_data),
+		cmocka_unit_test(test_superseded),
+		cmocka_unit_test(test_keep_superseded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

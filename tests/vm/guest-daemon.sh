@@ -157,16 +157,24 @@ flood_once() {
 	# Cookies are unique per (tid, kernel entry): no cookie on two tasks.
 	badck=$(jq -r 'select(.status == "stitched") | [.tid, .cookie] | @tsv' $d.v1.jsonl |
 		sort -u | gawk '{ print $2 }' | sort | uniq -d | wc -l)
+	# A key written lost while its stack came after all (let go too early,
+	# e.g. as superseded by a later entry of its task): lost and stitched.
+	split=$(jq -r 'select(.status == "stitched" or .status == "user_lost") |
+		[.tid, .cookie, .status] | @tsv' $d.v1.jsonl | sort -u |
+		gawk '{ print $1, $2 }' | uniq -d | wc -l)
+	sup=$(grep -oE 'superseded=[0-9]+' $d.stderr | tail -n 1)
 	echo "flood run $1: overruns ${over:-none}; $good stitched fp_chain thread records," \
-	     "$bad with a wrong stack, $entry at c's entry (not checked), $lost user_lost;" \
-	     "cookies shared by several tasks: $badck"
+	     "$bad with a wrong stack, $entry at c's entry (not checked), $lost user_lost" \
+	     "(${sup:-superseded=?}); cookies shared by several tasks: $badck;" \
+	     "keys both lost and stitched: $split"
 }
-runs=0 all_over=0 all_good=0 all_bad=0 all_badck=0 unresolved=0
+runs=0 all_over=0 all_good=0 all_bad=0 all_badck=0 all_split=0 unresolved=0
 for k in 1 2 3; do
 	flood_once $k
 	runs=$k
 	[ "${over:-0}" -gt 0 ] && all_over=$((all_over + 1))
 	all_good=$((all_good + good)) all_bad=$((all_bad + bad)) all_badck=$((all_badck + badck))
+	all_split=$((all_split + split))
 	[ "$good" -gt 0 ] && break
 done
 echo "flood: $runs run(s), $all_over with overruns, $all_good thread records checked"
@@ -174,6 +182,7 @@ check flood_overruns_reported test "$all_over" -eq "$runs"
 check flood_no_wrong_stack test "$all_bad" -eq 0 -a "$all_good" -gt 0
 check flood_cookie_unique_per_task test "$all_badck" -eq 0 -a "$all_good" -gt 0
 check flood_json_ids_resolve test "$unresolved" -eq 0
+check flood_no_key_lost_and_stitched test "$all_split" -eq 0 -a "$all_good" -gt 0
 
 grep -q FAIL "$RESULTS" && exit 1
 exit 0

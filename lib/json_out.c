@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -526,6 +527,14 @@ struct fplan {
 	char *name;
 	char *name_text;
 	size_t name_len;
+	/*
+	 * The fields' text cache (struct xentry): where a record's own fields
+	 * start (its key), and this window's lookups and hits; off for the
+	 * format once a window mostly misses (arguments, pointers).
+	 */
+	int kstart;
+	uint32_t lookups, hits;
+	bool no_cache;
 };
 
 /*
@@ -553,9 +562,11 @@ static inline bool is_common(const struct tep_format_field *f)
 }
 
 static void jw_key(struct jw *w, const char *name);
-static inline const struct fplan *plan_of(struct td_json_writer *t,
-					  const struct tep_event *event);
+static inline struct fplan *plan_of(struct td_json_writer *t, const struct tep_event *event);
 static inline void jw_name16(struct jw *w, struct td_json_writer *t, const char *s);
+
+static void jw_fields_cached(struct jw *w, struct td_json_writer *t, struct fplan *p,
+			     const struct td_event *ev, enum fields_as as);
 
 /* @p's fields of @ev (FIELDS_OBJECT or FIELDS_VALUES), as jw_fields() writes them. */
 static void jw_plan_fields(struct jw *w, struct td_json_writer *t, const struct fplan *p,
@@ -605,11 +616,11 @@ static void jw_fields(struct jw *w, struct td_json_writer *t, const struct td_ev
 	struct tep_event *event = ev->tep_event;
 	struct tep_handle *tep = event ? event->tep : NULL;
 	struct tep_format_field *field;
-	const struct fplan *plan;
+	struct fplan *plan;
 	bool first = true, swap;
 
 	if (t && event && ev->raw && as != FIELDS_NAMES && (plan = plan_of(t, event))) {
-		jw_plan_fields(w, t, plan, ev, as);
+		jw_fields_cached(w, t, plan, ev, as);
 		return;
 	}
 	swap = tep && tep_is_file_bigendian(tep) != tep_is_local_bigendian(tep);
@@ -707,18 +718,45 @@ struct fentry {
  * more): a few vector moves, where an exact copy of a length known only
  * at run time becomes a slow string instruction or a call.
  */
-static inline void jw_put_cached(struct jw *w, const struct fentry *e)
+static inline void jw_put_chunked(struct jw *w, const char *text, size_t len, size_t room)
 {
 	size_t i;
 	char *d;
 
-	if (FCACHE_TEXT > w->cap - w->len && jw_grow(w, FCACHE_TEXT))
+	if (room > w->cap - w->len && jw_grow(w, room))
 		return;
 	d = w->buf + w->len;
-	for (i = 0; i < e->len; i += FCACHE_CHUNK)
-		memcpy(d + i, e->text + i, FCACHE_CHUNK);
-	w->len += e->len;
+	for (i = 0; i < len; i += FCACHE_CHUNK)
+		memcpy(d + i, text + i, FCACHE_CHUNK);
+	w->len += len;
 }
+
+static inline void jw_put_cached(struct jw *w, const struct fentry *e)
+{
+	jw_put_chunked(w, e->text, e->len, FCACHE_TEXT);
+}
+
+/*
+ * Fields' text: the text of an event's fields, keyed by its format, how
+ * they are written and the record's bytes from its first own field on
+ * (the text is made of nothing else). A few tasks switching among each
+ * other write the same sched_switch fields again and again. Direct-mapped;
+ * a format whose lookups mostly miss (a window of XCACHE_WINDOW with under
+ * one hit in eight) stops using it, so unique records pay a lookup only
+ * that long.
+ */
+#define XCACHE_BITS	8
+#define XCACHE_KEY	64	/* records with more bytes of their own are written every time */
+#define XCACHE_TEXT	320	/* a multiple of FCACHE_CHUNK */
+#define XCACHE_WINDOW	4096
+
+struct xentry {
+	const struct tep_event *event;	/* NULL: empty */
+	uint16_t klen, len;
+	uint8_t as;
+	uint64_t key[XCACHE_KEY / 8];	/* zero past klen */
+	char text[XCACHE_TEXT];
+};
 
 #define SCACHE_BITS	8
 #define SCACHE_FRAMES	128	/* deeper stacks are not cached whole */
@@ -777,6 +815,24 @@ struct tname {
 	char text[44];
 };
 
+/*
+ * An event line's task after its CPU: pid, tid and comm with their keys
+ * (or commas), by task: a few tasks write most lines. Direct-mapped on
+ * what the text is made of; a text that does not fit is written every time.
+ */
+#define TCACHE_BITS	8
+#define TCACHE_TEXT	96	/* a multiple of FCACHE_CHUNK */
+
+struct seps;
+
+struct ttask {
+	const struct seps *sep;	/* NULL: empty */
+	int pid, tid;
+	uint64_t lo, hi;	/* the comm, as struct tname's */
+	uint32_t len;
+	char text[TCACHE_TEXT];
+};
+
 /* An event line's status as a JSON string: the longest, "unwind_failed", is 15 bytes. */
 struct tstatus {
 	uint8_t len;		/* 0: not made (out of memory), write it as it comes */
@@ -788,6 +844,8 @@ struct td_json_writer {
 	struct fentry *cache;	/* NULL (out of memory): frames not cached */
 	struct fplan *plans;	/* NULL (out of memory): fields written as they come */
 	struct tname *names;	/* NULL (out of memory): names written as they come */
+	struct xentry *fields;	/* NULL (out of memory): fields' text written every time */
+	struct ttask *tasks;	/* NULL (out of memory): tasks written every time */
 	struct tstatus status[TD_NR_STATUS];
 	struct sentry *stacks;
 	char *buf;		/* line buffer, kept between lines */
@@ -933,6 +991,11 @@ static bool plan_build(struct fplan *p, const struct tep_event *event)
 	jw_put(&keys, (const char[KEY_PAD]){ 0 }, KEY_PAD);
 	if (keys.err)
 		goto fail;
+	p->kstart = INT_MAX;
+	for (n = 0; n < p->nr; n++)
+		if (p->steps[n].offset < p->kstart)
+			p->kstart = p->steps[n].offset;
+	p->no_cache = !p->nr || p->kstart < 0;
 	p->keys = keys.buf;
 	p->swap = tep && tep_is_file_bigendian(tep) != tep_is_local_bigendian(tep);
 	p->event = event;
@@ -944,14 +1007,14 @@ fail:
 	return false;
 }
 
-static __attribute__((noinline)) const struct fplan *plan_new(struct fplan *p,
-							      const struct tep_event *event)
+static __attribute__((noinline)) struct fplan *plan_new(struct fplan *p,
+							const struct tep_event *event)
 {
 	plan_free(p);
 	return plan_build(p, event) ? p : NULL;
 }
 
-static inline const struct fplan *plan_of(struct td_json_writer *t, const struct tep_event *event)
+static inline struct fplan *plan_of(struct td_json_writer *t, const struct tep_event *event)
 {
 	struct fplan *p;
 
@@ -960,6 +1023,47 @@ static inline const struct fplan *plan_of(struct td_json_writer *t, const struct
 	p = &t->plans[((uintptr_t)event >> 4 ^ (uintptr_t)event >> 12) &
 		      ((1U << PCACHE_BITS) - 1)];
 	return p->event == event ? p : plan_new(p, event);
+}
+
+static void jw_fields_cached(struct jw *w, struct td_json_writer *t, struct fplan *p,
+			     const struct td_event *ev, enum fields_as as)
+{
+	uint64_t key[XCACHE_KEY / 8] = { 0 }, h = HTAB_SEED;
+	size_t klen, start, len;
+	struct xentry *e;
+	unsigned int i;
+	bool hit;
+
+	if (!t->fields || p->no_cache || ev->raw_size <= p->kstart ||
+	    ev->raw_size - p->kstart > XCACHE_KEY)
+		return jw_plan_fields(w, t, p, ev, as);
+	klen = (size_t)(ev->raw_size - p->kstart);
+	memcpy(key, (const char *)ev->raw + p->kstart, klen);
+	for (i = 0; i < (klen + 7) / 8; i++)
+		h = htab_hash_u64(h, key[i]);
+	e = &t->fields[(h ^ as) & ((1U << XCACHE_BITS) - 1)];
+	hit = e->event == p->event && e->as == as && e->klen == klen &&
+	      !memcmp(e->key, key, sizeof(key));
+	p->hits += hit;
+	if (++p->lookups == XCACHE_WINDOW) {
+		p->no_cache = p->hits < XCACHE_WINDOW / 8;
+		p->lookups = p->hits = 0;
+	}
+	if (hit) {
+		t->stats.fields_cached++;
+		return jw_put_chunked(w, e->text, e->len, XCACHE_TEXT);
+	}
+	start = w->len;
+	jw_plan_fields(w, t, p, ev, as);
+	len = w->len - start;
+	if (w->err || len > XCACHE_TEXT)
+		return;
+	e->event = p->event;
+	e->as = (uint8_t)as;
+	e->klen = (uint16_t)klen;
+	e->len = (uint16_t)len;
+	memcpy(e->key, key, sizeof(key));
+	memcpy(e->text, w->buf + start, len);
 }
 
 /* Not found in the cache: written, and kept in @e when it fits (@e NULL: no cache). */
@@ -1030,6 +1134,8 @@ void td_json_writer_free(struct td_json_writer *jw)
 	free(jw->stacks);
 	free(jw->cache);
 	free(jw->names);
+	free(jw->fields);
+	free(jw->tasks);
 	forget_plans(jw);
 	free(jw->plans);
 	free(jw->buf);
@@ -1059,6 +1165,8 @@ struct td_json_writer *td_json_writer_new(enum td_json_layout layout, unsigned i
 	}
 	jw->plans = calloc(1U << PCACHE_BITS, sizeof(*jw->plans));
 	jw->names = calloc(1U << NCACHE_BITS, sizeof(*jw->names));
+	jw->fields = calloc(1U << XCACHE_BITS, sizeof(*jw->fields));
+	jw->tasks = calloc(1U << TCACHE_BITS, sizeof(*jw->tasks));
 	make_statuses(jw);
 	jw->next_format = 1;
 	if (layout != TD_JSON_FULL) {
@@ -1083,6 +1191,9 @@ void td_json_writer_reset(struct td_json_writer *jw)
 	writer_forget(jw);
 	writer_forget_formats(jw);
 	forget_plans(jw);
+	/* Keyed by format: a format may be gone after a reset. */
+	if (jw->fields)
+		memset(jw->fields, 0, (1U << XCACHE_BITS) * sizeof(*jw->fields));
 	jw->stats.resets++;
 }
 
@@ -1382,18 +1493,45 @@ static inline void jw_sep(struct jw *w, const struct seps *sep, int i)
 	jw_put(w, sep[i].s, sep[i].n);
 }
 
-/* The task's part of an event line, after its timestamp: cpu, pid, tid, comm. */
-static void jw_task(struct jw *w, struct td_json_writer *t, const struct td_event *ev,
-		    const struct seps *sep)
+static void jw_task_text(struct jw *w, struct td_json_writer *t, const struct td_event *ev,
+			 const struct seps *sep)
 {
-	jw_sep(w, sep, SEP_CPU);
-	jw_i64(w, ev->cpu);
 	jw_sep(w, sep, SEP_PID);
 	jw_i64(w, ev->pid);
 	jw_sep(w, sep, SEP_TID);
 	jw_i64(w, ev->tid);
 	jw_sep(w, sep, SEP_COMM);
 	jw_name16(w, t, ev->comm);
+}
+
+/* The task's part of an event line, after its timestamp: cpu, pid, tid, comm. */
+static void jw_task(struct jw *w, struct td_json_writer *t, const struct td_event *ev,
+		    const struct seps *sep)
+{
+	struct ttask *e;
+	uint64_t lo, hi;
+	size_t start, len;
+
+	jw_sep(w, sep, SEP_CPU);
+	jw_i64(w, ev->cpu);
+	if (!t || !t->tasks)
+		return jw_task_text(w, t, ev, sep);
+	td_comm_words(ev->comm, &lo, &hi);
+	e = &t->tasks[htab_hash_u64(htab_hash_u64(lo ^ hi * 0x9e3779b97f4a7c15ULL,
+						  (uint64_t)(uint32_t)ev->tid << 32 |
+						  (uint32_t)ev->pid), (uintptr_t)sep) &
+		      ((1U << TCACHE_BITS) - 1)];
+	if (e->sep == sep && e->pid == ev->pid && e->tid == ev->tid && e->lo == lo &&
+	    e->hi == hi)
+		return jw_put_chunked(w, e->text, e->len, TCACHE_TEXT);
+	start = w->len;
+	jw_task_text(w, t, ev, sep);
+	len = w->len - start;
+	if (w->err || len > TCACHE_TEXT)
+		return;
+	*e = (struct ttask){ .sep = sep, .pid = ev->pid, .tid = ev->tid, .lo = lo, .hi = hi,
+			     .len = (uint32_t)len };
+	memcpy(e->text, w->buf + start, len);
 }
 
 /* The cookie and the status. */

@@ -86,6 +86,8 @@ struct td_json_stats {
 	uint64_t resets;	/* td_json_writer_reset() calls */
 	uint64_t table_stacks;	/* stacks in the table now */
 	uint64_t table_bytes;	/* bytes of their keys */
+	/* Added later: event lines whose fields' text was found written before. */
+	uint64_t fields_cached;
 };
 
 struct td_json_writer *td_json_writer_new(enum td_json_layout layout, unsigned int max_stacks);

@@ -1348,6 +1348,82 @@ static void test_field_plans(void **state)
 }
 
 /*
+ * The fields' and tasks' text caches: records seen before are written from
+ * them, every line exactly as the writer without caches writes it; a format whose
+ * records are all different stops using it (lib/json_out.c, XCACHE_WINDOW
+ * of 4096 lookups with under one hit in eight).
+ */
+static void test_fields_cache(void **state)
+{
+	struct ctx *c = *state;
+	struct td_event *sw = switch_event(c);
+	struct td_resolved rs = {
+		.ev = sw, .status = TD_NO_USER, .event_name = "sched:sched_switch",
+	};
+	struct td_json_writer *jw = td_json_writer_new(TD_JSON_FULL, 0);
+	unsigned char *raw = (unsigned char *)sw->raw;
+	struct td_json_stats st;
+	uint64_t cached;
+	char *a, *plain;
+	unsigned int i;
+
+	assert_non_null(jw);
+	/*
+	 * Five tasks, two states: the same ten field texts again and again;
+	 * the line's own task (pid, tid, comm) cached too.
+	 */
+	for (i = 0; i < 3 * 4096; i++) {
+		put32(raw + 24, 100 + i % 5);
+		put64(raw + 32, i % 7 < 3);
+		/* More tasks than slots: some meet in one, only the key tells them apart. */
+		sw->tid = 4242 + i % 600;
+		sw->pid = i % 11 < 5 ? 4240 : -1;
+		strcpy(sw->comm, i % 4 ? "fp_chain" : "fp\"chain2");
+		a = writer_lines(jw, &rs);
+		plain = writer_lines(NULL, &rs);
+		assert_string_equal(a, plain);
+		free(plain);
+		free(a);
+	}
+	td_json_writer_stats(jw, &st);
+	assert_true(st.fields_cached >= 3 * 4096 - 10);
+	/* The same bytes before the fields (common_pid): another line, same fields. */
+	put32(raw + 4, 777);
+	a = writer_lines(jw, &rs);
+	plain = writer_lines(NULL, &rs);
+	assert_string_equal(a, plain);
+	free(a);
+	free(plain);
+
+	/* Every record new: after a window of misses the format stops looking. */
+	for (i = 0; i < 2 * 4096; i++) {
+		put32(raw + 24, 10000 + i);
+		a = writer_lines(jw, &rs);
+		if (i % 97 == 0) {
+			plain = writer_lines(NULL, &rs);
+			assert_string_equal(a, plain);
+			free(plain);
+		}
+		free(a);
+	}
+	td_json_writer_stats(jw, &st);
+	cached = st.fields_cached;
+	put32(raw + 24, 100);
+	for (i = 0; i < 3; i++)
+		free(writer_lines(jw, &rs));
+	td_json_writer_stats(jw, &st);
+	assert_int_equal(st.fields_cached, cached);
+	/* A reset starts over: cached again. */
+	td_json_writer_reset(jw);
+	for (i = 0; i < 3; i++)
+		free(writer_lines(jw, &rs));
+	td_json_writer_stats(jw, &st);
+	assert_int_equal(st.fields_cached, cached + 2);
+	td_json_writer_free(jw);
+	td_event_free(sw);
+}
+
+/*
  * The same addresses in two processes can be in other files: their stacks
  * are written apart. Whatever tells two rendered frames apart (file,
  * offset in it, build-id, file id, symbol) gives another id; the pid
@@ -1888,6 +1964,7 @@ int main(void)
 		cmocka_unit_test(test_full_stack_ids),
 		cmocka_unit_test(test_decimal),
 		cmocka_unit_test(test_field_plans),
+		cmocka_unit_test(test_fields_cache),
 		cmocka_unit_test(test_name_cache),
 		cmocka_unit_test(test_intern_files_differ),
 		cmocka_unit_test(test_intern_text_key),

@@ -608,6 +608,8 @@ static json_object *run_json(const struct run *r, uint64_t events, uint64_t wall
 		td_json_writer_stats(r->js.jw, &js);
 		add_u64(o, "json_stack_lines", js.stacks);
 		add_u64(o, "json_epochs", js.epochs);
+		/* How much the fields' text cache did: it depends on the capture. */
+		add_u64(o, "json_fields_cached", js.fields_cached);
 	}
 	return o;
 }

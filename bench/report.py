@@ -108,6 +108,11 @@ def replay(r, work):
               "lines, %d epochs): %.3fx the bytes; JSON cpu ns/event full %.0f, interned %.0f: "
               "%.2fx" % (bf, bi, ji["json_stack_lines"], ji["json_epochs"], bi / bf, nf, ni,
                          ni / nf if nf > 0 else float("nan")))
+        if "json_fields_cached" in ji and ji.get("events"):
+            # The capture's few tasks repeat their fields more than many machines do.
+            print("  fields' text from the cache: %.1f%% of interned lines (depends on how "
+                  "often a capture's field values repeat)"
+                  % (100.0 * ji["json_fields_cached"] / ji["events"]))
         res["json_layouts"] = {"full_bytes_per_event": bf, "interned_bytes_per_event": bi,
                                "bytes_ratio": bi / bf, "full_json_cpu_ns": nf,
                                "interned_json_cpu_ns": ni}

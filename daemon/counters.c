@@ -117,8 +117,9 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		ss->superseded);
 	if (r->has_json)
 		fprintf(f, "trace-defer:   json: stack_lines=%" PRIu64 " epochs=%" PRIu64
-			" reopened=%" PRIu64 " table_stacks=%" PRIu64 "\n", r->js.stacks,
-			r->js.epochs, r->js.resets, r->js.table_stacks);
+			" reopened=%" PRIu64 " table_stacks=%" PRIu64 " fields_cached=%" PRIu64 "\n",
+			r->js.stacks, r->js.epochs, r->js.resets, r->js.table_stacks,
+			r->js.fields_cached);
 	if (r->has_profiles)
 		fprintf(f, "trace-defer:   profiles: intervals=%" PRIu64 " removed=%" PRIu64
 			" bytes=%" PRIu64 " last_bytes=%" PRIu64 " errors=%" PRIu64

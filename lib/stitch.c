@@ -592,29 +592,50 @@ static void twait_stack(struct td_stitcher *st, const struct td_ustack *us)
 	}
 }
 
-/* Write what still waits on key (@tid, @cookie) as lost. */
-static void release_key(struct td_stitcher *st, int tid, uint64_t cookie)
+/*
+ * Emit every event waiting on the key whose newest is @ref, oldest first,
+ * off every list (the key's slot is the caller's): with stack @us when
+ * within max_wait_ns of it, else as lost (stale); @us NULL: all lost, the
+ * key superseded. Returns whether @us went to any.
+ */
+static bool emit_key(struct td_stitcher *st, uint32_t ref, const struct td_ustack *us)
 {
-	size_t s = table_find(st, tid, cookie, key_tag(tid, cookie));
-	uint32_t ref = st->tab.slots[s].ref, i;
+	uint32_t i = pend(st, ref)->knext;	/* the oldest */
+	bool used = false;
 
-	if (!ref || (ref & REF_STACK))
-		return;
-	table_remove_at(&st->tab, s);
-	twait_forget(st, tid, cookie);
-	i = pend(st, ref)->knext;	/* the oldest */
 	for (;;) {
 		struct pending *p = pend(st, i);
 		uint32_t next = p->knext;
 		bool last = i == ref;
 
 		pending_list_del(st, p);
-		st->stats.superseded++;
-		emit_pending(st, i, NULL, TD_USER_LOST);
+		if (!us) {
+			st->stats.superseded++;
+			emit_pending(st, i, NULL, TD_USER_LOST);
+		} else if (within(p->ts, us->ts, st->cfg.max_wait_ns)) {
+			used = true;
+			emit_pending(st, i, us, stack_status(us));
+		} else {
+			st->stats.stale_records++;
+			emit_pending(st, i, NULL, TD_USER_LOST);
+		}
 		if (last)
-			break;
+			return used;
 		i = next;
 	}
+}
+
+/* Write what still waits on key (@tid, @cookie) as lost. */
+static void release_key(struct td_stitcher *st, int tid, uint64_t cookie)
+{
+	size_t s = table_find(st, tid, cookie, key_tag(tid, cookie));
+	uint32_t ref = st->tab.slots[s].ref;
+
+	if (!ref || (ref & REF_STACK))
+		return;
+	table_remove_at(&st->tab, s);
+	twait_forget(st, tid, cookie);
+	emit_key(st, ref, NULL);
 }
 
 /*
@@ -871,7 +892,8 @@ void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us)
 	st->stats.stacks++;
 	if (us->flags & TD_USTACK_EXEC)
 		st->stats.exec_stacks++;
-	twait_stack(st, us);
+	if (!st->cfg.keep_superseded)
+		twait_stack(st, us);
 	tag = key_tag(us->tid, us->cookie);
 	s = table_find(st, us->tid, us->cookie, tag);
 	ref = st->tab.slots[s].ref;
@@ -886,27 +908,9 @@ void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us)
 		stack_drop(st, ref & ~REF_STACK);
 		st->tab.slots[s].ref = 0;	/* taken again below, same key */
 	} else if (ref) {
-		uint32_t i = pend(st, ref)->knext;	/* the oldest */
-
 		/* Waiting events: all of them get this stack (or are stale). */
 		st->tab.slots[s].ref = 0;
-		for (;;) {
-			struct pending *p = pend(st, i);
-			uint32_t next = p->knext;
-			bool last = i == ref;
-
-			pending_list_del(st, p);
-			if (within(p->ts, us->ts, st->cfg.max_wait_ns)) {
-				used = true;
-				emit_pending(st, i, us, stack_status(us));
-			} else {
-				st->stats.stale_records++;
-				emit_pending(st, i, NULL, TD_USER_LOST);
-			}
-			if (last)
-				break;
-			i = next;
-		}
+		used = emit_key(st, ref, us);
 	}
 
 	k = ipool_get(&st->key_pool);

@@ -25,15 +25,15 @@ vm-test: $(BENCH_DIR)/loadgen
 
 $(BENCH_DIR)/replay: $(BUILD)/obj/bench/replay.o $(BENCH_COMMON) $(LIB)
 	@mkdir -p $(dir $@)
-	$(QUIET_LD)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(QUIET_LD)$(CC) $(LDFLAGS) $(LTO_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BENCH_DIR)/drain: $(BUILD)/obj/bench/drain.o $(BUILD)/obj/bench/rbwalk.o
 	@mkdir -p $(dir $@)
-	$(QUIET_LD)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(QUIET_LD)$(CC) $(LDFLAGS) $(LTO_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BENCH_DIR)/rbstat: $(BUILD)/obj/bench/rbstat.o $(BUILD)/obj/bench/rbwalk.o
 	@mkdir -p $(dir $@)
-	$(QUIET_LD)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(QUIET_LD)$(CC) $(LDFLAGS) $(LTO_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BENCH_DIR)/loadgen: bench/progs/loadgen.c
 	@mkdir -p $(dir $@)

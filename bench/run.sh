@@ -149,7 +149,8 @@ replay_section() {
 # callgrind: figures that do not move with the load of a shared machine,
 # for telling whether a change made the per-event work smaller (a CPU-time
 # ratio needs a quiet machine). Only the pipeline's calls are counted in
-# the replay (td_pipeline_page, _advance, _flush), not the capture's
+# the replay (td_pipeline_page, _advance, _flush, each called from a
+# function of the replay's own that LTO cannot inline), not the capture's
 # synthesis; trace-cmd report's fixed cost (its start-up: headers, kallsyms)
 # is measured on a trace.dat of the same headers and no events, and taken
 # out.
@@ -169,8 +170,8 @@ instr_section() {
 		raw=()
 		[ -z "$tc_ev" ] && raw=(--raw-dir "$iw/raw")
 		if ! valgrind --tool=callgrind --callgrind-out-file="$iw/cg.$s" \
-			--toggle-collect=td_pipeline_page --toggle-collect=td_pipeline_advance \
-			--toggle-collect=td_pipeline_flush \
+			--toggle-collect=replay_page --toggle-collect=replay_advance \
+			--toggle-collect=replay_flush \
 			"$out/replay" --formats "$fmt" --prog "$BUILD/progs/fp_chain" --events "$n" \
 			--repeat 1 --stages "$s" "${raw[@]}" > "$iw/$s.json" 2> "$iw/$s.err"; then
 			note "instructions: replay --stages $s failed: $(tail -n 1 "$iw/$s.err")"

@@ -22,7 +22,7 @@ struct evbody {
 	bool kshared;
 	char comm[TD_COMM_LEN];
 	/* raw_size bytes of record data, then (not kshared) the kernel IPs, aligned */
-	unsigned char data[];
+	unsigned char data[] __attribute__((aligned(8)));
 };
 
 /* The record data an event has: none when it says a size but has no data. */

@@ -1183,7 +1183,8 @@ static struct td_event *full_event(int tid, uint64_t ck, uint64_t ts, unsigned c
 	ev->ts = ts;
 	ev->has_cookie = true;
 	ev->cookie = ck;
-	snprintf(ev->comm, TD_COMM_LEN, "task-%d", tid);
+	/* tids here are under 65536: the name always fits */
+	snprintf(ev->comm, TD_COMM_LEN, "task-%hu", (unsigned short)tid);
 	ev->tep_event = (struct tep_event *)&some_format;	/* never read */
 	memset(ev->raw, fill, 13);
 	for (i = 0; i < nr; i++)
@@ -1323,6 +1324,57 @@ static void test_packed_no_data(void **state)
 	free(seen);
 }
 
+struct body_check {
+	unsigned int n, wrong;
+};
+
+/* Events of full_event(tid, ..., ts = 1000 + fill, fill, 2): each must carry its own body. */
+static void check_body(const struct td_event *ev, const struct td_ustack *us,
+		       enum td_status status, void *arg)
+{
+	unsigned char fill = (unsigned char)(ev->ts - 1000);
+	struct body_check *c = arg;
+	char comm[TD_COMM_LEN];
+	unsigned int k;
+
+	(void)us;
+	(void)status;
+	c->n++;
+	snprintf(comm, sizeof(comm), "task-%hu", (unsigned short)ev->tid);
+	/* The IPs are read as the pipeline reads them: aligned 64-bit words. */
+	if (ev->pid != ev->tid - 1 || strcmp(ev->comm, comm) || ev->raw_size != 13 ||
+	    ev->kstack.nr != 2 || (uintptr_t)ev->kstack.ips % sizeof(uint64_t)) {
+		c->wrong++;
+		return;
+	}
+	for (k = 0; k < 2; k++)
+		c->wrong += ev->kstack.ips[k] != 0xffffffff81000000ull + fill * 0x100 + k;
+	for (k = 0; k < 13; k++)
+		c->wrong += ((const unsigned char *)ev->raw)[k] != fill;
+}
+
+/*
+ * A waiting event whose kernel stack is its own (not the parser's shared
+ * block) keeps the IPs in its packed body after the record data, 13 bytes
+ * here: they must come out aligned, whatever the data's length.
+ */
+static void test_packed_own_kstack(void **state)
+{
+	struct body_check c = { 0 };
+	struct td_stitcher *st = td_stitch_new(NULL, check_body, &c);
+	unsigned int i;
+
+	(void)state;
+	assert_non_null(st);
+	for (i = 0; i < 4; i++)
+		td_stitch_event(st, full_event(40 + i, cookie(0, 1), 1000 + i, (unsigned char)i, 2));
+	for (i = 0; i < 4; i++)
+		td_stitch_stack(st, stack(40 + i, cookie(0, 1), 1010, 0, 2, 0x400000));
+	assert_int_equal(c.n, 4);
+	assert_int_equal(c.wrong, 0);
+	td_stitch_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1351,6 +1403,7 @@ int main(void)
 		cmocka_unit_test(test_packed_events),
 		cmocka_unit_test(test_packed_free),
 		cmocka_unit_test(test_packed_no_data),
+		cmocka_unit_test(test_packed_own_kstack),
 		cmocka_unit_test(test_superseded),
 		cmocka_unit_test(test_keep_superseded),
 	};

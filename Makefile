@@ -27,13 +27,14 @@ PKG_LIBS	:= $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # $(call cc-option,FLAG): FLAG if $(CC) takes it, else nothing.
 cc-option	= $(shell $(CC) -Werror $(1) -E -x c /dev/null > /dev/null 2>&1 && echo "$(1)")
 
-# GCC's generic x86 tuning zeroes and copies structs of 33 bytes to 8 KiB
-# (an event is 128) with rep stos/movs, whose start-up costs more than the
-# whole copy on current cores (AMD EPYC here: 12% of the parser's time went
-# to one such memset). Up to 256 bytes: vector stores; beyond: libc's
-# memset/memcpy, which pick their method for the CPU they run on.
-STRINGOPS	:= $(call cc-option,-mmemset-strategy=vector_loop:256:noalign$(comma)libcall:-1:noalign) \
-		   $(call cc-option,-mmemcpy-strategy=vector_loop:256:noalign$(comma)libcall:-1:noalign)
+# GCC's generic x86 tuning zeroes structs of 33 bytes to 8 KiB (an event
+# is 128) with rep stos, whose start-up costs more than the whole store on
+# current cores (AMD EPYC here: 12% of the parser's time went to one such
+# memset). Up to 256 bytes: vector stores; beyond: libc's memset, which
+# picks its method for the CPU it runs on. Copies keep GCC's choice: the
+# same strategy for memcpy turned copies of a length known only at run
+# time into byte loops (the JSON writer's field cache key: 10% of its time).
+STRINGOPS	?= $(call cc-option,-mmemset-strategy=vector_loop:256:noalign$(comma)libcall:-1:noalign)
 
 WARN		:= -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
 		   -Wmissing-prototypes -Wstrict-prototypes

@@ -1025,6 +1025,16 @@ static inline struct fplan *plan_of(struct td_json_writer *t, const struct tep_e
 	return p->event == event ? p : plan_new(p, event);
 }
 
+/* Two whole keys (zero past their length): a few vector ops, not a call to memcmp(). */
+static inline bool same_key(const uint64_t *a, const uint64_t *b)
+{
+	uint64_t d = 0;
+
+	for (unsigned int i = 0; i < XCACHE_KEY / 8; i++)
+		d |= a[i] ^ b[i];
+	return !d;
+}
+
 static void jw_fields_cached(struct jw *w, struct td_json_writer *t, struct fplan *p,
 			     const struct td_event *ev, enum fields_as as)
 {
@@ -1042,8 +1052,7 @@ static void jw_fields_cached(struct jw *w, struct td_json_writer *t, struct fpla
 	for (i = 0; i < (klen + 7) / 8; i++)
 		h = htab_hash_u64(h, key[i]);
 	e = &t->fields[(h ^ as) & ((1U << XCACHE_BITS) - 1)];
-	hit = e->event == p->event && e->as == as && e->klen == klen &&
-	      !memcmp(e->key, key, sizeof(key));
+	hit = e->event == p->event && e->as == as && e->klen == klen && same_key(e->key, key);
 	p->hits += hit;
 	if (++p->lookups == XCACHE_WINDOW) {
 		p->no_cache = p->hits < XCACHE_WINDOW / 8;
@@ -1393,8 +1402,16 @@ struct ikey {
 
 static bool ikey_match(const struct istack *e, const struct ikey *k)
 {
-	return e->nk == k->nk && e->len == k->alen + k->blen &&
-	       (!k->alen || !memcmp(e->key, k->a, k->alen)) &&
+	uint64_t ids[2];
+
+	if (e->nk != k->nk || e->len != k->alen + k->blen)
+		return false;
+	/* The pipeline's ids, on every line: two words, not a call to memcmp(). */
+	if (k->nk == IKEY_IDS) {
+		memcpy(ids, e->key, sizeof(ids));
+		return ids[0] == k->ids[0] && ids[1] == k->ids[1];
+	}
+	return (!k->alen || !memcmp(e->key, k->a, k->alen)) &&
 	       (!k->blen || !memcmp(e->key + k->alen, k->b, k->blen));
 }
 

@@ -197,13 +197,18 @@ def instructions(r, work):
         return
     per = {k: v["instructions"] / max(v["events"], 1) for k, v in st.items()
            if k != "trace-cmd report"}
+    # Per event past start-up: the difference of two runs, all events and a tenth.
+    marg = {k: (v["instructions"] - v["instructions_small"]) / (v["events"] - v["events_small"])
+            for k, v in st.items()
+            if "instructions_small" in v and v["events"] > v["events_small"]}
     print("\n1b. Instructions per event (callgrind, %d events; the replay's pipeline calls "
           "only): not moved by the load of the machine, unlike the rates above"
           % st["parse"]["events"])
-    w = (22, 12, 12)
-    r.row(("stage (cumulative)", "instr/event", "+instr/event"), w)
-    prev = 0.0
-    res = {"events": st["parse"]["events"], "stages": {}}
+    w = (22, 12, 12, 14, 14)
+    r.row(("stage (cumulative)", "instr/event", "+instr/event", "past start-up", "+past start-up"),
+          w)
+    prev = mprev = 0.0
+    res = {"events": st["parse"]["events"], "stages": {}, "past_startup": {}}
     for name, label in (("parse", "parse"), ("stitch", "+ stitch"), ("symbol", "+ symbolize"),
                         ("json", "+ JSON to /dev/null"),
                         ("json_interned", "+ JSON, interned"),
@@ -213,13 +218,24 @@ def instructions(r, work):
             continue
         if name in ("json_interned", "json_compact", "pprof") and "symbol" in per:
             prev = per["symbol"]
-        r.row((label, "%.0f" % per[name], "%+.0f" % (per[name] - prev)), w)
+            mprev = marg.get("symbol", 0.0)
+        m = marg.get(name)
+        r.row((label, "%.0f" % per[name], "%+.0f" % (per[name] - prev),
+               "%.0f" % m if m is not None else "-",
+               "%+.0f" % (m - mprev) if m is not None else ""), w)
         res["stages"][name] = per[name]
+        if m is not None:
+            res["past_startup"][name] = m
+            mprev = m
         prev = per[name]
+    if marg:
+        print("  past start-up: (instructions of all events - of a tenth) / (their difference in "
+              "events); start-up is what both runs cost alike, e.g. the symbolizer reading and "
+              "sorting each binary's symbols")
     tc = st.get("trace-cmd report")
     if tc:
         tc_per = (tc["instructions"] - tc["fixed"]) / max(tc["events"], 1)
-        r.row(("trace-cmd report", "%.0f" % tc_per, ""), w)
+        r.row(("trace-cmd report", "%.0f" % tc_per, ""), w[:3])
         print("  trace-cmd report: %.0f M instructions for its start-up (the same headers, "
               "no events) taken out" % (tc["fixed"] / 1e6))
         res["trace_cmd"] = tc_per
@@ -229,8 +245,12 @@ def instructions(r, work):
                             ("pprof", "pipeline with pprof aggregation")):
             if name in per and per[name] > 0:
                 ratio = tc_per / per[name]
-                print("  ratio, trace-cmd report / %s: %.1fx in instructions" % (label, ratio))
+                line = "  ratio, trace-cmd report / %s: %.1fx in instructions" % (label, ratio)
                 res["ratio_" + name] = ratio
+                if marg.get(name, 0) > 0:
+                    res["ratio_past_startup_" + name] = tc_per / marg[name]
+                    line += ", %.1fx past start-up (both)" % (tc_per / marg[name])
+                print(line)
     r.out["instructions"] = res
 
 

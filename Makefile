@@ -14,7 +14,6 @@ UNITDIR		?= /lib/systemd/system
 PLUGINDIR	?= /usr/lib/$(shell gcc -dumpmachine)/traceevent/plugins
 
 CC		?= gcc
-comma		:= ,
 BUILD		?= build
 SAN		?=
 V		?=
@@ -24,7 +23,8 @@ PKGS		:= libtracefs libtraceevent json-c libdw libelf libdebuginfod libsystemd \
 PKG_CFLAGS	:= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-# $(call cc-option,FLAG): FLAG if $(CC) takes it, else nothing.
+# $(call cc-option,FLAG): FLAG if $(CC) takes it, else nothing ($(comma) for a comma).
+comma		:= ,
 cc-option	= $(shell $(CC) -Werror $(1) -E -x c /dev/null > /dev/null 2>&1 && echo "$(1)")
 
 # GCC's generic x86 tuning zeroes structs of 33 bytes to 8 KiB (an event
@@ -48,10 +48,12 @@ LDLIBS		:= $(PKG_LIBS) -lpthread
 # same objects without LTO, as quickly as before. Off in sanitizer builds;
 # LTO=0 turns it off.
 LTO		?= 1
-ifeq ($(SAN)$(LTO),1)
+ifeq ($(SAN),)
+ifeq ($(LTO),1)
 LTO_CFLAGS	:= -flto=auto -ffat-lto-objects
 LTO_LDFLAGS	:= -flto=auto
 NO_LTO		:= -fno-lto
+endif
 endif
 ifneq ($(SAN),)
 ALL_CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer \

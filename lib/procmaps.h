@@ -42,6 +42,7 @@ typedef const char *(*td_intern_fn)(void *ctx, const char *s, size_t len);
 struct td_procs_stats {
 	uint64_t reads;
 	uint64_t read_errors;
+	uint64_t gone;		/* of those, found gone without opening /proc */
 	uint64_t nr_procs;
 };
 

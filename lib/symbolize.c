@@ -874,5 +874,6 @@ void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st)
 	td_procs_get_stats(sym->procs, &ps);
 	st->maps_reads = ps.reads;
 	st->maps_read_errors = ps.read_errors;
+	st->maps_gone = ps.gone;
 	st->processes = ps.nr_procs;
 }

@@ -88,6 +88,7 @@ struct td_sym_stats {
 	uint64_t kernel_unknown;
 	uint64_t maps_reads;		/* /proc/PID/maps parsed */
 	uint64_t maps_read_errors;	/* process gone or unreadable */
+	uint64_t maps_gone;		/* of those, known gone without reading /proc */
 	uint64_t objects;		/* distinct files opened */
 	uint64_t symtabs;		/* symbol tables loaded */
 	uint64_t symtabs_shared;	/* files that reused a table by build-id */

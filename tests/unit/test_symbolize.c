@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -605,6 +606,65 @@ static void test_unmapped(void **state)
 	assert_int_equal(st.user_lookups, 2);
 	assert_int_equal(st.user_unmapped, 2);
 	assert_int_equal(st.maps_read_errors, 1);
+	assert_int_equal(st.maps_gone, 1);
+	td_sym_free(sym);
+}
+
+static void *wait_thread(void *arg)
+{
+	int *tid = arg;
+
+	__atomic_store_n(tid, gettid(), __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(tid, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	return NULL;
+}
+
+/*
+ * A process gone before its maps are read (the common short-lived case) is
+ * known gone without a lookup in /proc; a thread that is not its process's
+ * leader is not taken for gone; a made-up proc root is always read.
+ */
+static void test_gone_without_proc(void **state)
+{
+	struct td_symbolizer *sym = new_sym(60u * 1000 * 1000, "debug");
+	struct td_sym_config cfg = { .proc_root = "/nonexistent-proc" };
+	struct td_sym_stats st;
+	struct td_frame fr;
+	pthread_t thread;
+	int status, tid = 0;
+	pid_t child;
+
+	child = fork();
+	assert_true(child >= 0);
+	if (!child)
+		_exit(0);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(td_sym_user(sym, child, 0x1000, false, &fr), -ENOENT);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.maps_read_errors, 1);
+	assert_int_equal(st.maps_gone, 1);
+
+	assert_int_equal(pthread_create(&thread, NULL, wait_thread, &tid), 0);
+	while (!__atomic_load_n(&tid, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	assert_int_equal(td_sym_user(sym, tid, (uint64_t)(uintptr_t)&wait_thread, false, &fr),
+			 0);
+	assert_non_null(fr.object);
+	__atomic_store_n(&tid, 0, __ATOMIC_SEQ_CST);
+	assert_int_equal(pthread_join(thread, NULL), 0);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.maps_reads, 2);
+	assert_int_equal(st.maps_read_errors, 1);
+	assert_int_equal(st.maps_gone, 1);
+	td_sym_free(sym);
+
+	sym = td_sym_new(&cfg);
+	assert_non_null(sym);
+	assert_int_equal(td_sym_user(sym, child, 0x1000, false, &fr), -ENOENT);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.maps_read_errors, 1);
+	assert_int_equal(st.maps_gone, 0);
 	td_sym_free(sym);
 }
 
@@ -1843,6 +1903,7 @@ int main(void)
 		cmocka_unit_test(test_cxx_demangle),
 		cmocka_unit_test(test_special_mappings),
 		cmocka_unit_test(test_unmapped),
+		cmocka_unit_test(test_gone_without_proc),
 		cmocka_unit_test(test_refresh_on_miss),
 		cmocka_unit_test(test_refresh_throttle_and_forget),
 		cmocka_unit_test(test_sym_file),

@@ -12,8 +12,8 @@
  * Every pending event is also on one global list in arrival order (the
  * oldest is evicted first when max_pending_events is reached, and expired
  * first by td_stitch_advance()). Every kept stack is on one of two lists:
- *  - current: the newest stack of its tid (a second table, on tid alone,
- *    finds it), in arrival order, expired after stack_keep_ns;
+ *  - current: the newest stack of its tid (its task entry, below, names
+ *    it), in arrival order, expired after stack_keep_ns;
  *  - done: stacks of a kernel entry the task has left, known from a stack
  *    of a later entry of the same tid, in the order that became known;
  *    td_stitch_settle() drops them once every event before that later
@@ -40,11 +40,16 @@
  *
  * Lost stacks are found before max_wait_ns when the task's next kernel
  * entry shows up: the kernel writes a task's stack on its way back to user
- * space, before it can enter the kernel again. A third table, on tid,
- * holds each task's newest waiting key (one per task, not per event);
- * when a record of a later entry of the task comes, the older key goes on
- * a queue with that record's time, and td_stitch_settle() writes what
- * still waits on it as lost once every event before that time was fed.
+ * space, before it can enter the kernel again. Each task's newest waiting
+ * key is kept (one per task, not per event); when a record of a later
+ * entry of the task comes, the older key goes on a queue with that
+ * record's time, and td_stitch_settle() writes what still waits on it as
+ * lost once every event before that time was fed.
+ *
+ * A second table, on tid alone, holds a task entry for every task with a
+ * current stack or a waiting key: both are found with one probe, and a
+ * task that keeps running keeps its entry (its stack and its waiting key
+ * come and go as fields, not as entries added to and removed from tables).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -77,12 +82,12 @@ struct key_entry {
 	uint64_t cookie;
 	int tid;
 	bool used;			/* the stack went to at least one event */
-	bool done;			/* on the done list, not in the tid table */
+	bool done;			/* on the done list, not its task's current */
 	struct td_ustack *us;
 	uint32_t sprev, snext;		/* its list, oldest first */
 	uint32_t self;			/* its own index */
 	uint64_t until;			/* done: the later entry's stack time */
-	struct hnode tnode;		/* current: in the tid table */
+	uint32_t task;			/* not done: its task's entry */
 };
 
 /*
@@ -104,13 +109,18 @@ struct table {
 	size_t count;
 };
 
-/* A task's newest waiting key: the time of its first waiting event. */
-struct twait {
+/*
+ * A task with a current stack or a waiting key (the newest, and the time
+ * of its first waiting event); freed when it has neither.
+ */
+struct ttask {
 	struct hnode node;
-	uint64_t cookie;
-	uint64_t ts;
+	uint64_t wcookie;
+	uint64_t wts;
 	int tid;
 	uint32_t self;
+	uint32_t current;		/* key entry, or NIL */
+	bool waiting;
 };
 
 /* A waiting key whose stack would have come before @until, if at all. */
@@ -141,9 +151,8 @@ struct td_stitcher {
 	uint32_t phead, ptail;		/* all waiting events */
 	uint32_t shead, stail;		/* current stacks (the newest of their tid) */
 	uint32_t dhead, dtail;		/* done stacks */
-	struct htab tids;		/* current stacks by tid */
-	struct htab wtids;		/* newest waiting key by tid */
-	struct ipool twait_pool;
+	struct htab tasks;		/* task entries by tid */
+	struct ipool task_pool;
 	struct superseded *sq;		/* ring, oldest at sq_head */
 	size_t sq_head, sq_nr, sq_cap;
 
@@ -393,18 +402,46 @@ static inline uint64_t tid_hash(int tid)
 	return htab_hash_u64(HTAB_SEED, (uint32_t)tid);
 }
 
-/* The current stack of @tid, or NIL. */
-static uint32_t tid_current(const struct td_stitcher *st, int tid)
+static inline struct ttask *ttask_at(const struct td_stitcher *st, uint32_t i)
+{
+	return ipool_at(&st->task_pool, i);
+}
+
+/* The entry of @tid, or NULL. */
+static struct ttask *task_find(const struct td_stitcher *st, int tid)
 {
 	struct hnode *n;
 
-	for (n = htab_first(&st->tids, tid_hash(tid)); n; n = htab_next(n)) {
-		struct key_entry *ke = container_of(n, struct key_entry, tnode);
+	for (n = htab_first(&st->tasks, tid_hash(tid)); n; n = htab_next(n)) {
+		struct ttask *t = container_of(n, struct ttask, node);
 
-		if (ke->tid == tid)
-			return ke->self;
+		if (t->tid == tid)
+			return t;
 	}
-	return NIL;
+	return NULL;
+}
+
+/* A new, empty entry for @tid, which has none; NULL when out of memory. */
+static struct ttask *task_new(struct td_stitcher *st, int tid)
+{
+	uint32_t i = ipool_get(&st->task_pool);
+	struct ttask *t;
+
+	if (i == NIL)
+		return NULL;
+	t = ttask_at(st, i);
+	*t = (struct ttask){ .tid = tid, .self = i };
+	htab_add(&st->tasks, &t->node, tid_hash(tid));
+	return t;
+}
+
+/* Free @t if it holds nothing any more. */
+static void task_put(struct td_stitcher *st, struct ttask *t)
+{
+	if (t->current || t->waiting)
+		return;
+	htab_del(&st->tasks, &t->node);
+	ipool_put(&st->task_pool, t->self);
 }
 
 static void pending_list_del(struct td_stitcher *st, struct pending *p)
@@ -427,8 +464,12 @@ static void stack_drop(struct td_stitcher *st, uint32_t k)
 	if (!ke->used)
 		st->stats.orphan_stacks++;
 	stack_list_del(st, k);
-	if (!ke->done)
-		htab_del(&st->tids, &ke->tnode);
+	if (!ke->done) {
+		struct ttask *t = ttask_at(st, ke->task);
+
+		t->current = NIL;
+		task_put(st, t);
+	}
 	td_ustack_free(ke->us);
 	ipool_put(&st->key_pool, k);
 	st->stats.pending_stacks--;
@@ -484,36 +525,19 @@ static bool within(uint64_t a, uint64_t b, uint64_t limit)
 
 /* ---- lost stacks, known from the task's next entry ---- */
 
-static inline struct twait *tw(const struct td_stitcher *st, uint32_t i)
+/* @t's waiting key waits no more (@t may be freed). */
+static void twait_del(struct td_stitcher *st, struct ttask *t)
 {
-	return ipool_at(&st->twait_pool, i);
-}
-
-static struct twait *twait_find(const struct td_stitcher *st, int tid)
-{
-	struct hnode *n;
-
-	for (n = htab_first(&st->wtids, tid_hash(tid)); n; n = htab_next(n)) {
-		struct twait *t = container_of(n, struct twait, node);
-
-		if (t->tid == tid)
-			return t;
-	}
-	return NULL;
-}
-
-static void twait_del(struct td_stitcher *st, struct twait *t)
-{
-	htab_del(&st->wtids, &t->node);
-	ipool_put(&st->twait_pool, t->self);
+	t->waiting = false;
+	task_put(st, t);
 }
 
 /* Key (@tid, @cookie) waits no more. */
 static void twait_forget(struct td_stitcher *st, int tid, uint64_t cookie)
 {
-	struct twait *t = twait_find(st, tid);
+	struct ttask *t = task_find(st, tid);
 
-	if (t && t->cookie == cookie)
+	if (t && t->waiting && t->wcookie == cookie)
 		twait_del(st, t);
 }
 
@@ -552,42 +576,40 @@ static void supersede(struct td_stitcher *st, int tid, uint64_t cookie, uint64_t
  */
 static void twait_note(struct td_stitcher *st, int tid, uint64_t cookie, uint64_t ts)
 {
-	struct twait *t = twait_find(st, tid);
-	uint32_t c = tid_current(st, tid), i;
+	struct ttask *t = task_find(st, tid);
+	uint32_t c = t ? t->current : NIL;
 
 	if (c && kent(st, c)->us->ts > ts) {
 		supersede(st, tid, cookie, kent(st, c)->us->ts);
 		return;
 	}
-	if (t && t->ts > ts) {
-		supersede(st, tid, cookie, t->ts);
+	if (t && t->waiting && t->wts > ts) {
+		supersede(st, tid, cookie, t->wts);
 		return;
 	}
-	if (t) {
-		supersede(st, tid, t->cookie, ts);
-		t->cookie = cookie;
-		t->ts = ts;
+	if (t && t->waiting)
+		supersede(st, tid, t->wcookie, ts);
+	if (!t)
+		t = task_new(st, tid);
+	/* No memory: the key is left to max_wait_ns. */
+	if (!t)
 		return;
-	}
-	i = ipool_get(&st->twait_pool);
-	if (i == NIL)
-		return;
-	t = tw(st, i);
-	*t = (struct twait){ .cookie = cookie, .ts = ts, .tid = tid, .self = i };
-	htab_add(&st->wtids, &t->node, tid_hash(tid));
+	t->waiting = true;
+	t->wcookie = cookie;
+	t->wts = ts;
 }
 
 /* Stack @us came: its key waits no more, and an older waiting key of its task is superseded. */
 static void twait_stack(struct td_stitcher *st, const struct td_ustack *us)
 {
-	struct twait *t = twait_find(st, us->tid);
+	struct ttask *t = task_find(st, us->tid);
 
-	if (!t)
+	if (!t || !t->waiting)
 		return;
-	if (t->cookie == us->cookie) {
+	if (t->wcookie == us->cookie) {
 		twait_del(st, t);
-	} else if (us->ts > t->ts) {
-		supersede(st, us->tid, t->cookie, us->ts);
+	} else if (us->ts > t->wts) {
+		supersede(st, us->tid, t->wcookie, us->ts);
 		twait_del(st, t);
 	}
 }
@@ -670,14 +692,13 @@ static void stack_expire(struct td_stitcher *st, uint32_t k)
 /*
  * Current stack @k of its tid is done: stack @later of the same tid, unwound
  * at @later_ts, is of a later kernel entry, and every event of @k's entry
- * came before it.
+ * came before it. The caller makes the later one its task's current.
  */
 static void stack_done(struct td_stitcher *st, uint32_t k, uint64_t later_ts)
 {
 	struct key_entry *ke = kent(st, k);
 
 	stack_list_del(st, k);
-	htab_del(&st->tids, &ke->tnode);
 	ke->done = true;
 	ke->until = later_ts;
 	stack_list_add(st, k);
@@ -685,23 +706,31 @@ static void stack_done(struct td_stitcher *st, uint32_t k, uint64_t later_ts)
 
 /*
  * Key entry @k, not listed yet, becomes its tid's current stack, or done at
- * once if its tid has a later one (records of two CPUs come out of order).
+ * once if its tid has a later one (records of two CPUs come out of order),
+ * or if there is no memory for its task's entry (then kept only until
+ * every event before it was fed).
  */
 static void stack_keep(struct td_stitcher *st, uint32_t k)
 {
 	struct key_entry *ke = kent(st, k);
-	uint32_t c = tid_current(st, ke->tid);
+	struct ttask *t = task_find(st, ke->tid);
+	uint32_t c = t ? t->current : NIL;
 
+	if (!t)
+		t = task_new(st, ke->tid);
 	ke->done = false;
-	if (c && kent(st, c)->us->ts > ke->us->ts) {
+	if (!t || (c && kent(st, c)->us->ts > ke->us->ts)) {
+		if (!t)
+			st->stats.alloc_failures++;
 		ke->done = true;
-		ke->until = kent(st, c)->us->ts;
+		ke->until = c ? kent(st, c)->us->ts : ke->us->ts;
 		stack_list_add(st, k);
 		return;
 	}
 	if (c)
 		stack_done(st, c, ke->us->ts);
-	htab_add(&st->tids, &ke->tnode, tid_hash(ke->tid));
+	t->current = k;
+	ke->task = t->self;
 	stack_list_add(st, k);
 }
 
@@ -745,20 +774,16 @@ struct td_stitcher *td_stitch_new(const struct td_stitch_config *cfg, td_emit_fn
 	st->arg = arg;
 	ipool_init(&st->pending_pool, sizeof(struct pending));
 	ipool_init(&st->key_pool, sizeof(struct key_entry));
-	ipool_init(&st->twait_pool, sizeof(struct twait));
+	ipool_init(&st->task_pool, sizeof(struct ttask));
 	if (table_init(&st->tab, TABLE_MIN_SIZE))
 		goto free_st;
-	if (htab_init(&st->tids))
+	if (htab_init(&st->tasks))
 		goto free_tab;
-	if (htab_init(&st->wtids))
-		goto free_tids;
 	if (evpack_init(&st->pack))
-		goto free_wtids;
+		goto free_tasks;
 	return st;
-free_wtids:
-	htab_destroy(&st->wtids, NULL);
-free_tids:
-	htab_destroy(&st->tids, NULL);
+free_tasks:
+	htab_destroy(&st->tasks, NULL);
 free_tab:
 	free(st->tab.slots);
 free_st:
@@ -776,13 +801,13 @@ void td_stitch_free(struct td_stitcher *st)
 		td_ustack_free(kent(st, k)->us);
 	for (k = st->dhead; k; k = kent(st, k)->snext)
 		td_ustack_free(kent(st, k)->us);
-	htab_destroy(&st->tids, NULL);
-	htab_destroy(&st->wtids, NULL);
+	/* Task entries live in their pool. */
+	htab_destroy(&st->tasks, NULL);
 	/* The bodies of waiting events go with the table. */
 	evpack_destroy(&st->pack);
 	ipool_destroy(&st->pending_pool);
 	ipool_destroy(&st->key_pool);
-	ipool_destroy(&st->twait_pool);
+	ipool_destroy(&st->task_pool);
 	free(st->sq);
 	free(st->tab.slots);
 	free(st);

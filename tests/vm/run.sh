@@ -268,7 +268,10 @@ for stage in $stages; do
 		;;
 	report)
 		say "report: trace-defer report of a trace.dat on the patched kernel"
-		boot patched report guest-report.sh "$build"
+		# About 12 minutes of TCG on an idle machine: the default 900 s
+		# left no room for a busy one (CI timed out once at 900 s after
+		# every check had passed).
+		VM_TIMEOUT=${VM_TIMEOUT:-1500} boot patched report guest-report.sh "$build"
 		;;
 	names)
 		say "names: user frames named from the file identity in the records"

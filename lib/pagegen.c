@@ -58,37 +58,58 @@ static inline uint32_t data_loc(unsigned int off, unsigned int len)
 	return (uint32_t)len << 16 | off;
 }
 
+unsigned int td_rec_ustack(void *rec, unsigned int size, unsigned int type, int pid,
+			   const struct td_rec_ustack *us)
+{
+	/* Fixed part: cookie, [dropped, flags, tgid,] four __data_loc words. */
+	unsigned int locs = us->tgid_layout ? 24 : 16;
+	unsigned int off_ips = locs + 16, off_bases, off_ids, off_ff, end, i;
+	uint8_t *p = rec;
+
+	if (us->nr > 0xffff / 8 || us->nr_files > 0xffff / 8)
+		return 0;
+	off_bases = off_ips + 8 * us->nr;
+	off_ids = off_bases + 8 * us->nr_files;
+	off_ff = off_ids + 4 * us->nr_files;
+	end = off_ff + us->nr;
+	if (end > size || end > 0xffff)
+		return 0;
+	td_rec_common(p, type, pid);
+	td_put_le64(p + 8, us->cookie);
+	if (us->tgid_layout) {
+		uint16_t v = htole16(us->dropped);
+
+		memcpy(p + 16, &v, sizeof(v));
+		v = htole16(us->flags);
+		memcpy(p + 18, &v, sizeof(v));
+		td_put_le32(p + 20, (uint32_t)us->tgid);
+	}
+	td_put_le32(p + locs, data_loc(off_ips, 8 * us->nr));
+	td_put_le32(p + locs + 4, data_loc(off_bases, 8 * us->nr_files));
+	td_put_le32(p + locs + 8, data_loc(off_ids, 4 * us->nr_files));
+	td_put_le32(p + locs + 12, data_loc(off_ff, us->nr));
+	for (i = 0; i < us->nr; i++)
+		td_put_le64(p + off_ips + 8 * i, us->ips[i]);
+	for (i = 0; i < us->nr_files; i++) {
+		td_put_le64(p + off_bases + 8 * i, us->bases[i]);
+		td_put_le32(p + off_ids + 4 * i, us->ids[i]);
+	}
+	if (us->nr)
+		memcpy(p + off_ff, us->frame_files, us->nr);
+	return end;
+}
+
 unsigned int td_rec_unwind_stack(void *rec, unsigned int size, unsigned int type, int pid,
 				 uint64_t cookie, const uint64_t *ips, unsigned int nr,
 				 const uint64_t *bases, const uint32_t *ids, unsigned int nr_files,
 				 const uint8_t *frame_files)
 {
-	unsigned int off_ips = 32, off_bases, off_ids, off_ff, end, i;
-	uint8_t *p = rec;
+	const struct td_rec_ustack us = {
+		.cookie = cookie, .ips = ips, .nr = nr, .bases = bases, .ids = ids,
+		.nr_files = nr_files, .frame_files = frame_files,
+	};
 
-	if (nr > 0xffff / 8 || nr_files > 0xffff / 8)
-		return 0;
-	off_bases = off_ips + 8 * nr;
-	off_ids = off_bases + 8 * nr_files;
-	off_ff = off_ids + 4 * nr_files;
-	end = off_ff + nr;
-	if (end > size || end > 0xffff)
-		return 0;
-	td_rec_common(p, type, pid);
-	td_put_le64(p + 8, cookie);
-	td_put_le32(p + 16, data_loc(off_ips, 8 * nr));
-	td_put_le32(p + 20, data_loc(off_bases, 8 * nr_files));
-	td_put_le32(p + 24, data_loc(off_ids, 4 * nr_files));
-	td_put_le32(p + 28, data_loc(off_ff, nr));
-	for (i = 0; i < nr; i++)
-		td_put_le64(p + off_ips + 8 * i, ips[i]);
-	for (i = 0; i < nr_files; i++) {
-		td_put_le64(p + off_bases + 8 * i, bases[i]);
-		td_put_le32(p + off_ids + 4 * i, ids[i]);
-	}
-	if (nr)
-		memcpy(p + off_ff, frame_files, nr);
-	return end;
+	return td_rec_ustack(rec, size, type, pid, &us);
 }
 
 unsigned int td_rec_unwind_file(void *rec, unsigned int size, unsigned int type, int pid,

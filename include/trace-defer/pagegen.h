@@ -127,4 +127,28 @@ unsigned int td_rec_unwind_file(void *rec, unsigned int size, unsigned int type,
 				uint32_t id, const uint8_t *build_id, unsigned int build_id_len,
 				const char *path);
 
+/*
+ * A user_unwind_stack record in either layout with file identity: the one
+ * above, or (@tgid_layout) the series as it is now, which puts u16
+ * dropped at 16, u16 flags at 18 and int tgid at 20 before the four
+ * __data_loc words (24..36) and their data (from 40; the format text is
+ * bench/formats/user_unwind_stack.format). @nr_files bases and ids, and
+ * one frame_files byte per IP. Returns as td_rec_unwind_stack().
+ */
+struct td_rec_ustack {
+	uint64_t cookie;
+	const uint64_t *ips;
+	unsigned int nr;
+	const uint64_t *bases;
+	const uint32_t *ids;
+	unsigned int nr_files;
+	const uint8_t *frame_files;
+	bool tgid_layout;
+	uint16_t dropped, flags;
+	int tgid;
+};
+
+unsigned int td_rec_ustack(void *rec, unsigned int size, unsigned int type, int pid,
+			   const struct td_rec_ustack *us);
+
 #endif /* TRACE_DEFER_PAGEGEN_H */

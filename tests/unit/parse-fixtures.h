@@ -109,6 +109,29 @@ static const char fmt_unwind_stack_tgid[] =
 	"print fmt: \"cookie=%llx tgid=%d stack=%s\", REC->cookie, REC->tgid, "
 	"__print_array(__get_dynamic_array(stack), __get_dynamic_array_len(stack) / 8, 8)\n";
 
+/*
+ * user_unwind_stack as the series writes it now, whole (same ID): the cut
+ * count, the flags and the tgid, then the stack and its file identity.
+ * Text as the patched kernel's format file reads (bench/formats/ has it).
+ */
+static const char fmt_unwind_stack_full[] =
+	"name: user_unwind_stack\n"
+	"ID: 22\n"
+	"format:\n"
+	COMMON_FIELDS
+	"\tfield:u64 cookie;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:u16 dropped;\toffset:16;\tsize:2;\tsigned:0;\n"
+	"\tfield:u16 flags;\toffset:18;\tsize:2;\tsigned:0;\n"
+	"\tfield:int tgid;\toffset:20;\tsize:4;\tsigned:1;\n"
+	"\tfield:__data_loc unsigned long[] stack;\toffset:24;\tsize:4;\tsigned:0;\n"
+	"\tfield:__data_loc unsigned long[] file_bases;\toffset:28;\tsize:4;\tsigned:0;\n"
+	"\tfield:__data_loc u32[] file_ids;\toffset:32;\tsize:4;\tsigned:0;\n"
+	"\tfield:__data_loc u8[] frame_files;\toffset:36;\tsize:4;\tsigned:0;\n"
+	"\n"
+	"print fmt: \"cookie=0x%llx dropped=%u flags=0x%x tgid=%d stack=%s\", REC->cookie, "
+	"REC->dropped, REC->flags, REC->tgid, __print_array(__get_dynamic_array(stack), "
+	"__get_dynamic_array_len(stack) / 8, 8)\n";
+
 static const char fmt_unwind_file[] =
 	"name: user_unwind_file\n"
 	"ID: 23\n"

@@ -119,7 +119,7 @@ static void parse_format(struct tep_handle *tep, const char *fmt, const char *sy
 /* @stack_fmt: the user_unwind_stack format (with file fields: the file event too). */
 static struct tep_handle *make_tep_layout(bool unwind_events, const char *stack_fmt)
 {
-	bool files = stack_fmt == fmt_unwind_stack_files;
+	bool files = stack_fmt == fmt_unwind_stack_files || stack_fmt == fmt_unwind_stack_full;
 	struct tep_handle *tep = tep_alloc();
 
 	assert_non_null(tep);
@@ -148,7 +148,7 @@ static struct tep_handle *make_tep(bool unwind_events)
 
 static int setup_layout(void **state, const char *stack_fmt)
 {
-	bool files = stack_fmt == fmt_unwind_stack_files;
+	bool files = stack_fmt == fmt_unwind_stack_files || stack_fmt == fmt_unwind_stack_full;
 	struct td_stitch_config cfg;
 	struct ctx *c = calloc(1, sizeof(*c));
 
@@ -187,6 +187,12 @@ static int setup_files(void **state)
 static int setup_tgid(void **state)
 {
 	return setup_layout(state, fmt_unwind_stack_tgid);
+}
+
+/* The series' whole layout: tgid and file identity in one record. */
+static int setup_full(void **state)
+{
+	return setup_layout(state, fmt_unwind_stack_full);
 }
 
 static int teardown(void **state)
@@ -1393,6 +1399,54 @@ static void test_files_parsed(void **state)
 	assert_int_equal(s.stacks, 1);
 }
 
+/*
+ * The record as the patched kernel writes it: the tgid, cut count and
+ * flags (before the arrays, which moves them 8 bytes on) and the file
+ * identity come through together, each from its own field.
+ */
+static void test_full_layout(void **state)
+{
+	static const uint8_t ff[] = { 0, TD_FF_VDSO, 1 };
+	const struct td_rec_ustack us = {
+		.cookie = cookie_of(1, 3), .ips = uips, .nr = 3, .bases = fbases, .ids = fids,
+		.nr_files = 2, .frame_files = ff, .tgid_layout = true, .dropped = 5,
+		.flags = 0, .tgid = 2990,
+	};
+	struct ctx *c = *state;
+	uint8_t r[512];
+	int calls = 0;
+
+	td_parser_set_tgid_fn(c->p, tgid_of, &calls);
+	page_start(c, 1000);
+	page_add(c, 1000, r, td_rec_unwind_file(r, sizeof(r), ID_UNWIND_FILE, 3000, 7, bid_a, 20,
+						 "/usr/bin/prog"));
+	page_add(c, 1001, r, td_rec_unwind_file(r, sizeof(r), ID_UNWIND_FILE, 3000, 9, NULL, 0,
+						 "/lib/libx.so"));
+	page_add(c, 1002, r, rec_sys_enter(r, 3000, 1));
+	page_add(c, 1003, r, rec_cookie(r, 3000, us.cookie));
+	page_add(c, 1004, r, td_rec_ustack(r, sizeof(r), ID_UNWIND_STACK, 3000, &us));
+	assert_int_equal(page_parse(c, 0), 5);
+	flush_all(c);
+
+	assert_int_equal(c->nr_out, 1);
+	assert_int_equal(c->out[0].status, TD_STITCHED);
+	assert_int_equal(calls, 0);		/* the record said the process */
+	assert_int_equal(c->out[0].us_tgid, 2990);
+	assert_int_equal(c->out[0].us_dropped, 5);
+	assert_int_equal(c->out[0].nu, 3);
+	assert_ips(c->out[0].u, uips, 3);
+	assert_true(c->out[0].has_files);
+	assert_int_equal(c->out[0].f[0].kind, TD_FILE_IN);
+	assert_int_equal(c->out[0].f[0].id, 7);
+	assert_int_equal(c->out[0].f[0].offset, uips[0] - fbases[0]);
+	assert_int_equal(c->out[0].f[1].kind, TD_FILE_VDSO);
+	assert_int_equal(c->out[0].f[2].kind, TD_FILE_IN);
+	assert_int_equal(c->out[0].f[2].id, 9);
+	assert_int_equal(c->out[0].f[2].offset, uips[2] - fbases[1]);
+	assert_int_equal(stats_of(c).bad_file_info, 0);
+	assert_string_equal(td_filetab_get(c->ft, 7)->path, "/usr/bin/prog");
+}
+
 /* The same record bytes, one lie at a time: frames unrecorded, never out of bounds. */
 static void test_files_malformed(void **state)
 {
@@ -1584,6 +1638,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tgid_from_stack, setup_tgid, teardown),
 		T(test_tgid_no_field),
 		cmocka_unit_test_setup_teardown(test_files_parsed, setup_files, teardown),
+		cmocka_unit_test_setup_teardown(test_full_layout, setup_full, teardown),
 		cmocka_unit_test_setup_teardown(test_files_malformed, setup_files, teardown),
 		cmocka_unit_test_setup_teardown(test_file_records_malformed, setup_files, teardown),
 		cmocka_unit_test(test_new_checks),

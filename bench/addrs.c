@@ -2,6 +2,7 @@
 /*
  * Real kernel and user addresses for the synthesized capture (see addrs.h).
  */
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -165,6 +166,31 @@ int elf_func_addr(const char *path, const char *name, uint64_t bias, uint64_t *a
 out:
 	close(fd);
 	return ret;
+}
+
+int elf_build_id(const char *path, uint8_t *id, unsigned int size, unsigned int *len)
+{
+	const void *bid;
+	ssize_t n = -1;
+	Elf *elf = NULL;
+	int fd;
+
+	*len = 0;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOENT;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf)
+		n = dwelf_elf_gnu_build_id(elf, &bid);
+	if (n > 0 && (size_t)n <= size) {
+		memcpy(id, bid, (size_t)n);
+		*len = (unsigned int)n;
+	}
+	elf_end(elf);
+	close(fd);
+	return n < 0 ? -ENOENT : 0;
 }
 
 int maps_bias(int pid, const char *substr, uint64_t *bias, char *path, size_t path_len)

@@ -32,6 +32,13 @@ unsigned int ksyms_stack(const struct ksyms *ks, const char *const *names,
 int elf_func_addr(const char *path, const char *name, uint64_t bias, uint64_t *addr);
 
 /*
+ * The GNU build-id of the ELF file @path into @id (at most @size bytes;
+ * *@len 0 when it has none, or a longer one). Returns 0, or -ENOENT when
+ * the file cannot be read as ELF.
+ */
+int elf_build_id(const char *path, uint8_t *id, unsigned int size, unsigned int *len);
+
+/*
  * Where the file whose path contains @substr is loaded in process @pid:
  * the load bias of a shared object (start of its offset-0 mapping), and
  * its path. Returns 0 or -ENOENT.

@@ -19,7 +19,10 @@
 #include "capgen.h"
 
 #define SWITCH_SIZE	64	/* sched_switch record on x86_64 (checked by the caller) */
-#define REC_BUF		(24 + 8 * (CAPGEN_MAX_UFRAMES + CAPGEN_MAX_KFRAMES))
+#define REC_BUF		(64 + 9 * (CAPGEN_MAX_UFRAMES + CAPGEN_MAX_KFRAMES) + \
+			 12 * CAPGEN_MAX_FILES + CAPGEN_MAX_PATH)
+/* The kernel writes a file record again when its id is used this long after. */
+#define FILE_REFRESH_NS	1000000000ULL
 
 enum item_kind {
 	IT_STACK,		/* user_unwind_stack */
@@ -48,6 +51,7 @@ struct cpu_state {
 	uint64_t last_ts;
 	uint32_t cookie_seq;
 	struct heap heap;
+	uint64_t file_at[CAPGEN_MAX_FILES];	/* last file record here; 0: none yet */
 };
 
 struct gen {
@@ -257,27 +261,77 @@ static int put_cookie(struct gen *g, int cpu, uint64_t ts, int pid, uint64_t coo
 	return put_rec(g, cpu, ts, 16);
 }
 
+/*
+ * The series' current layout, each frame with its file; before it, on
+ * this CPU, the file records the kernel would write first. Returns the
+ * stack record's length, 0 when it cannot be built, or a negative errno.
+ */
+static int stack_rec_files(struct gen *g, int cpu, const uint64_t *ips, const uint8_t *ff,
+			   unsigned int nr, const struct item *it)
+{
+	const struct capgen_cfg *cfg = g->cfg;
+	struct cpu_state *c = &g->cpus[cpu];
+	uint64_t bases[CAPGEN_MAX_FILES];
+	uint32_t ids[CAPGEN_MAX_FILES];
+	bool used[CAPGEN_MAX_FILES] = { false };
+	struct td_rec_ustack us = {
+		.cookie = it->cookie, .ips = ips, .nr = nr, .bases = bases, .ids = ids,
+		.nr_files = nr ? cfg->nr_files : 0, .frame_files = ff, .tgid_layout = true,
+		.tgid = it->tid,
+	};
+	unsigned int i, len;
+	int ret;
+
+	for (i = 0; i < nr; i++)
+		used[ff[i]] = true;
+	for (i = 0; i < cfg->nr_files; i++) {
+		const struct capgen_file *f = &cfg->files[i];
+
+		bases[i] = f->base;
+		ids[i] = f->id;
+		if (!used[i] || (c->file_at[i] && it->ts - c->file_at[i] < FILE_REFRESH_NS))
+			continue;
+		len = td_rec_unwind_file(g->rec, sizeof(g->rec), cfg->id_file, it->tid, f->id,
+					 f->build_id, f->build_id_len, f->path);
+		if (!len)
+			return -EINVAL;
+		ret = put_rec(g, cpu, it->ts, len);
+		if (ret)
+			return ret;
+		c->file_at[i] = it->ts ? it->ts : 1;
+		g->st->file_records++;
+	}
+	return (int)td_rec_ustack(g->rec, sizeof(g->rec), cfg->id_unwind, it->tid, &us);
+}
+
 static int put_stack(struct gen *g, int cpu, const struct item *it)
 {
 	const struct capgen_cfg *cfg = g->cfg;
-	uint8_t *r = g->rec;
+	uint64_t ips[CAPGEN_MAX_UFRAMES];
+	uint8_t ff[CAPGEN_MAX_UFRAMES];
 	unsigned int nr = 0, i;
+	int len;
 
-	td_rec_common(r, cfg->id_unwind, it->tid);
-	put64(r + 8, it->cookie);
 	if (it->nr_rec != UINT16_MAX) {
-		put64(r + 24 + 8 * nr++, cfg->leaf_ip);
-		for (i = 0; i < it->nr_rec; i++)
-			put64(r + 24 + 8 * nr++, cfg->rec_ip);
-		for (i = 0; i < cfg->nr_outer; i++)
-			put64(r + 24 + 8 * nr++, cfg->outer_ips[i]);
+		ff[nr] = cfg->leaf_file;
+		ips[nr++] = cfg->leaf_ip;
+		for (i = 0; i < it->nr_rec; i++) {
+			ff[nr] = cfg->rec_file;
+			ips[nr++] = cfg->rec_ip;
+		}
+		for (i = 0; i < cfg->nr_outer; i++) {
+			ff[nr] = cfg->outer_files[i];
+			ips[nr++] = cfg->outer_ips[i];
+		}
 	} else {
 		g->st->failed++;
 	}
-	put32(r + 16, (8 * nr) << 16 | 24);
+	len = stack_rec_files(g, cpu, ips, ff, nr, it);
+	if (len <= 0)
+		return len ? len : -EINVAL;
 	g->st->stacks++;
 	g->st->user_frames += nr;
-	return put_rec(g, cpu, it->ts, 24 + 8 * nr);
+	return put_rec(g, cpu, it->ts, (unsigned int)len);
 }
 
 /* ---- the trace ---- */
@@ -463,8 +517,17 @@ static int check(const struct capgen_cfg *cfg)
 
 	if (cfg->nr_cpus < 1 || cfg->nr_cpus > CAPGEN_MAX_CPUS || cfg->nr_tids < 1 ||
 	    cfg->nr_task_kstacks < 1 || cfg->nr_task_kstacks > 255 || !cfg->idle_kstack ||
-	    cfg->max_rec + cfg->nr_outer + 1 > CAPGEN_MAX_UFRAMES)
+	    cfg->max_rec + cfg->nr_outer + 1 > CAPGEN_MAX_UFRAMES ||
+	    cfg->nr_files < 1 || cfg->nr_files > CAPGEN_MAX_FILES ||
+	    cfg->leaf_file >= cfg->nr_files || cfg->rec_file >= cfg->nr_files)
 		return -EINVAL;
+	for (i = 0; i < cfg->nr_outer; i++)
+		if (cfg->outer_files[i] >= cfg->nr_files)
+			return -EINVAL;
+	for (i = 0; i < cfg->nr_files; i++)
+		if (!cfg->files[i].id || cfg->files[i].build_id_len > 20 ||
+		    strlen(cfg->files[i].path) >= CAPGEN_MAX_PATH)
+			return -EINVAL;
 	for (i = 0; i < (unsigned int)cfg->nr_task_kstacks; i++)
 		if (cfg->task_kstacks[i].nr > CAPGEN_MAX_KFRAMES)
 			return -EINVAL;

@@ -7,7 +7,9 @@
  *
  *   task switches out:  sched_switch, kernel_stack, user_unwind_cookie
  *   idle switches out:  sched_switch, kernel_stack (no cookie: a kernel thread)
- *   later, on the same or the other CPU: user_unwind_stack (tid, cookie)
+ *   later, on the same or the other CPU: user_unwind_stack (tid, cookie,
+ *   tgid, each frame's file), after the user_unwind_file records of its
+ *   files when that CPU has not had them for a second
  *
  * Some kernel entries have a second event sharing the cookie, some stacks
  * never come (the task exited: user_lost), some are empty (unwind_failed),
@@ -33,6 +35,8 @@
 #define CAPGEN_MAX_CPUS		64
 #define CAPGEN_MAX_KFRAMES	32
 #define CAPGEN_MAX_UFRAMES	128
+#define CAPGEN_MAX_FILES	8
+#define CAPGEN_MAX_PATH		512
 /*
  * Trace time between two events, all CPUs: 50,000 events/s, two and a half
  * times the 20,000 switches/s of a busy server. The time a record waits in
@@ -46,12 +50,21 @@ struct capgen_kstack {
 	uint64_t ips[CAPGEN_MAX_KFRAMES];
 };
 
+/* A file of the user frames, as a user_unwind_file record names it. */
+struct capgen_file {
+	uint32_t id;			/* > 0 */
+	uint64_t base;			/* the address of its offset 0 in the tasks */
+	const char *path;		/* shorter than CAPGEN_MAX_PATH */
+	unsigned int build_id_len;	/* 0: none */
+	uint8_t build_id[20];
+};
+
 struct capgen_cfg {
 	int nr_cpus;
 	uint64_t nr_events;		/* sched_switch records to write */
 	uint64_t seed;
 	/* record type ids, as in the formats the reader will use */
-	unsigned int id_switch, id_kstack, id_cookie, id_unwind;
+	unsigned int id_switch, id_kstack, id_cookie, id_unwind, id_file;
 	/* tasks: thread ids (processes that exist), all named task_comm */
 	const int *tids;
 	int nr_tids;
@@ -68,6 +81,19 @@ struct capgen_cfg {
 	const uint64_t *outer_ips;
 	unsigned int nr_outer;
 	unsigned int max_rec;
+	/*
+	 * File identity. Stack records are written in the kernel series'
+	 * current layout: the tgid (the tasks are processes: their tid), then
+	 * the stack, file_bases, file_ids and frame_files; every frame names
+	 * its file (@leaf_file, @rec_file, @outer_files[]: indexes into
+	 * @files). A file's user_unwind_file record comes on each CPU before
+	 * the first stack there that uses it, and again when a stack uses it
+	 * a second or more (trace time) after, as the kernel writes them.
+	 */
+	const struct capgen_file *files;
+	unsigned int nr_files;
+	uint8_t leaf_file, rec_file;
+	const uint8_t *outer_files;
 	/* shares of events, in 1/1000 */
 	unsigned int idle_permille;	/* switches of the idle task */
 	unsigned int shared_permille;	/* entries with a 2nd event on the cookie */
@@ -93,7 +119,7 @@ struct capgen_stats {
 	uint64_t events, task_events, idle_events, shared_events, late_events;
 	/* task events whose stack never comes (user_lost), or is empty */
 	uint64_t lost_events, failed_events;
-	uint64_t stacks, lost, failed, user_frames;
+	uint64_t stacks, lost, failed, user_frames, file_records;
 	uint64_t records, record_bytes, pages;
 	uint64_t first_ts, last_ts;
 };

@@ -3,10 +3,11 @@
 # bench/formats.sh DIR: the event formats bench/replay reads, as a
 # tracefs-like directory: this machine's header_page, sched_switch,
 # kernel_stack and user_stack formats, and the kernel series'
-# user_unwind_cookie and user_unwind_stack (bench/formats/*.format, with IDs
-# after the host's last ftrace event, as the patched kernel would number
-# them). Read by replay (tracefs_local_events) and by `trace-cmd restore -c
-# -t` for a trace.dat's headers. Needs a mounted tracefs (root).
+# user_unwind_cookie, user_unwind_stack and user_unwind_file in their
+# current layout (bench/formats/*.format, with IDs after the host's last
+# ftrace event, as the patched kernel would number them). Read by replay
+# (tracefs_local_events) and by `trace-cmd restore -c -t` for a
+# trace.dat's headers. Needs a mounted tracefs (root).
 set -u
 T=${TRACEFS:-/sys/kernel/tracing}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +25,7 @@ done
 max=$(cat "$T"/events/ftrace/*/format | sed -n 's/^ID: //p' | sort -n | tail -n 1)
 [ -n "$max" ] || { echo "formats: no ftrace event IDs in $T" >&2; exit 1; }
 id=$((max + 1))
-for e in user_unwind_cookie user_unwind_stack; do
+for e in user_unwind_cookie user_unwind_stack user_unwind_file; do
 	mkdir -p "$d/events/ftrace/$e"
 	sed "s/@ID@/$id/" "$top/bench/formats/$e.format" > "$d/events/ftrace/$e/format" || exit 1
 	id=$((id + 1))

@@ -400,25 +400,56 @@ static int feed_page(int cpu, const void *page, unsigned int size, void *arg)
 
 struct user_addrs {
 	uint64_t leaf, rec, outer[8];
+	uint8_t outer_file[8];
 	unsigned int nr_outer;
+	/* File identity: the program (0) and the C library (1). */
+	struct capgen_file files[2];
+	unsigned int nr_files;
+	char paths[2][CAPGEN_MAX_PATH];
 };
 
+/* File @i of @ua: @path, loaded at @base in the tasks, and its build-id. */
+static void user_file(struct user_addrs *ua, unsigned int i, const char *path, uint64_t base)
+{
+	struct capgen_file *f = &ua->files[i];
+
+	snprintf(ua->paths[i], sizeof(ua->paths[i]), "%s", path);
+	f->id = i + 1;
+	f->base = base;
+	f->path = ua->paths[i];
+	elf_build_id(path, f->build_id, sizeof(f->build_id), &f->build_id_len);
+	if (ua->nr_files < i + 1)
+		ua->nr_files = i + 1;
+}
+
+/*
+ * fp_chain's frames (c, rec, b, a, main, _start; the program is not
+ * position independent, so its symbols are its addresses) and main's
+ * callers in the C library of task @pid, each with its file.
+ */
 static int find_user_addrs(const char *prog, int pid, struct user_addrs *ua)
 {
 	static const char *const outer[] = { "b", "a", "main" };
-	char libc[512];
+	const char *name = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
+	char libc[CAPGEN_MAX_PATH], exe[CAPGEN_MAX_PATH];
 	uint64_t bias, addr;
 
 	memset(ua, 0, sizeof(*ua));
 	if (elf_func_addr(prog, "c", 0, &ua->leaf) || elf_func_addr(prog, "rec", 0, &ua->rec))
 		return -ENOENT;
+	if (maps_bias(pid, name, &bias, exe, sizeof(exe)))
+		return -ENOENT;
+	user_file(ua, 0, exe, bias);
 	for (unsigned int i = 0; i < 3; i++)
 		if (!elf_func_addr(prog, outer[i], 0, &addr))
 			ua->outer[ua->nr_outer++] = addr;
 	/* main's callers in libc: the frame below __libc_start_main, then it. */
 	if (!maps_bias(pid, "/libc.so", &bias, libc, sizeof(libc)) &&
 	    !elf_func_addr(libc, "__libc_start_main", bias, &addr)) {
+		user_file(ua, 1, libc, bias);
+		ua->outer_file[ua->nr_outer] = 1;
 		ua->outer[ua->nr_outer++] = addr - 0x90;
+		ua->outer_file[ua->nr_outer] = 1;
 		ua->outer[ua->nr_outer++] = addr;
 	}
 	if (!elf_func_addr(prog, "_start", 0, &addr))
@@ -484,13 +515,43 @@ static int kernel_stacks(struct capgen_kstack *task, int *nr_task, struct capgen
 	return *nr_task && idle->nr ? 0 : -ENOENT;
 }
 
+struct field_at {
+	const char *name;
+	int offset, size;
+};
+
+/* Are @n fields of @e where the generator writes them? */
+static bool fields_at(struct tep_event *e, const struct field_at *fa, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct tep_format_field *f = tep_find_field(e, fa[i].name);
+
+		if (!f || f->offset != fa[i].offset || f->size != fa[i].size) {
+			fprintf(stderr, "replay: %s field %s is not where expected\n", e->name,
+				fa[i].name);
+			return false;
+		}
+	}
+	return true;
+}
+
 static int check_formats(struct tep_handle *tep, struct capgen_cfg *cfg)
 {
-	static const struct { const char *name; int offset, size; } sw[] = {
+	static const struct field_at sw[] = {
 		{ "prev_comm", 8, 16 }, { "prev_pid", 24, 4 }, { "prev_prio", 28, 4 },
 		{ "prev_state", 32, 8 }, { "next_comm", 40, 16 }, { "next_pid", 56, 4 },
 		{ "next_prio", 60, 4 },
 	};
+	/* The series' current layouts (bench/formats/). */
+	static const struct field_at ustack[] = {
+		{ "cookie", 8, 8 }, { "dropped", 16, 2 }, { "flags", 18, 2 }, { "tgid", 20, 4 },
+		{ "stack", 24, 4 }, { "file_bases", 28, 4 }, { "file_ids", 32, 4 },
+		{ "frame_files", 36, 4 },
+	};
+	static const struct field_at ufile[] = {
+		{ "id", 8, 4 }, { "build_id_size", 12, 4 }, { "build_id", 16, 20 }, { "path", 36, 4 },
+	};
+	struct tep_event *fe = tep_find_event_by_name(tep, "ftrace", "user_unwind_file");
 	struct tep_event *s = tep_find_event_by_name(tep, "sched", "sched_switch");
 	struct tep_event *k = tep_find_event_by_name(tep, "ftrace", "kernel_stack");
 	struct tep_event *c = tep_find_event_by_name(tep, "ftrace", "user_unwind_cookie");
@@ -501,16 +562,17 @@ static int check_formats(struct tep_handle *tep, struct capgen_cfg *cfg)
 			"replay: the formats lack sched_switch, kernel_stack or user_unwind_*\n");
 		return -1;
 	}
-	/* The generator writes the x86_64 layout: refuse any other. */
-	for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); i++) {
-		struct tep_format_field *f = tep_find_field(s, sw[i].name);
-
-		if (!f || f->offset != sw[i].offset || f->size != sw[i].size) {
-			fprintf(stderr, "replay: sched_switch field %s is not where expected\n",
-				sw[i].name);
-			return -1;
-		}
+	/* The generator writes the x86_64 layouts: refuse any other. */
+	if (!fe) {
+		fprintf(stderr, "replay: the formats lack ftrace/user_unwind_file "
+			"(bench/formats.sh writes it)\n");
+		return -1;
 	}
+	if (!fields_at(s, sw, sizeof(sw) / sizeof(sw[0])) ||
+	    !fields_at(u, ustack, sizeof(ustack) / sizeof(ustack[0])) ||
+	    !fields_at(fe, ufile, sizeof(ufile) / sizeof(ufile[0])))
+		return -1;
+	cfg->id_file = fe->id;
 	cfg->id_switch = s->id;
 	cfg->id_kstack = k->id;
 	cfg->id_cookie = c->id;
@@ -574,6 +636,7 @@ static json_object *capture_json(const struct capgen_stats *cs)
 	add_u64(o, "stacks_never_written", cs->lost);
 	add_u64(o, "stacks_empty", cs->failed);
 	add_dbl(o, "user_frames_per_stack", cs->stacks ? (double)cs->user_frames / cs->stacks : 0);
+	add_u64(o, "file_records", cs->file_records);
 	add_u64(o, "records", cs->records);
 	add_u64(o, "record_bytes", cs->record_bytes);
 	add_u64(o, "pages", cs->pages);
@@ -606,6 +669,8 @@ static json_object *run_json(const struct run *r, uint64_t events, uint64_t wall
 		add_u64(o, "user_frames", st.uframes);
 		add_dbl(o, "user_frames_named",
 			st.uframes ? (double)st.uframes_named / st.uframes : 0);
+		/* Named from the records' file identity, not /proc. */
+		add_u64(o, "user_frames_by_file_id", st.fileid_named);
 	}
 	if (r->stage == ST_PPROF) {
 		struct td_pprof_stats ps;
@@ -951,6 +1016,9 @@ int main(int argc, char **argv)
 	cfg.rec_ip = ua.rec;
 	cfg.outer_ips = ua.outer;
 	cfg.nr_outer = ua.nr_outer;
+	cfg.files = ua.files;
+	cfg.nr_files = ua.nr_files;
+	cfg.outer_files = ua.outer_file;
 
 	out = json_object_new_object();
 	if (o.memory) {

@@ -99,6 +99,11 @@ def replay(r, work):
                                 100 * sym["user_frames_named"], sym["user_frames"],
                                 ", ".join("%s %d" % (k, sym[k]) for k in
                                           ("stitched", "user_lost", "unwind_failed", "no_user"))))
+        print("  user stacks in the kernel series' current layout (tgid, file identity; %d "
+              "file records): %d of the user frames named from their file id, %d reads of "
+              "/proc/PID/maps" % (cap.get("file_records", 0),
+                                  sym.get("user_frames_by_file_id", 0),
+                                  sym.get("sym_maps_reads", 0)))
     js = st.get("json")
     ji = st.get("json_interned")
     if js and ji and js.get("json_bytes_per_event"):

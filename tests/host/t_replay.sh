@@ -7,6 +7,8 @@
 # when a stage's counts differ, so this runs the stitcher against an oracle
 # that is not the stitcher, at rates and spacings the VM cannot produce.
 # Several seeds and shapes: few and many tasks, dense and sparse events.
+# The stack records are the kernel series' current ones (tgid, file
+# identity, file records as the kernel repeats them).
 . "$(dirname "$0")/lib.sh"
 
 REPLAY="$BUILD/bench/replay"
@@ -44,6 +46,13 @@ run() {	# run NAME REPLAY-ARGS...
 		[ "$(field "$out" stitch orphan_records)$(field "$out" stitch bad_records)" = 00 ]
 	check "$name: every user frame named" \
 		[ "$(field "$out" symbol user_frames_named)" = 1.0 ]
+	# The series' current records: frames are named from the file
+	# identity they carry, never through /proc.
+	check "$name: file records written ($(field "$out" capture file_records))" \
+		[ "$(field "$out" capture file_records)" -gt 0 ]
+	check "$name: every user frame named from its file id, no maps read" \
+		[ "$(field "$out" symbol user_frames_by_file_id)" = "$(field "$out" symbol user_frames)" \
+		  -a "$(field "$out" symbol sym_maps_reads)" = 0 ]
 	check "$name: interned JSON written without error, stacks once" \
 		[ "$(field "$out" json_interned json_errors)" = 0 -a \
 		  "$(field "$out" json_interned json_stack_lines)" -lt "$(field "$out" stitch stitched)" ]

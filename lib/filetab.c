@@ -307,6 +307,8 @@ unsigned int td_ustack_decode_files(const struct td_ustack_fields *uf, const voi
 				    struct td_ufile *out)
 {
 	unsigned int boff, blen, ioff, ilen, foff, flen, nfiles, i, bad = 0;
+	uint64_t bases[TD_FF_UNRECORDED];
+	uint32_t ids[TD_FF_UNRECORDED];
 	const uint8_t *d = data;
 
 	if (!td_dyn_field(uf->bases, d, size, &boff, &blen) ||
@@ -316,36 +318,35 @@ unsigned int td_ustack_decode_files(const struct td_ustack_fields *uf, const voi
 		all_unrecorded(out, nr);
 		return nr ? nr : 1;
 	}
-	nfiles = ilen / 4;
-	for (i = 0; i < nr; i++) {
-		unsigned int idx = d[foff + i];
+	/*
+	 * Decode the few files once (the kernel describes at most 16 per
+	 * stack; an index is a byte): each frame is then one table lookup.
+	 */
+	nfiles = ilen / 4 < TD_FF_UNRECORDED ? ilen / 4 : TD_FF_UNRECORDED;
+	for (i = 0; i < nfiles; i++) {
 		uint64_t base;
 		uint32_t id;
 
+		memcpy(&id, d + ioff + 4 * i, 4);
+		memcpy(&base, d + boff + 8 * i, 8);
+		ids[i] = le32toh(id);
+		bases[i] = le64toh(base);
+	}
+	for (i = 0; i < nr; i++) {
+		unsigned int idx = d[foff + i];
+
+		if (idx < nfiles && ids[idx] && ips[i] >= bases[idx]) {
+			out[i] = (struct td_ufile){ .kind = TD_FILE_IN, .id = ids[idx],
+						    .offset = ips[i] - bases[idx] };
+			continue;
+		}
 		out[i] = (struct td_ufile){ .kind = TD_FILE_UNRECORDED };
-		switch (idx) {
-		case TD_FF_ANON:
+		if (idx == TD_FF_ANON)
 			out[i].kind = TD_FILE_ANON;
-			continue;
-		case TD_FF_VDSO:
+		else if (idx == TD_FF_VDSO)
 			out[i].kind = TD_FILE_VDSO;
-			continue;
-		case TD_FF_UNRECORDED:
-			continue;
-		}
-		if (idx >= nfiles) {
-			bad++;
-			continue;
-		}
-		memcpy(&id, d + ioff + 4 * idx, 4);
-		memcpy(&base, d + boff + 8 * idx, 8);
-		id = le32toh(id);
-		base = le64toh(base);
-		if (!id || ips[i] < base) {
-			bad++;
-			continue;
-		}
-		out[i] = (struct td_ufile){ .kind = TD_FILE_IN, .id = id, .offset = ips[i] - base };
+		else if (idx != TD_FF_UNRECORDED)
+			bad++;	/* out of range, id 0, or under its file's base */
 	}
 	return bad;
 }

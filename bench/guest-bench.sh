@@ -9,11 +9,12 @@
 #
 # Then, when LIVE_SECS > 0, bench/run.sh's live section in the guest (deferred
 # mode): trace-defer, its always-on configuration and the drain loop on one
-# uncapped ping-pong, LIVE_SECS per reader, into $TD_OUT/live/live.jsonl.
+# uncapped ping-pong, LIVE_SECS per reader, LIVE_ROUNDS times over, into
+# $TD_OUT/live/live.jsonl.
 #
-#   guest-bench.sh BUILD_DIR SYSCALL_OPS PINGPONG_OPS DEPTH ROUNDS [LIVE_SECS]
+#   guest-bench.sh BUILD_DIR SYSCALL_OPS PINGPONG_OPS DEPTH ROUNDS [LIVE_SECS [LIVE_ROUNDS]]
 set -u
-build=$1 sys_ops=$2 pp_ops=$3 depth=$4 rounds=${5:-2} live_secs=${6:-0}
+build=$1 sys_ops=$2 pp_ops=$3 depth=$4 rounds=${5:-2} live_secs=${6:-0} live_rounds=${7:-1}
 rb=$build/bench/rbstat
 lg=$build/bench/loadgen
 out=$TD_OUT/vm-bench.jsonl
@@ -64,7 +65,8 @@ done
 if [ "$live_secs" -gt 0 ]; then
 	BUILD=$build BENCH_SECTIONS=live BENCH_WORK=$TD_OUT/live \
 		BENCH_RESULTS=$TD_OUT/live/results.json BENCH_LIVE_SECS=$live_secs \
-		BENCH_LIVE_RATES=0 bash "$(dirname "$0")/run.sh" > "$TD_OUT/live.out" 2>&1
+		BENCH_LIVE_RATES=0 BENCH_LIVE_ROUNDS=$live_rounds \
+		bash "$(dirname "$0")/run.sh" > "$TD_OUT/live.out" 2>&1
 	echo "guest: live readers: exit $? $(grep -c . "$TD_OUT/live/live.jsonl" 2>/dev/null) steps"
 fi
 echo "guest: done"

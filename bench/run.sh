@@ -21,12 +21,16 @@
 # Environment: BENCH_SECTIONS (default "replay live vm memory"),
 # BENCH_EVENTS (replay events, default 2000000), BENCH_REPEAT (3),
 # BENCH_LIVE_SECS (3), BENCH_LIVE_RATES (round trips/s caps, 0 = none),
+# BENCH_LIVE_ROUNDS (1: the readers one after the other this many times at
+# each rate; the always-on/drain ratio is then the median of the rounds'),
 # BENCH_LIVE_LOADS ("pingpong spawn": the capped ping-pong steps, then one
 # uncapped step of short-lived processes, bench/progs/spawn.c),
 # KIMAGE (bzImage to boot instead of `kernel/build.sh patched`),
 # BENCH_VM_ROUNDS (2), BENCH_PROFILE_INTERVAL (the always-on reader's
 # --profile-interval, default 60 as shipped), BENCH_VM_LIVE_SECS (seconds per step of the live
 # readers in the guest, deferred mode; 0: not run; default 10),
+# BENCH_VM_LIVE_ROUNDS (their rounds, default 3: a TCG guest on a shared
+# machine moves one step's figure by half),
 # BENCH_INSTR_EVENTS (events of the instruction count, default 100000;
 # 0: not run), BENCH_WORK and BENCH_RESULTS (where the figures go; the guest's live run
 # uses them).
@@ -44,8 +48,10 @@ repeat=${BENCH_REPEAT:-3}
 live_secs=${BENCH_LIVE_SECS:-3}
 live_rates=${BENCH_LIVE_RATES:-10000 25000 50000 100000 0}
 live_loads=${BENCH_LIVE_LOADS:-pingpong spawn}
+live_rounds=${BENCH_LIVE_ROUNDS:-1}
 vm_rounds=${BENCH_VM_ROUNDS:-2}
 vm_live_secs=${BENCH_VM_LIVE_SECS:-10}
+vm_live_rounds=${BENCH_VM_LIVE_ROUNDS:-3}
 profile_interval=${BENCH_PROFILE_INTERVAL:-60}
 instr_events=${BENCH_INSTR_EVENTS:-100000}
 T=/sys/kernel/tracing
@@ -240,9 +246,9 @@ cpu_ns() {
 		echo 0
 }
 
-live_step() {	# READER RATE [LOAD: pingpong (default) or spawn]
-	local reader=$1 rate=$2 load=${3:-pingpong} name="td-bench-$$-$1" pid t0 t1 trips over
-	local dropped ev i procs=0
+live_step() {	# READER RATE [LOAD: pingpong (default) or spawn] [ROUND]
+	local reader=$1 rate=$2 load=${3:-pingpong} round=${4:-1} name="td-bench-$$-$1"
+	local pid t0 t1 trips over dropped ev i procs=0
 	local err=$work/live-$reader-$load-$rate.err
 	instances+=("$name")
 	if [ "$reader" = daemon ]; then
@@ -252,7 +258,7 @@ live_step() {	# READER RATE [LOAD: pingpong (default) or spawn]
 		# The shipped always-on configuration: interval profiles (per
 		# minute: the step's one profile is cut at exit), no JSON.
 		"$BUILD/trace-defer" -i "$name" --run-dir "$work/run" -q \
-			--profile-dir "$work/profiles-$load-$rate" --profile-interval "$profile_interval" \
+			--profile-dir "$work/profiles-$load-$rate-$round" --profile-interval "$profile_interval" \
 			--stats-interval 0 2> "$err" &
 	else
 		"$out/drain" -i "$name" $drain_mode 2> "$err" &
@@ -296,11 +302,11 @@ live_step() {	# READER RATE [LOAD: pingpong (default) or spawn]
 	# The always-on reader's output: one gzipped pprof profile per second.
 	local pfiles=0 pbytes=0
 	if [ "$reader" = profiles ]; then
-		read -r pfiles pbytes < <(find "$work/profiles-$load-$rate" -name 'profile-*.pb.gz' \
+		read -r pfiles pbytes < <(find "$work/profiles-$load-$rate-$round" -name 'profile-*.pb.gz' \
 			-printf '%s\n' 2>/dev/null | awk '{ n++; s += $1 } END { print n + 0, s + 0 }')
 	fi
-	printf '{"reader":"%s","mode":"%s","load":"%s","rate_cap":%s,"secs":%s,"round_trips_per_s":%s,"processes_per_s":%s,"events":%s,"cpu_s":%s,"overruns":%s,"dropped":%s,"profile_files":%s,"profile_bytes":%s,"profile_interval":%s}\n' \
-		"$reader" "$live_mode" "$load" "$rate" "$live_secs" \
+	printf '{"reader":"%s","mode":"%s","load":"%s","rate_cap":%s,"round":%s,"secs":%s,"round_trips_per_s":%s,"processes_per_s":%s,"events":%s,"cpu_s":%s,"overruns":%s,"dropped":%s,"profile_files":%s,"profile_bytes":%s,"profile_interval":%s}\n' \
+		"$reader" "$live_mode" "$load" "$rate" "$round" "$live_secs" \
 		"${trips:-0}" "${procs:-0}" "${ev:-0}" \
 		"$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.6f", (b - a) / 1e9}')" \
 		"$over" "$dropped" "$pfiles" "$pbytes" "$profile_interval" >> "$work/live.jsonl"
@@ -308,7 +314,7 @@ live_step() {	# READER RATE [LOAD: pingpong (default) or spawn]
 }
 
 live_section() {
-	local rate reader
+	local rate reader round
 	say "live: trace-defer (fallback, in-place user stacks) vs a tracefs_cpu_read drain loop"
 	if ! tracefs_ok; then
 		skip live "no tracefs (needs root)"
@@ -323,8 +329,10 @@ live_section() {
 	: > "$work/live.jsonl"
 	case " $live_loads " in *" pingpong "*)
 		for rate in $live_rates; do
-			for reader in daemon profiles drain; do
-				live_step "$reader" "$rate" || broken=1
+			for round in $(seq "$live_rounds"); do
+				for reader in daemon profiles drain; do
+					live_step "$reader" "$rate" pingpong "$round" || broken=1
+				done
 			done
 		done
 	esac
@@ -364,9 +372,10 @@ vm_section() {
 		return
 	fi
 	note "vm: booting $kimage"
-	VM_MEM=${VM_MEM:-2048} VM_TIMEOUT=${VM_TIMEOUT:-420} \
+	VM_MEM=${VM_MEM:-2048} VM_TIMEOUT=${VM_TIMEOUT:-720} \
 		"$top/kernel/run-vm.sh" "$kimage" "$work/vm" "$top/bench/guest-bench.sh" \
-		"$BUILD" 200000 3000 30 "$vm_rounds" "$vm_live_secs" > /dev/null 2> "$work/vm-run.err"
+		"$BUILD" 200000 3000 30 "$vm_rounds" "$vm_live_secs" "$vm_live_rounds" \
+		> /dev/null 2> "$work/vm-run.err"
 	rc=$?
 	sed 's/^/  | /' "$work/vm/guest.log" >&2 2>/dev/null
 	if [ "$rc" -ne 0 ] || [ ! -s "$work/vm/vm-bench.jsonl" ]; then

@@ -155,6 +155,8 @@ static int buf_frame(struct td_folded *fo, const struct td_frame *fr, bool user)
 		return -ENOMEM;
 	if (fr->symbol && fr->symbol[0])
 		return buf_name(fo, fr->symbol, strlen(fr->symbol));
+	if (user && !fr->object)
+		return buf_raw(fo, "[unknown]", 9);	/* as pprof: see output.h */
 	if (user && fr->object) {
 		base = strrchr(fr->object, '/');
 		base = base && base[1] ? base + 1 : fr->object;

@@ -83,7 +83,7 @@ struct td_pprof {
 	size_t tmpcap;
 	/* fixed strings and pseudo locations of this interval */
 	uint32_t s_events, s_count, s_comm, s_event, s_pid, s_unknown;
-	uint32_t loc_user_lost, loc_unwind_failed;
+	uint32_t loc_user_lost, loc_unwind_failed, loc_unknown;
 	const char *last_event;		/* event name pointer -> its string */
 	uint32_t last_event_idx;
 	bool broken;			/* a reset ran out of memory: tables unusable */
@@ -319,6 +319,15 @@ static int64_t frame_location(struct td_pprof *pp, const struct td_frame *fr, bo
 	struct pcache *c;
 	const char *s;
 
+	/*
+	 * A user address in no known file and with no name (the process was
+	 * gone before its maps were read, JIT, anonymous memory): nothing can
+	 * name it later, and under ASLR every process has other ones. One
+	 * "[unknown]" frame keeps a profile of many short-lived processes to
+	 * the stacks it can say something about (see trace-defer/output.h).
+	 */
+	if (user && !fr->object && !(fr->symbol && fr->symbol[0]))
+		return pp->loc_unknown;
 	if (fr->strings_id) {
 		h = cache_hash(fr, addr, user);
 		for (n = htab_first(&pp->cache, h); n; n = htab_next(n)) {
@@ -407,7 +416,8 @@ static int start_interval(struct td_pprof *pp, uint64_t start_ns)
 		return -ENOMEM;
 	v[0] = pp->loc_user_lost = pseudo_location(pp, "[user_lost]");
 	v[1] = pp->loc_unwind_failed = pseudo_location(pp, "[unwind_failed]");
-	return v[0] < 0 || v[1] < 0 ? -ENOMEM : 0;
+	v[2] = pp->loc_unknown = pseudo_location(pp, "[unknown]");
+	return v[0] < 0 || v[1] < 0 || v[2] < 0 ? -ENOMEM : 0;
 }
 
 /* ---- samples ---- */

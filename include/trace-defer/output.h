@@ -136,8 +136,12 @@ size_t td_utf8_seq_len(const unsigned char *s, size_t n);
 
 /*
  * Folded stacks. A frame is named by its symbol; when that is unknown, a
- * user frame by "object+0xFILEOFFSET" (object's base name) and any other
- * frame by "0xADDR". In names, ';' becomes ':', blanks become '_', other
+ * user frame by "object+0xFILEOFFSET" (object's base name), or
+ * "[unknown]" when it is in no known file either (its process was gone
+ * before its maps were read, JIT code, anonymous memory: under ASLR such
+ * an address means nothing outside its process, and every short-lived
+ * process would add new ones), and a kernel frame by "0xADDR". The pprof
+ * writer names frames the same way. In names, ';' becomes ':', blanks become '_', other
  * control characters and invalid UTF-8 become '?'. An empty comm is
  * "[unknown]". An event with status user_lost or unwind_failed and no user
  * frames gets one pseudo frame "[user_lost]" or "[unwind_failed]" where its

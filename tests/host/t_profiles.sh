@@ -118,6 +118,22 @@ if grep -q 'no deferred user stacks' "$SCRATCH/err"; then
 	unread=$(grep -o 'maps_unread=[0-9]*' "$SCRATCH/err" | cut -d= -f2)
 	check "exited processes known gone without /proc (processes_gone=${gone:-none})" \
 		[ "${gone:-0}" -gt 0 -a "${gone:-0}" -le "${unread:-0}" ]
+	# Their user frames are in no known file: raw addresses in the JSON,
+	# one "[unknown]" in the profiles, not a function per address.
+	nofile=$(jq '[.user_stack[]? | select(.obj == null)] | length' "$SCRATCH/early.jsonl" |
+		awk '{s += $1} END {print s + 0}')
+	hex=0 unk=0
+	for pb in "$dir"/profile-*.pb.gz; do
+		pprof_top "$pb" > "$SCRATCH/top"
+		grep -q ' \[unknown\]$' "$SCRATCH/top" && unk=1
+		grep -qE ' 0x7[0-9a-f]{11}$' "$SCRATCH/top" && hex=1
+	done
+	if [ "$nofile" -gt 0 ]; then
+		check "user frames in no file ($nofile in the JSON) are [unknown] in the profiles" \
+			[ "$unk" = 1 -a "$hex" = 0 ]
+	else
+		echo "  note: no user frame outside a known file this run: [unknown] not checked"
+	fi
 fi
 early=$(grep -o 'early_cuts=[0-9]*' "$SCRATCH/err" | cut -d= -f2)
 n=$(find "$dir" -name 'profile-*.pb.gz' | wc -l)

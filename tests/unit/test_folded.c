@@ -70,7 +70,7 @@ static void test_order_and_names(void **state)
 	assert_int_equal(td_folded_add(fo, &r), 0);
 	text = folded_text(fo);
 	/* comm; user outermost .. innermost; kernel outermost .. innermost COUNT */
-	assert_string_equal(text, "fp_chain;0xdead0;libc.so.6+0x27234;b;c;"
+	assert_string_equal(text, "fp_chain;[unknown];libc.so.6+0x27234;b;c;"
 				  "0xffffffff81000400;do_nanosleep;schedule;__schedule 1\n");
 	free(text);
 	td_event_free(ev);
@@ -120,7 +120,7 @@ static void test_sanitize(void **state)
 		{ .addr = 1, .symbol = "ns::f(int, char const*)" },
 		{ .addr = 2, .symbol = "semi;colon\tand\nnewline" },
 		{ .addr = 3, .symbol = "ctl\x01\x7f bad\xff\xc3 ok\xc3\xa9" },
-		{ .addr = 4, .symbol = "" },			/* empty: named by address */
+		{ .addr = 4, .symbol = "" },			/* empty, in no file: [unknown] */
 		{ .addr = 5, .object = "/odd dir;x/lib a;b.so", .file_offset = 0x10 },
 	};
 	struct td_folded *fo = td_folded_new();
@@ -132,7 +132,7 @@ static void test_sanitize(void **state)
 	assert_non_null(fo);
 	assert_int_equal(td_folded_add(fo, &r), 0);
 	text = folded_text(fo);
-	assert_string_equal(text, "my_prog:1;lib_a:b.so+0x10;0x4;ctl??_bad??_ok\xc3\xa9;"
+	assert_string_equal(text, "my_prog:1;lib_a:b.so+0x10;[unknown];ctl??_bad??_ok\xc3\xa9;"
 				  "semi:colon_and_newline;ns::f(int,_char_const*) 1\n");
 	free(text);
 	td_event_free(ev);

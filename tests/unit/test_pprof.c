@@ -280,6 +280,60 @@ static void test_status_markers(void **state)
 	td_pprof_free(pp);
 }
 
+/*
+ * User frames in no known file and with no name (a process gone before
+ * its maps were read): one "[unknown]" location whatever the address, so
+ * two processes with other ASLR addresses add no location, function or
+ * string; a user frame in a known file keeps its offset, and an unnamed
+ * kernel frame its address.
+ */
+static void test_unknown_user_frames(void **state)
+{
+	const struct td_frame gone_a[] = {
+		{ .addr = 0x5600000011a0ULL, .strings_id = 9 },
+		{ .addr = 0x7f12000027234ULL, .strings_id = 9 },
+	};
+	const struct td_frame gone_b[] = {
+		{ .addr = 0x5611000011a0ULL, .strings_id = 9 },
+		{ .addr = 0x7f45000027234ULL, .strings_id = 9 },
+	};
+	struct td_pprof *pp = td_pprof_new(0);
+	struct td_event *a = event("true", 300, 300), *b = event("true", 301, 301);
+	struct td_resolved r = resolved(a, "x:y", TD_STITCHED, 3, 0);
+	struct td_pprof_stats one, two;
+	const Perftools__Profiles__Sample *s;
+	Profile *p;
+	size_t i;
+
+	r.uframes = gone_a;
+	r.nr_uframes = 2;
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	td_pprof_stats(pp, &one);
+	r.ev = b;
+	r.uframes = gone_b;
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	td_pprof_stats(pp, &two);
+	assert_int_equal(two.locations, one.locations);
+	assert_int_equal(two.functions, one.functions);
+	assert_int_equal(two.strings, one.strings);
+
+	p = read_back(pp, 0);
+	assert_int_equal(p->n_sample, 2);	/* the pid label still tells them apart */
+	for (i = 0; i < p->n_sample; i++) {
+		s = p->sample[i];
+		assert_int_equal(s->n_location_id, 5);
+		assert_string_equal(frame(p, s, 2), "0xffffffff81000400");
+		assert_string_equal(frame(p, s, 3), "[unknown]");
+		assert_string_equal(frame(p, s, 4), "[unknown]");
+		assert_int_equal(loc(p, s->location_id[3])->mapping_id, 0);
+		assert_int_equal(s->location_id[3], p->sample[0]->location_id[3]);
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	td_event_free(a);
+	td_event_free(b);
+	td_pprof_free(pp);
+}
+
 /* Frames from a symbolizer (strings_id set) take the cache: the same profile. */
 static void test_cache_same_result(void **state)
 {
@@ -472,6 +526,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_aggregate_and_order),
 		cmocka_unit_test(test_status_markers),
+		cmocka_unit_test(test_unknown_user_frames),
 		cmocka_unit_test(test_cache_same_result),
 		cmocka_unit_test(test_raw_key_tells_apart),
 		cmocka_unit_test(test_id_key),

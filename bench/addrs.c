@@ -132,20 +132,36 @@ static int sym_in(Elf *elf, Elf_Scn *scn, const char *name, uint64_t *addr)
 	return -ENOENT;
 }
 
+/* @path opened for libelf: the handle, its descriptor in *@fd; NULL when not ELF. */
+static Elf *elf_open(const char *path, int *fd)
+{
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	elf = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!elf)
+		close(*fd);
+	return elf;
+}
+
+static void elf_close(Elf *elf, int fd)
+{
+	elf_end(elf);
+	close(fd);
+}
+
 int elf_func_addr(const char *path, const char *name, uint64_t bias, uint64_t *addr)
 {
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
 	int fd, ret = -ENOENT;
-	Elf *elf;
+	Elf *elf = elf_open(path, &fd);
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOENT;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -ENOENT;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
-		goto out;
+		return -ENOENT;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
@@ -162,34 +178,26 @@ int elf_func_addr(const char *path, const char *name, uint64_t bias, uint64_t *a
 		ret = sym_in(elf, dynsym, name, addr);
 	if (!ret)
 		*addr += bias;
-	elf_end(elf);
-out:
-	close(fd);
+	elf_close(elf, fd);
 	return ret;
 }
 
 int elf_build_id(const char *path, uint8_t *id, unsigned int size, unsigned int *len)
 {
 	const void *bid;
-	ssize_t n = -1;
-	Elf *elf = NULL;
+	ssize_t n;
 	int fd;
+	Elf *elf = elf_open(path, &fd);
 
 	*len = 0;
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	if (!elf)
 		return -ENOENT;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -ENOENT;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (elf)
-		n = dwelf_elf_gnu_build_id(elf, &bid);
+	n = dwelf_elf_gnu_build_id(elf, &bid);
 	if (n > 0 && (size_t)n <= size) {
 		memcpy(id, bid, (size_t)n);
 		*len = (unsigned int)n;
 	}
-	elf_end(elf);
-	close(fd);
+	elf_close(elf, fd);
 	return n < 0 ? -ENOENT : 0;
 }
 

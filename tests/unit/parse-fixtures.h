@@ -90,6 +90,14 @@ static const char fmt_unwind_stack_files[] =
 	"print fmt: \"cookie=%llx stack=%s\", REC->cookie, "
 	"__print_array(__get_dynamic_array(stack), __get_dynamic_array_len(stack) / 8, 8)\n";
 
+/* user_unwind_stack's fields up to the stack since the series added the tgid. */
+#define UNWIND_STACK_TGID_FIELDS \
+	"\tfield:u64 cookie;\toffset:8;\tsize:8;\tsigned:0;\n" \
+	"\tfield:u16 dropped;\toffset:16;\tsize:2;\tsigned:0;\n" \
+	"\tfield:u16 flags;\toffset:18;\tsize:2;\tsigned:0;\n" \
+	"\tfield:int tgid;\toffset:20;\tsize:4;\tsigned:1;\n" \
+	"\tfield:__data_loc unsigned long[] stack;\toffset:24;\tsize:4;\tsigned:0;\n"
+
 /*
  * user_unwind_stack as the series writes it now (same ID): the cut count,
  * the flags and the tgid before the stack; the file identity fields are
@@ -100,11 +108,7 @@ static const char fmt_unwind_stack_tgid[] =
 	"ID: 22\n"
 	"format:\n"
 	COMMON_FIELDS
-	"\tfield:u64 cookie;\toffset:8;\tsize:8;\tsigned:0;\n"
-	"\tfield:u16 dropped;\toffset:16;\tsize:2;\tsigned:0;\n"
-	"\tfield:u16 flags;\toffset:18;\tsize:2;\tsigned:0;\n"
-	"\tfield:int tgid;\toffset:20;\tsize:4;\tsigned:1;\n"
-	"\tfield:__data_loc unsigned long[] stack;\toffset:24;\tsize:4;\tsigned:0;\n"
+	UNWIND_STACK_TGID_FIELDS
 	"\n"
 	"print fmt: \"cookie=%llx tgid=%d stack=%s\", REC->cookie, REC->tgid, "
 	"__print_array(__get_dynamic_array(stack), __get_dynamic_array_len(stack) / 8, 8)\n";
@@ -119,11 +123,7 @@ static const char fmt_unwind_stack_full[] =
 	"ID: 22\n"
 	"format:\n"
 	COMMON_FIELDS
-	"\tfield:u64 cookie;\toffset:8;\tsize:8;\tsigned:0;\n"
-	"\tfield:u16 dropped;\toffset:16;\tsize:2;\tsigned:0;\n"
-	"\tfield:u16 flags;\toffset:18;\tsize:2;\tsigned:0;\n"
-	"\tfield:int tgid;\toffset:20;\tsize:4;\tsigned:1;\n"
-	"\tfield:__data_loc unsigned long[] stack;\toffset:24;\tsize:4;\tsigned:0;\n"
+	UNWIND_STACK_TGID_FIELDS
 	"\tfield:__data_loc unsigned long[] file_bases;\toffset:28;\tsize:4;\tsigned:0;\n"
 	"\tfield:__data_loc u32[] file_ids;\toffset:32;\tsize:4;\tsigned:0;\n"
 	"\tfield:__data_loc u8[] frame_files;\toffset:36;\tsize:4;\tsigned:0;\n"

@@ -302,40 +302,53 @@ static void all_unrecorded(struct td_ufile *out, unsigned int nr)
 		out[i] = (struct td_ufile){ .kind = TD_FILE_UNRECORDED };
 }
 
-unsigned int td_ustack_decode_files(const struct td_ustack_fields *uf, const void *data,
-				    int size, const uint64_t *ips, unsigned int nr,
-				    struct td_ufile *out)
+bool td_ustack_locate_files(const struct td_ustack_fields *uf, const void *data, int size,
+			    unsigned int nr, struct td_ufile_area *a)
 {
-	unsigned int boff, blen, ioff, ilen, foff, flen, nfiles, i, bad = 0;
-	uint64_t bases[TD_FF_UNRECORDED];
-	uint32_t ids[TD_FF_UNRECORDED];
+	unsigned int boff, blen, ioff, ilen, foff, flen;
 	const uint8_t *d = data;
 
+	memset(a, 0, sizeof(*a));
+	a->nr = nr;
 	if (!td_dyn_field(uf->bases, d, size, &boff, &blen) ||
 	    !td_dyn_field(uf->ids, d, size, &ioff, &ilen) ||
 	    !td_dyn_field(uf->frame_files, d, size, &foff, &flen) ||
-	    blen % 8 || ilen % 4 || blen / 8 != ilen / 4 || flen != nr) {
-		all_unrecorded(out, nr);
-		return nr ? nr : 1;
+	    blen % 8 || ilen % 4 || blen / 8 != ilen / 4 || flen != nr)
+		return false;
+	a->found = true;
+	/* The kernel describes at most 16 files per stack: an index is a byte. */
+	a->nr_files = ilen / 4 < TD_FF_UNRECORDED ? ilen / 4 : TD_FF_UNRECORDED;
+	a->bases = d + boff;
+	a->ids = d + ioff;
+	a->frame_files = d + foff;
+	return true;
+}
+
+unsigned int td_ufile_area_decode(const struct td_ufile_area *a, const uint64_t *ips,
+				  struct td_ufile *out)
+{
+	uint64_t bases[TD_FF_UNRECORDED];
+	uint32_t ids[TD_FF_UNRECORDED];
+	unsigned int i, bad = 0;
+
+	if (!a->found) {
+		all_unrecorded(out, a->nr);
+		return a->nr ? a->nr : 1;
 	}
-	/*
-	 * Decode the few files once (the kernel describes at most 16 per
-	 * stack; an index is a byte): each frame is then one table lookup.
-	 */
-	nfiles = ilen / 4 < TD_FF_UNRECORDED ? ilen / 4 : TD_FF_UNRECORDED;
-	for (i = 0; i < nfiles; i++) {
+	/* Decode the few files once: each frame is then one table lookup. */
+	for (i = 0; i < a->nr_files; i++) {
 		uint64_t base;
 		uint32_t id;
 
-		memcpy(&id, d + ioff + 4 * i, 4);
-		memcpy(&base, d + boff + 8 * i, 8);
+		memcpy(&id, a->ids + 4 * i, 4);
+		memcpy(&base, a->bases + 8 * i, 8);
 		ids[i] = le32toh(id);
 		bases[i] = le64toh(base);
 	}
-	for (i = 0; i < nr; i++) {
-		unsigned int idx = d[foff + i];
+	for (i = 0; i < a->nr; i++) {
+		unsigned int idx = a->frame_files[i];
 
-		if (idx < nfiles && ids[idx] && ips[i] >= bases[idx]) {
+		if (idx < a->nr_files && ids[idx] && ips[i] >= bases[idx]) {
 			out[i] = (struct td_ufile){ .kind = TD_FILE_IN, .id = ids[idx],
 						    .offset = ips[i] - bases[idx] };
 			continue;
@@ -349,4 +362,14 @@ unsigned int td_ustack_decode_files(const struct td_ustack_fields *uf, const voi
 			bad++;	/* out of range, id 0, or under its file's base */
 	}
 	return bad;
+}
+
+unsigned int td_ustack_decode_files(const struct td_ustack_fields *uf, const void *data,
+				    int size, const uint64_t *ips, unsigned int nr,
+				    struct td_ufile *out)
+{
+	struct td_ufile_area a;
+
+	td_ustack_locate_files(uf, data, size, nr, &a);
+	return td_ufile_area_decode(&a, ips, out);
 }

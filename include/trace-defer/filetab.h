@@ -152,4 +152,27 @@ unsigned int td_ustack_decode_files(const struct td_ustack_fields *uf, const voi
 				    int size, const uint64_t *ips, unsigned int nr,
 				    struct td_ufile *out);
 
+/*
+ * Added later. The same in two steps, for a reader that keeps decoded
+ * stacks: where the record's file identity lies (pointers into @data,
+ * valid while it is), then the frames decoded from there. Two records
+ * whose areas hold the same bytes (and the same IPs) decode the same.
+ * td_ustack_locate_files() returns false (@a->found false: every frame
+ * then decodes as unrecorded) when the arrays are missing, out of the
+ * record, or of lengths that do not fit @nr IPs.
+ */
+struct td_ufile_area {
+	bool found;
+	unsigned int nr;		/* frames (IPs) */
+	unsigned int nr_files;		/* entries of bases and ids */
+	const uint8_t *bases;		/* nr_files little-endian u64 */
+	const uint8_t *ids;		/* nr_files little-endian u32 */
+	const uint8_t *frame_files;	/* nr indexes or TD_FF_* */
+};
+
+bool td_ustack_locate_files(const struct td_ustack_fields *uf, const void *data, int size,
+			    unsigned int nr, struct td_ufile_area *a);
+unsigned int td_ufile_area_decode(const struct td_ufile_area *a, const uint64_t *ips,
+				  struct td_ufile *out);
+
 #endif /* TRACE_DEFER_FILETAB_H */

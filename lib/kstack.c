@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Shared kernel stacks (see kstack.h).
+ * Shared kernel and user stacks (see kstack.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,9 +14,32 @@ struct kblock {
 	struct hnode node;
 	uint32_t refs;		/* the table's (while in it) + one per event */
 	uint32_t nr;
-	uint64_t slot_tag;	/* td_kstack_slot_get/set(); 0: empty */
-	const void *slot;
+	struct {
+		uint64_t tag;	/* 0: empty */
+		const void *val;
+	} slots[TD_STACK_SLOTS];	/* td_kstack_slot_*() use the first */
+	/*
+	 * User stacks: the record's file identity bytes (part of the key),
+	 * and the frames' files decoded from them (NULL when the record had
+	 * none), both after the IPs; the count of frames it could not vouch
+	 * for.
+	 */
+	const uint8_t *fkey;
+	uint32_t fkey_len;
+	uint16_t fkey_kind;
+	uint16_t bad;
+	struct td_ufile *files;
 	uint64_t ips[];
+};
+
+/* What a stack is told apart by: its IPs, and (user stacks) its file identity bytes. */
+struct kkey {
+	const uint8_t *le;	/* nr little-endian IPs */
+	unsigned int nr;
+	const uint8_t *fkey;
+	unsigned int fkey_len;
+	enum { FKEY_NONE, FKEY_RECORD, FKEY_BUILT } fkey_kind;
+	const struct td_ufile_area *area;	/* user stacks: what @fkey was made from */
 };
 
 /*
@@ -33,6 +56,8 @@ struct td_kstacks {
 	unsigned int max;
 	uint64_t *buf;		/* the IPs looked up, in host order */
 	unsigned int cap;
+	uint8_t *fkey;		/* the file identity bytes looked up */
+	size_t fkey_cap;
 	struct td_kstacks_stats st;
 };
 
@@ -67,10 +92,17 @@ void td_kstacks_free(struct td_kstacks *ks)
 		return;
 	htab_destroy(&ks->tab, put_node);
 	free(ks->buf);
+	free(ks->fkey);
 	free(ks);
 }
 
-static struct kblock *lookup(struct td_kstacks *ks, const uint64_t *ips, unsigned int nr,
+static bool same_files(const struct kblock *b, const struct kkey *k)
+{
+	return b->fkey_kind == k->fkey_kind && b->fkey_len == k->fkey_len &&
+	       (!k->fkey_len || !memcmp(b->fkey, k->fkey, k->fkey_len));
+}
+
+static struct kblock *lookup(struct td_kstacks *ks, const uint64_t *ips, const struct kkey *k,
 			     uint64_t hash)
 {
 	struct hnode *n;
@@ -78,7 +110,8 @@ static struct kblock *lookup(struct td_kstacks *ks, const uint64_t *ips, unsigne
 	for (n = htab_first(&ks->tab, hash); n; n = htab_next(n)) {
 		struct kblock *b = container_of(n, struct kblock, node);
 
-		if (b->nr == nr && !memcmp(b->ips, ips, nr * sizeof(*ips)))
+		if (b->nr == k->nr && !memcmp(b->ips, ips, k->nr * sizeof(*ips)) &&
+		    same_files(b, k))
 			return b;
 	}
 	return NULL;
@@ -93,29 +126,50 @@ static inline unsigned int recent_slot(const uint8_t *le, unsigned int nr)
 	return h >> (64 - 5);
 }
 
-static struct kblock *recent_find(struct td_kstacks *ks, const uint8_t *le, unsigned int nr)
+static struct kblock *recent_find(struct td_kstacks *ks, const struct kkey *k)
 {
 #if __BYTE_ORDER == __LITTLE_ENDIAN
-	struct kblock *b = ks->recent[recent_slot(le, nr)];
+	struct kblock *b = ks->recent[recent_slot(k->le, k->nr)];
 
-	if (b && b->nr == nr && !memcmp(b->ips, le, nr * sizeof(*b->ips)))
+	if (b && b->nr == k->nr && !memcmp(b->ips, k->le, k->nr * sizeof(*b->ips)) &&
+	    same_files(b, k))
 		return b;
 #endif
 	return NULL;
 }
 
-int td_kstacks_get(struct td_kstacks *ks, struct td_event *ev, const uint8_t *le,
-		   unsigned int nr)
+/* A new block for @k, its IPs those of @ips (host order), files decoded. */
+static struct kblock *new_block(const uint64_t *ips, const struct kkey *k)
+{
+	size_t nfiles = k->area ? k->nr : 0;
+	struct kblock *b;
+
+	b = malloc(sizeof(*b) + k->nr * sizeof(*b->ips) + nfiles * sizeof(*b->files) +
+		   k->fkey_len);
+	if (!b)
+		return NULL;
+	b->nr = k->nr;
+	memset(b->slots, 0, sizeof(b->slots));
+	memcpy(b->ips, ips, k->nr * sizeof(*b->ips));
+	/* 8-byte IPs keep the entries after them 8-byte aligned. */
+	b->files = nfiles ? (struct td_ufile *)(b->ips + k->nr) : NULL;
+	b->bad = b->files ? td_ufile_area_decode(k->area, b->ips, b->files) : 0;
+	b->fkey = (const uint8_t *)(b->ips + k->nr) + nfiles * sizeof(*b->files);
+	b->fkey_len = k->fkey_len;
+	b->fkey_kind = k->fkey_kind;
+	if (k->fkey_len)
+		memcpy((uint8_t *)b->fkey, k->fkey, k->fkey_len);
+	return b;
+}
+
+/* The block of @k (nr > 0), interned when new, with a reference for the caller. */
+static struct kblock *intern(struct td_kstacks *ks, const struct kkey *k)
 {
 	struct kblock *b;
 	uint64_t hash;
 	unsigned int i;
 
-	ev->kstack.nr = 0;
-	ev->kstack.ips = NULL;
-	if (!nr)
-		return 0;
-	b = recent_find(ks, le, nr);
+	b = recent_find(ks, k);
 	if (b) {
 		ks->st.lookups++;
 		ks->st.hits++;
@@ -123,51 +177,138 @@ int td_kstacks_get(struct td_kstacks *ks, struct td_event *ev, const uint8_t *le
 	}
 	/* A reset that could not set the table up again: try now. */
 	if (!ks->tab.b && htab_init(&ks->tab))
-		return -ENOMEM;
-	if (nr > ks->cap) {
-		uint64_t *n = realloc(ks->buf, nr * sizeof(*n));
+		return NULL;
+	if (k->nr > ks->cap) {
+		uint64_t *n = realloc(ks->buf, k->nr * sizeof(*n));
 
 		if (!n)
-			return -ENOMEM;
+			return NULL;
 		ks->buf = n;
-		ks->cap = nr;
+		ks->cap = k->nr;
 	}
-	for (i = 0; i < nr; i++)
-		ks->buf[i] = td_get_le64(le + 8 * i);
-	hash = htab_hash_u64s(HTAB_SEED, ks->buf, nr);
+	for (i = 0; i < k->nr; i++)
+		ks->buf[i] = td_get_le64(k->le + 8 * i);
+	/* The file bytes are not hashed: they only tell apart stacks of the same IPs. */
+	hash = htab_hash_u64s(HTAB_SEED, ks->buf, k->nr);
 	ks->st.lookups++;
-	b = lookup(ks, ks->buf, nr, hash);
+	b = lookup(ks, ks->buf, k, hash);
 	if (b) {
 		ks->st.hits++;
 	} else {
-		b = malloc(sizeof(*b) + nr * sizeof(*b->ips));
+		b = new_block(ks->buf, k);
 		if (!b)
-			return -ENOMEM;
-		b->nr = nr;
-		b->slot_tag = 0;
-		b->slot = NULL;
-		memcpy(b->ips, ks->buf, nr * sizeof(*b->ips));
+			return NULL;
 		if (ks->tab.nr >= ks->max) {
-			/* Full: start again; events keep the stacks they hold. */
+			/* Full: start again; holders keep the stacks they hold. */
 			htab_destroy(&ks->tab, put_node);
 			memset(ks->recent, 0, sizeof(ks->recent));
 			ks->st.resets++;
 			if (htab_init(&ks->tab)) {
 				free(b);
-				return -ENOMEM;
+				return NULL;
 			}
 		}
 		b->refs = 1;
 		htab_add(&ks->tab, &b->node, hash);
 		ks->st.stacks++;
 	}
-	ks->recent[recent_slot(le, nr)] = b;
+	ks->recent[recent_slot(k->le, k->nr)] = b;
 found:
 	b->refs++;
+	return b;
+}
+
+int td_kstacks_get(struct td_kstacks *ks, struct td_event *ev, const uint8_t *le,
+		   unsigned int nr)
+{
+	struct kkey k = { .le = le, .nr = nr };
+	struct kblock *b;
+
+	ev->kstack.nr = 0;
+	ev->kstack.ips = NULL;
+	if (!nr)
+		return 0;
+	b = intern(ks, &k);
+	if (!b)
+		return -ENOMEM;
 	ev->kstack.ips = b->ips;
 	ev->kstack.nr = nr;
 	ev->alloc_flags |= TD_ALLOC_KSTACK_SHARED;
 	return 0;
+}
+
+/*
+ * The bytes a user stack's files are decoded from. The kernel writes the
+ * arrays one after the other: then they are the record's bytes as they
+ * are (their length and the IP count say where each array starts).
+ * Otherwise a copy, the arrays' lengths first, or a mark of none found.
+ */
+static int area_key(struct td_kstacks *ks, const struct td_ufile_area *a, struct kkey *k)
+{
+	uint32_t head[2] = { a->found ? a->nr_files : UINT32_MAX, a->nr };
+	size_t len = sizeof(head);
+
+	if (a->found && a->ids == a->bases + 8 * a->nr_files &&
+	    a->frame_files == a->ids + 4 * a->nr_files) {
+		k->fkey_kind = FKEY_RECORD;
+		k->fkey = a->bases;
+		k->fkey_len = a->nr_files * 12 + a->nr;
+		return 0;
+	}
+	if (a->found)
+		len += a->nr_files * 12 + a->nr;
+	if (len > ks->fkey_cap) {
+		uint8_t *n = realloc(ks->fkey, len);
+
+		if (!n)
+			return -ENOMEM;
+		ks->fkey = n;
+		ks->fkey_cap = len;
+	}
+	memcpy(ks->fkey, head, sizeof(head));
+	if (a->found) {
+		memcpy(ks->fkey + sizeof(head), a->bases, a->nr_files * 8);
+		memcpy(ks->fkey + sizeof(head) + a->nr_files * 8, a->ids, a->nr_files * 4);
+		memcpy(ks->fkey + sizeof(head) + a->nr_files * 12, a->frame_files, a->nr);
+	}
+	k->fkey_kind = FKEY_BUILT;
+	k->fkey = ks->fkey;
+	k->fkey_len = len;
+	return 0;
+}
+
+int td_ustacks_get(struct td_kstacks *ks, struct td_ustack *us, const uint8_t *le,
+		   unsigned int nr, const struct td_ufile_area *area, unsigned int *bad)
+{
+	struct kkey k = { .le = le, .nr = nr, .area = area };
+	struct kblock *b;
+
+	/* No frames: nothing to share, but a record that is not sound still counts. */
+	*bad = !nr && area && !area->found;
+	if (!nr)
+		return 0;
+	if (area && area_key(ks, area, &k))
+		return -ENOMEM;
+	b = intern(ks, &k);
+	if (!b)
+		return -ENOMEM;
+	us->ips.ips = b->ips;
+	us->ips.nr = nr;
+	us->files = b->files;
+	us->alloc_flags |= TD_ALLOC_USTACK_SHARED;
+	*bad = b->bad;
+	return 0;
+}
+
+void td_ustack_put(struct td_ustack *us)
+{
+	if (!(us->alloc_flags & TD_ALLOC_USTACK_SHARED) || !us->ips.ips)
+		return;
+	put_block(container_of((void *)us->ips.ips, struct kblock, ips));
+	us->ips.ips = NULL;
+	us->ips.nr = 0;
+	us->files = NULL;
+	us->alloc_flags &= ~TD_ALLOC_USTACK_SHARED;
 }
 
 void td_kstack_put(struct td_event *ev)
@@ -195,19 +336,21 @@ static inline struct kblock *block_of(const uint64_t *ips)
 	return container_of((void *)ips, struct kblock, ips);
 }
 
-const void *td_kstack_slot_get(const uint64_t *ips, uint64_t tag)
+const void *td_stack_slot_get(const uint64_t *ips, uint64_t tag, unsigned int way)
 {
 	const struct kblock *b = block_of(ips);
 
-	return tag && b->slot_tag == tag ? b->slot : NULL;
+	way %= TD_STACK_SLOTS;
+	return tag && b->slots[way].tag == tag ? b->slots[way].val : NULL;
 }
 
-void td_kstack_slot_set(const uint64_t *ips, uint64_t tag, const void *val)
+void td_stack_slot_set(const uint64_t *ips, uint64_t tag, unsigned int way, const void *val)
 {
 	struct kblock *b = block_of(ips);
 
-	b->slot_tag = tag;
-	b->slot = val;
+	way %= TD_STACK_SLOTS;
+	b->slots[way].tag = tag;
+	b->slots[way].val = val;
 }
 
 void td_kstacks_get_stats(const struct td_kstacks *ks, struct td_kstacks_stats *st)

@@ -85,6 +85,7 @@ struct td_parser {
 	struct tep_handle *tep;
 	struct td_parser_out out;	/* where events and stacks go */
 	struct td_kstacks *kstacks;	/* kernel stacks shared by the events */
+	struct td_kstacks *ustacks;	/* and user stacks, by the stack records */
 	int nr_cpus;
 	int common_size;		/* bytes of the common fields */
 	int type_off, pid_off;		/* u16 common_type, s32 common_pid */
@@ -250,8 +251,9 @@ struct td_parser *td_parser_new_out(struct tep_handle *tep, const struct td_pars
 	p->nr_cpus = nr_cpus;
 	p->hold_ns = DEFAULT_HOLD_NS;
 	p->kstacks = td_kstacks_new(0);
+	p->ustacks = td_kstacks_new(0);
 	p->comms = calloc(COMM_SLOTS, sizeof(*p->comms));
-	if (!p->kstacks || !p->comms)
+	if (!p->kstacks || !p->ustacks || !p->comms)
 		goto fail;
 	ret = common_layout(p);
 	if (ret < 0) {
@@ -292,6 +294,7 @@ void td_parser_free(struct td_parser *p)
 		free_info(p->info[i]);
 	free(p->info);
 	td_kstacks_free(p->kstacks);
+	td_kstacks_free(p->ustacks);
 	free(p->comms);
 	free(p);
 }
@@ -758,8 +761,9 @@ static int on_ufile(struct td_parser *p, const uint8_t *data, int size)
 static int on_unwind(struct td_parser *p, int cpu, int tid, uint64_t ts, const uint8_t *data,
 		     int size)
 {
+	struct td_ufile_area area;
 	struct td_ustack *us;
-	unsigned int off, len, i;
+	unsigned int off, len, bad;
 	uint64_t cookie, v;
 
 	if (read_field(p->uw_cookie, data, &cookie) ||
@@ -767,14 +771,18 @@ static int on_unwind(struct td_parser *p, int cpu, int tid, uint64_t ts, const u
 		p->stats.bad_records++;
 		return 0;
 	}
-	/* The stack's entries (and file identity) come in the same allocation. */
-	us = td_ustack_new_files(len / 8, p->uw.has_files);
+	us = td_ustack_new();
 	if (!us)
 		return -ENOMEM;
-	for (i = 0; i < us->ips.nr; i++)
-		us->ips.ips[i] = td_get_le64(data + off + 8 * i);
-	if (p->uw.has_files && td_ustack_decode_files(&p->uw, data, size, us->ips.ips,
-						      us->ips.nr, us->files))
+	/* The same stack as before (IPs and file identity) shares one decoded copy. */
+	if (p->uw.has_files)
+		td_ustack_locate_files(&p->uw, data, size, len / 8, &area);
+	if (td_ustacks_get(p->ustacks, us, data + off, len / 8, p->uw.has_files ? &area : NULL,
+			   &bad)) {
+		td_ustack_free(us);
+		return -ENOMEM;
+	}
+	if (bad)
 		p->stats.bad_file_info++;
 	us->ts = ts;
 	us->cpu = cpu;

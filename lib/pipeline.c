@@ -207,7 +207,7 @@ static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const str
 	struct td_memo_key key = { .ips = uips->ips, .nr = nr, .pid = pid };
 	const struct td_memo_stack *found;
 	struct td_frame *f = pl->uframes;
-	bool keep = true;
+	bool keep = true, shared;
 	uint64_t before;
 
 	if (us && us->files && uips == &us->ips) {
@@ -220,8 +220,17 @@ static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const str
 		key.pid = 0;
 	}
 	key.stamp = before = user_stamp(pl, &key);
+	/* A shared stack's block remembers what it was named last: no hash then. */
+	shared = pl->memo && us && uips == &us->ips && td_ustack_is_shared(us);
+	if (shared && (found = td_stack_slot_get(uips->ips, td_memo_epoch(pl->memo), pid)) &&
+	    td_memo_stack_is(found, &key)) {
+		pl->st.stacks_reused++;
+		return found;
+	}
 	if (pl->memo && (found = td_memo_find(pl->memo, &key))) {
 		pl->st.stacks_reused++;
+		if (shared)
+			td_stack_slot_set(uips->ips, td_memo_epoch(pl->memo), pid, found);
 		return found;
 	}
 	pl->st.stacks_named++;
@@ -249,7 +258,10 @@ static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const str
 	key.stamp = user_stamp(pl, &key);
 	if (key.kind == TD_MEMO_UMAPS && key.stamp != before)
 		keep = false;
-	return keep_named(pl, &key, keep, own);
+	found = keep_named(pl, &key, keep, own);
+	if (shared && found != own)
+		td_stack_slot_set(uips->ips, td_memo_epoch(pl->memo), pid, found);
+	return found;
 }
 
 static void to_sinks(struct td_pipeline *pl, const struct td_resolved *res)

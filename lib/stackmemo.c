@@ -204,3 +204,10 @@ uint64_t td_memo_epoch(const struct td_memo *m)
 {
 	return m->epoch;
 }
+
+bool td_memo_stack_is(const struct td_memo_stack *s, const struct td_memo_key *key)
+{
+	const struct entry *e = container_of(s, struct entry, pub);
+
+	return e->kind == key->kind && e->pid == key->pid && e->stamp == key->stamp;
+}

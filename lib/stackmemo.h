@@ -97,4 +97,11 @@ void td_memo_get_stats(const struct td_memo *m, struct td_memo_stats *st);
  */
 uint64_t td_memo_epoch(const struct td_memo *m);
 
+/*
+ * Was @s (handed out by this memo, still valid by its epoch) named for the
+ * kind, process and stamp of @key? A caller that found @s by the IPs and
+ * files (a shared stack's slot) checks the rest of the key with it.
+ */
+bool td_memo_stack_is(const struct td_memo_stack *s, const struct td_memo_key *key);
+
 #endif /* TD_LIB_STACKMEMO_H */

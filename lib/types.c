@@ -57,7 +57,7 @@ int td_ips_copy(struct td_ips *dst, const uint64_t *ips, unsigned int nr)
  * Storage allocated with the record, right after it: used only while the
  * pointer still points there (the owner may have replaced it).
  */
-#define TD_ALLOC_INLINE	0x1	/* (0x2, 0x4: TD_ALLOC_KSTACK_*, kstack.h) */
+#define TD_ALLOC_INLINE	0x1	/* (0x2, 0x4: TD_ALLOC_KSTACK_*; 0x10: TD_ALLOC_USTACK_SHARED, kstack.h) */
 #define TD_ALLOC_BLOCK	0x8	/* from block_alloc(): its size is the class of its length */
 
 static inline void *inline_area(void *rec, size_t rec_size)
@@ -230,7 +230,10 @@ void td_ustack_free(struct td_ustack *us)
 
 	if (!us)
 		return;
-	if (!(us->alloc_flags & TD_ALLOC_INLINE) || us->ips.ips != inline_area(us, sizeof(*us))) {
+	if (us->alloc_flags & TD_ALLOC_USTACK_SHARED) {
+		td_ustack_put(us);
+	} else if (!(us->alloc_flags & TD_ALLOC_INLINE) ||
+		   us->ips.ips != inline_area(us, sizeof(*us))) {
 		td_ips_free(&us->ips);
 	} else {
 		len = (char *)inline_area(us, sizeof(*us)) - (char *)us +

@@ -895,6 +895,106 @@ static void test_named_once(void **state)
 	tep_free(tep);
 }
 
+
+/* What a sink saw of each user stack: its id and first frame's object. */
+struct ustack_seen {
+	int calls;
+	uint64_t uid[8];
+	int pid[8];
+	char object[8][64];
+};
+
+static int ustack_seen_write(void *priv, const struct td_resolved *r)
+{
+	struct ustack_seen *u = priv;
+
+	if (!r->nr_uframes || u->calls >= 8)
+		return 0;
+	u->uid[u->calls] = r->ustack_id;
+	u->pid[u->calls] = r->ev->pid;
+	snprintf(u->object[u->calls], sizeof(u->object[0]), "%s",
+		 r->uframes[0].object ? r->uframes[0].object : "");
+	u->calls++;
+	return 0;
+}
+
+static const struct td_sink_ops ustack_seen_ops = { .name = "ustack", .write = ustack_seen_write };
+
+/*
+ * The same stack record bytes in three processes (a forked server's
+ * workers share their layout) share one decoded stack: each process gets
+ * its own named frames, found again for it, never another's; a file
+ * record that comes later names the frames again, for every process.
+ */
+static void test_shared_user_stacks(void **state)
+{
+	static const uint8_t ff[] = { 0, 0 };
+	static const uint64_t bases[] = { 0x400000 };
+	static const uint32_t ids[] = { 7 };
+	static uint8_t page[TD_PAGE_SIZE];
+	static const int pids[] = { 100, 101, 102, 100, 101, 102, 100, 101 };
+	struct tep_handle *tep = make_tep_of(fmt_unwind_stack_full);
+	struct td_pipeline_config cfg = { .nr_cpus = 2, .symbolize = true };
+	struct ustack_seen u = { 0 };
+	struct td_pipeline_stats st;
+	struct td_pipeline *pl;
+	struct td_pagegen pg;
+	uint8_t rec[512];
+	int i;
+
+	(void)state;
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	assert_int_equal(td_pipeline_add_sink(pl, &ustack_seen_ops, &u), 0);
+	for (i = 0; i < 8; i++) {
+		struct td_rec_ustack us = {
+			.cookie = 0x100000001ULL + i, .ips = uips, .nr = 2, .bases = bases,
+			.ids = ids, .nr_files = 1, .frame_files = ff, .tgid_layout = true,
+			.tgid = pids[i],
+		};
+		uint64_t t = 1000 + 1000 * i;
+
+		if (i == 6)	/* file 7 described from now on */
+			assert_int_equal(td_filetab_add(td_pipeline_filetab(pl), 7, NULL, 0,
+							"/opt/worker", 11), 0);
+		td_pagegen_start(&pg, page, sizeof(page), t);
+		assert_int_equal(td_pagegen_add(&pg, t, rec,
+						rec_switch(rec, "worker", pids[i], "swapper/0", 0)),
+				 0);
+		assert_int_equal(td_pagegen_add(&pg, t + 1, rec,
+						rec_cookie(rec, pids[i], us.cookie)), 0);
+		td_pagegen_finish(&pg, false, 0);
+		assert_true(td_pipeline_page(pl, 0, page, sizeof(page)) >= 2);
+		td_pagegen_start(&pg, page, sizeof(page), t + 2);
+		assert_int_equal(td_pagegen_add(&pg, t + 2, rec,
+						td_rec_ustack(rec, sizeof(rec), ID_UNWIND_STACK,
+							      pids[i], &us)), 0);
+		td_pagegen_finish(&pg, false, 0);
+		assert_int_equal(td_pipeline_page(pl, 1, page, sizeof(page)), 1);
+		td_pipeline_flush(pl);
+	}
+	assert_int_equal(u.calls, 8);
+	for (i = 0; i < 8; i++) {
+		assert_int_equal(u.pid[i], pids[i]);
+		assert_int_not_equal(u.uid[i], 0);
+		/* File 7 unknown, then known: its path once described. */
+		assert_string_equal(u.object[i], i < 6 ? "" : "/opt/worker");
+	}
+	/* One process's stack is found again for it; three processes, three stacks. */
+	assert_int_equal(u.uid[3], u.uid[0]);
+	assert_int_equal(u.uid[4], u.uid[1]);
+	assert_int_equal(u.uid[5], u.uid[2]);
+	assert_int_not_equal(u.uid[0], u.uid[1]);
+	assert_int_not_equal(u.uid[1], u.uid[2]);
+	assert_int_not_equal(u.uid[0], u.uid[2]);
+	td_pipeline_get_stats(pl, &st);
+	/* Named: once per process, then again for the two after the file record. */
+	assert_int_equal(st.stacks_named, 3 + 2);
+	assert_int_equal(st.stacks_reused, 3);
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
 /* The library's sinks: the folded table, pprof and a JSON writer on a stream. */
 static void test_library_sinks(void **state)
 {
@@ -971,6 +1071,7 @@ int main(void)
 		cmocka_unit_test(test_live_files_no_maps),
 		cmocka_unit_test(test_library_sinks),
 		cmocka_unit_test(test_named_once),
+		cmocka_unit_test(test_shared_user_stacks),
 		cmocka_unit_test(test_settle_after_held),
 		cmocka_unit_test(test_feeds_agree),
 		cmocka_unit_test(test_bad_config),

@@ -207,7 +207,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct td_parser *p;
 	uint64_t ts0, last[FUZZ_NR_CPUS] = { 0 }, now;
 	size_t nr_pages, i, n;
-	bool old;
 	int cpu;
 
 	if (size < 8)
@@ -217,9 +216,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	td_json_writer_reset(full);
 	memcpy(&ts0, data, 8);
 	ts0 = le64toh(ts0);
-	old = ts0 & FUZZ_OLD_LAYOUT;
-
-	tep = fuzz_tep(old);
+	tep = fuzz_tep(fuzz_page_layout(ts0));
 	r.ft = td_filetab_new(64);
 	r.fo = td_folded_new();
 	st = td_stitch_new(&stitch_cfg, emit, &r);
@@ -242,7 +239,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(page, 0, sizeof(page));
 		memcpy(page, data + i * FUZZ_PAGE_SIZE, n);
 		if (!i) {
-			uint64_t t = htole64(ts0 & ~FUZZ_OLD_LAYOUT);
+			uint64_t t = htole64(ts0 & ~FUZZ_LAYOUT_BITS);
 
 			memcpy(page, &t, 8);
 		}

@@ -34,7 +34,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 #define COMMON_SIZE	8
 #define MAX_RECORDS	64
 
-static struct tep_handle *tep_new, *tep_old;
+static struct tep_handle *teps[FUZZ_NR_LAYOUTS];
 static uint8_t *guard;
 static size_t page_size;
 static bool verbose;
@@ -50,10 +50,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	setenv("TRACE_DEFER_PLUGIN_SYMS", "0", 1);
 	/* FUZZ_VERBOSE=1: print the lines (to check seeds). */
 	verbose = getenv("FUZZ_VERBOSE");
-	tep_new = fuzz_tep(false);
-	tep_old = fuzz_tep(true);
-	if (!tep_new || !tep_old)
-		abort();
+	for (int i = 0; i < FUZZ_NR_LAYOUTS; i++)
+		if (!(teps[i] = fuzz_tep(i)))
+			abort();
 	return 0;
 }
 
@@ -110,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return -1;
-	tep = data[0] & FUZZ_PLUGIN_OLD ? tep_old : tep_new;
+	tep = teps[fuzz_plugin_layout(data[0])];
 	if (tep_plugin_loader(tep))
 		abort();
 	while (off + 3 <= size && nr < MAX_RECORDS) {

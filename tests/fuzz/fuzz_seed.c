@@ -190,12 +190,21 @@ static const uint8_t bid_a[20] = { 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x1
 static const uint8_t bid_b[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6,
 				   7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
 
-/* A program in a PIE (id 1) calling a library (id 2), the vDSO and a JIT frame. */
-static unsigned int rec_unwind_files(uint8_t *r, unsigned int size, int pid, uint64_t cookie,
-				     unsigned int depth)
+/*
+ * A program in a PIE (id 1) calling a library (id 2), the vDSO and a JIT
+ * frame; in the current layout (@full) with its process, @dropped outer
+ * frames left out, and @flags.
+ */
+static unsigned int rec_unwind_layout(uint8_t *r, unsigned int size, int pid, uint64_t cookie,
+				      unsigned int depth, bool full, uint16_t dropped,
+				      uint16_t flags)
 {
 	static const uint64_t bases[] = { 0x555555554000ULL, 0x7ffff7dd0000ULL };
 	static const uint32_t ids[] = { 1, 2 };
+	struct td_rec_ustack us = {
+		.cookie = cookie, .bases = bases, .ids = ids, .nr_files = 2, .tgid_layout = full,
+		.tgid = full ? pid : 0, .dropped = full ? dropped : 0, .flags = full ? flags : 0,
+	};
 	uint64_t ips[64];
 	uint8_t ff[64];
 	unsigned int i;
@@ -222,8 +231,16 @@ static unsigned int rec_unwind_files(uint8_t *r, unsigned int size, int pid, uin
 			break;
 		}
 	}
-	return td_rec_unwind_stack(r, size, ID_UNWIND_STACK, pid, cookie, ips, depth, bases, ids,
-				   2, ff);
+	us.ips = ips;
+	us.nr = depth;
+	us.frame_files = ff;
+	return td_rec_ustack(r, size, ID_UNWIND_STACK, pid, &us);
+}
+
+static unsigned int rec_unwind_files(uint8_t *r, unsigned int size, int pid, uint64_t cookie,
+				     unsigned int depth)
+{
+	return rec_unwind_layout(r, size, pid, cookie, depth, false, 0, 0);
 }
 
 /* ---- pages ---- */
@@ -260,7 +277,8 @@ static void add(struct gen *g, unsigned int page, const void *rec, unsigned int 
 	}
 }
 
-static void gen_write(struct gen *g, unsigned int nr_pages, bool old, const char *name)
+static void gen_write(struct gen *g, unsigned int nr_pages, enum fuzz_layout layout,
+		      const char *name)
 {
 	unsigned int i;
 
@@ -270,11 +288,12 @@ static void gen_write(struct gen *g, unsigned int nr_pages, bool old, const char
 		if (!g->finished[i])
 			finish(g, i, i % 2, 0);
 	}
-	if (old) {
+	if (layout != FUZZ_LAYOUT_FILES) {
 		uint64_t t;
 
 		memcpy(&t, g->pages[0], 8);
-		put64(g->pages[0], le64toh(t) | FUZZ_OLD_LAYOUT);
+		put64(g->pages[0], le64toh(t) | (layout == FUZZ_LAYOUT_OLD ? FUZZ_OLD_LAYOUT :
+								   FUZZ_FULL_LAYOUT));
 	}
 	write_file(page_dir, name, g->pages, (size_t)nr_pages * PG);
 }
@@ -317,7 +336,7 @@ static void synth_pages(void)
 		add(&g, 0, r, rec_unwind_files(r, sizeof(r), 4242, cookie_of(0, i), 6 + i));
 	}
 	add(&g, 1, r, rec_switch(r, 0, "swapper/1", 4243, "fx_fid_a"));
-	gen_write(&g, 2, false, "synth-files-one-cpu");
+	gen_write(&g, 2, FUZZ_LAYOUT_FILES, "synth-files-one-cpu");
 
 	/* The stack on the other CPU (migrated), shared by two events, before them. */
 	gen_start(&g, 2, 2000000);
@@ -328,7 +347,21 @@ static void synth_pages(void)
 	add(&g, 0, r, rec_exec(r, 4300, "/usr/bin/\xe2\x82\xac\"odd\\\x01name"));
 	event_with_cookie(&g, 0, 4300, cookie_of(0, 2), true);
 	add(&g, 1, r, rec_unwind_files(r, sizeof(r), 4300, cookie_of(0, 2), 3));
-	gen_write(&g, 2, false, "synth-files-cross-cpu");
+	gen_write(&g, 2, FUZZ_LAYOUT_FILES, "synth-files-cross-cpu");
+
+	/*
+	 * The current layout: each stack with its process, the same stack
+	 * again (records of one stack share a decoded copy) in two processes,
+	 * outer frames cut, and an empty stack.
+	 */
+	gen_start(&g, 2, 2500000);
+	files(&g, 0);
+	for (i = 0; i < 6; i++) {
+		event_with_cookie(&g, 0, 5500 + i % 2, cookie_of(0, 40 + i), true);
+		add(&g, 1, r, rec_unwind_layout(r, sizeof(r), 5500 + i % 2, cookie_of(0, 40 + i),
+						i < 5 ? 9 : 0, true, i == 4 ? 3 : 0, i == 4));
+	}
+	gen_write(&g, 2, FUZZ_LAYOUT_FULL, "synth-full-layout");
 
 	/* Old layout: no file identity, no file records. */
 	gen_start(&g, 2, 3000000);
@@ -337,7 +370,7 @@ static void synth_pages(void)
 		add(&g, (i + 1) % 2, r, rec_unwind_old(r, 5000 + i, cookie_of(i % 2, i), ips,
 						       i % 5));
 	}
-	gen_write(&g, 2, true, "synth-old-layout");
+	gen_write(&g, 2, FUZZ_LAYOUT_OLD, "synth-old-layout");
 
 	/* In-place stacks (fallback mode). */
 	gen_start(&g, 1, 4000000);
@@ -346,7 +379,7 @@ static void synth_pages(void)
 		add(&g, 0, r, rec_kstack(r, 6000 + i % 3, 8));
 		add(&g, 0, r, rec_ustack_inplace(r, 6000 + i % 3, i % 9));
 	}
-	gen_write(&g, 1, false, "synth-inplace");
+	gen_write(&g, 1, FUZZ_LAYOUT_FILES, "synth-inplace");
 
 	/* Lies: unknown id, bad indexes, id reused for another file, id 0, no build-id. */
 	gen_start(&g, 2, 5000000);
@@ -379,7 +412,7 @@ static void synth_pages(void)
 	/* A cookie whose stack never comes, a stack nobody asked for. */
 	event_with_cookie(&g, 0, 7003, cookie_of(0, 6), false);
 	add(&g, 1, r, rec_unwind_files(r, sizeof(r), 7004, cookie_of(0, 7), 2));
-	gen_write(&g, 2, false, "synth-files-lies");
+	gen_write(&g, 2, FUZZ_LAYOUT_FILES, "synth-files-lies");
 
 	/* Deep stacks (long records), time extends and stamps, a discarded event, lost events. */
 	gen_start(&g, 2, 6000000);
@@ -395,7 +428,7 @@ static void synth_pages(void)
 	add(&g, 1, r, rec_unwind_files(r, sizeof(r), 8001, cookie_of(0, 10), 40));
 	finish(&g, 0, true, 17);
 	finish(&g, 1, false, -1);
-	gen_write(&g, 2, false, "synth-deep-extends-lost");
+	gen_write(&g, 2, FUZZ_LAYOUT_FILES, "synth-deep-extends-lost");
 
 	/* The real 6.18 sub-buffer of the unit tests (old layout, in-place stacks). */
 	memset(g.pages, 0, sizeof(g.pages));
@@ -414,6 +447,12 @@ static void pin_start(struct pin *p, uint8_t flags)
 {
 	p->buf[0] = flags;
 	p->len = 1;
+}
+
+static uint8_t pin_flags(enum fuzz_layout layout)
+{
+	return layout == FUZZ_LAYOUT_OLD ? FUZZ_PLUGIN_OLD :
+	       layout == FUZZ_LAYOUT_FULL ? FUZZ_PLUGIN_FULL : 0;
 }
 
 static void pin_add(struct pin *p, unsigned int kind, const void *rec, unsigned int len)
@@ -440,6 +479,16 @@ static void synth_plugin(void)
 	pin_add(&p, FUZZ_REC_COOKIE, r, rec_cookie(r, 4242, cookie_of(1, 7)));
 	pin_add(&p, FUZZ_REC_STACK, r, rec_unwind_files(r, sizeof(r), 4242, cookie_of(1, 7), 7));
 	write_file(plugin_dir, "synth-files", p.buf, p.len);
+
+	pin_start(&p, FUZZ_PLUGIN_FULL);
+	pin_add(&p, FUZZ_REC_FILE, r, td_rec_unwind_file(r, sizeof(r), ID_UNWIND_FILE, 0, 1, bid_a,
+							 20, "/usr/bin/fx_fid_a"));
+	pin_add(&p, FUZZ_REC_COOKIE, r, rec_cookie(r, 4243, cookie_of(1, 8)));
+	pin_add(&p, FUZZ_REC_STACK, r, rec_unwind_layout(r, sizeof(r), 4243, cookie_of(1, 8), 7,
+							 true, 2, 1));
+	pin_add(&p, FUZZ_REC_STACK, r, rec_unwind_layout(r, sizeof(r), 4243, cookie_of(1, 9), 0,
+							 true, 0, 0));
+	write_file(plugin_dir, "synth-full-layout", p.buf, p.len);
 
 	pin_start(&p, 0);
 	pin_add(&p, FUZZ_REC_FILE, r, td_rec_unwind_file(r, sizeof(r), ID_UNWIND_FILE, 0, 1, bid_a,
@@ -506,7 +555,7 @@ struct packer {
 	unsigned int seeds;
 	unsigned int plugin_seeds;
 	struct pin pin;
-	bool old;
+	enum fuzz_layout layout;
 	const char *src;
 };
 
@@ -520,7 +569,7 @@ static void packer_flush(struct packer *k, bool force)
 		any |= k->has_unwind[c];
 	if ((any || force || !k->seeds) && k->seeds < MAX_SEEDS) {
 		snprintf(name, sizeof(name), "real-%s-%u", k->src, k->seeds++);
-		gen_write(&k->g, FUZZ_NR_CPUS, k->old, name);
+		gen_write(&k->g, FUZZ_NR_CPUS, k->layout, name);
 	}
 	gen_start(&k->g, FUZZ_NR_CPUS, k->g.ts);
 	memset(k->has_unwind, 0, sizeof(k->has_unwind));
@@ -534,7 +583,7 @@ static void pin_flush(struct packer *k)
 		snprintf(name, sizeof(name), "real-%s-%u", k->src, k->plugin_seeds++);
 		write_file(plugin_dir, name, k->pin.buf, k->pin.len);
 	}
-	pin_start(&k->pin, k->old ? FUZZ_PLUGIN_OLD : 0);
+	pin_start(&k->pin, pin_flags(k->layout));
 }
 
 static void pack(struct packer *k, int cpu, uint64_t ts, uint8_t *data, unsigned int size)
@@ -586,10 +635,12 @@ static int from_dat(const char *path)
 	}
 	ev = tep_find_event_by_name(tep, "ftrace", "user_unwind_stack");
 	memset(&k, 0, sizeof(k));
-	k.old = ev && !tep_find_field(ev, "frame_files");
+	k.layout = !ev ? FUZZ_LAYOUT_FILES :
+		   !tep_find_field(ev, "frame_files") ? FUZZ_LAYOUT_OLD :
+		   tep_find_field(ev, "tgid") ? FUZZ_LAYOUT_FULL : FUZZ_LAYOUT_FILES;
 	k.src = base(path);
 	gen_start(&k.g, FUZZ_NR_CPUS, tracecmd_get_first_ts(in));
-	pin_start(&k.pin, k.old ? FUZZ_PLUGIN_OLD : 0);
+	pin_start(&k.pin, pin_flags(k.layout));
 
 	nr_cpus = tep_get_cpus(tep);
 	next = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*next));

@@ -54,6 +54,12 @@ struct td_kstacks {
 	struct htab tab;
 	struct kblock *recent[RECENT];
 	unsigned int max;
+	/*
+	 * The frames the table holds, and their bound: user stacks may be
+	 * hundreds of frames deep, and the table keeps each one it met (with
+	 * its decoded files) until it starts again.
+	 */
+	uint64_t frames, max_frames;
 	uint64_t *buf;		/* the IPs looked up, in host order */
 	unsigned int cap;
 	uint8_t *fkey;		/* the file identity bytes looked up */
@@ -79,6 +85,7 @@ struct td_kstacks *td_kstacks_new(unsigned int max_stacks)
 	if (!ks)
 		return NULL;
 	ks->max = max_stacks ? max_stacks : 4096;
+	ks->max_frames = (uint64_t)ks->max * TD_KSTACKS_FRAMES_PER_STACK;
 	if (htab_init(&ks->tab)) {
 		free(ks);
 		return NULL;
@@ -198,10 +205,11 @@ static struct kblock *intern(struct td_kstacks *ks, const struct kkey *k)
 		b = new_block(ks->buf, k);
 		if (!b)
 			return NULL;
-		if (ks->tab.nr >= ks->max) {
+		if (ks->tab.nr >= ks->max || ks->frames + k->nr > ks->max_frames) {
 			/* Full: start again; holders keep the stacks they hold. */
 			htab_destroy(&ks->tab, put_node);
 			memset(ks->recent, 0, sizeof(ks->recent));
+			ks->frames = 0;
 			ks->st.resets++;
 			if (htab_init(&ks->tab)) {
 				free(b);
@@ -210,6 +218,7 @@ static struct kblock *intern(struct td_kstacks *ks, const struct kkey *k)
 		}
 		b->refs = 1;
 		htab_add(&ks->tab, &b->node, hash);
+		ks->frames += k->nr;
 		ks->st.stacks++;
 	}
 	ks->recent[recent_slot(k->le, k->nr)] = b;

@@ -45,6 +45,12 @@ static inline bool td_kstack_is_shared(const struct td_event *ev)
 
 struct td_kstacks;
 
+/*
+ * At most @max_stacks stacks (0: 4096) and TD_KSTACKS_FRAMES_PER_STACK
+ * frames per stack on average in the table: it starts again when either
+ * would be exceeded.
+ */
+#define TD_KSTACKS_FRAMES_PER_STACK	32
 struct td_kstacks *td_kstacks_new(unsigned int max_stacks);
 /* Drops the table's references; stacks still held by events live on. */
 void td_kstacks_free(struct td_kstacks *ks);

@@ -4,7 +4,8 @@
  * one copy, different ones do not, an event freed before or after the
  * table leaves the others' stacks intact (ASan and LeakSanitizer in the
  * unit-asan build check the counting), a full table starts again without
- * touching stacks events hold, an empty stack is no stack; a block's
+ * touching stacks events hold (and so does one holding too many frames),
+ * an empty stack is no stack; a block's
  * slot gives back what was set only under the tag it was set with; the
  * blocks met last are found again without the table, and never once the
  * table has let them go. User stacks: one block per stack record bytes
@@ -93,6 +94,35 @@ static void test_full_table(void **state)
 	for (int i = 0; i < 10; i++) {
 		assert_int_equal(ev[i]->kstack.ips[0], 0xffffffff81000000ULL + i);
 		td_event_free(ev[i]);
+	}
+	td_kstacks_free(ks);
+}
+
+/* Deep stacks: the table starts again at its frame bound, before its stack bound. */
+static void test_frame_bound(void **state)
+{
+	enum { DEEP = 3 * TD_KSTACKS_FRAMES_PER_STACK };
+	struct td_kstacks *ks = td_kstacks_new(4);
+	struct td_ustack *us[4];
+	struct td_kstacks_stats st;
+	static uint8_t le[DEEP * 8];
+	unsigned int bad;
+
+	(void)state;
+	assert_non_null(ks);
+	for (int i = 0; i < 4; i++) {
+		for (int f = 0; f < DEEP; f++)
+			td_put_le64(le + 8 * f, 0x401000 + 16 * f + i);
+		us[i] = td_ustack_new();
+		assert_int_equal(td_ustacks_get(ks, us[i], le, DEEP, NULL, &bad), 0);
+	}
+	td_kstacks_get_stats(ks, &st);
+	/* 4 stacks may be held, 4 * 32 frames: one of 96 frames fits, a second not. */
+	assert_int_equal(st.stacks, 4);
+	assert_int_equal(st.resets, 3);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(us[i]->ips.ips[DEEP - 1], 0x401000 + 16 * (DEEP - 1) + i);
+		td_ustack_free(us[i]);
 	}
 	td_kstacks_free(ks);
 }
@@ -368,6 +398,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shared),
 		cmocka_unit_test(test_full_table),
+		cmocka_unit_test(test_frame_bound),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_slot),
 		cmocka_unit_test(test_recent),

@@ -55,9 +55,10 @@ int td_ips_copy(struct td_ips *dst, const uint64_t *ips, unsigned int nr)
 
 /*
  * Storage allocated with the record, right after it: used only while the
- * pointer still points there (the owner may have replaced it).
+ * pointer still points there (the owner may have replaced it). Flags 0x2,
+ * 0x4 and 0x10 are kstack.h's (TD_ALLOC_KSTACK_*, TD_ALLOC_USTACK_SHARED).
  */
-#define TD_ALLOC_INLINE	0x1	/* (0x2, 0x4: TD_ALLOC_KSTACK_*; 0x10: TD_ALLOC_USTACK_SHARED, kstack.h) */
+#define TD_ALLOC_INLINE	0x1
 #define TD_ALLOC_BLOCK	0x8	/* from block_alloc(): its size is the class of its length */
 
 static inline void *inline_area(void *rec, size_t rec_size)

@@ -189,25 +189,57 @@ static uint64_t user_stamp(struct td_pipeline *pl, const struct td_memo_key *key
 }
 
 /*
+ * A shared user stack's slots: the first for frames named for any process,
+ * the others for frames named for one (a forked server's workers share
+ * their layout; their stacks are the same bytes).
+ */
+#define ANY_PROCESS_WAY	0
+
+static unsigned int process_way(int pid)
+{
+	return 1 + (unsigned int)pid % (TD_STACK_SLOTS - 1);
+}
+
+/* @key's frames, kept in the memo, found in a shared stack's slots or hashed. */
+static const struct td_memo_stack *find_named(struct td_pipeline *pl, const uint64_t *shared,
+					      const struct td_memo_key *key, unsigned int way)
+{
+	uint64_t epoch = td_memo_epoch(pl->memo);
+	const struct td_memo_stack *found;
+
+	if (shared && (found = td_stack_slot_get(shared, epoch, way)) &&
+	    td_memo_stack_is(found, key))
+		return found;
+	found = td_memo_find(pl->memo, key);
+	if (found && shared)
+		td_stack_slot_set(shared, epoch, way, found);
+	return found;
+}
+
+/*
  * The user frames of @uips, named now or found named before. From the
  * stack record's file identity when it has some; /proc is read then only
  * for a file found nowhere else, through the root of @pid (0: never).
  * Otherwise through the maps of @pid, if live (frame 0 is where the task
  * was; the others are return addresses). A stack named through maps is
  * kept only if every frame was found in maps that did not change while it
- * was named: a miss re-reads them later, and must still be able to. A kept
- * stack with a recorded file found nowhere is looked for again (through
- * the root of its process) only once it is named again: a new file record,
- * a file found for another stack, or another process.
+ * was named: a miss re-reads them later, and must still be able to.
+ * A stack named from file identity whose files were all found without the
+ * process's root is kept for any process (one id for every worker of a
+ * forked server); one with a recorded file found nowhere is kept for its
+ * process, and looked for again (through the root of its process) only
+ * once it is named again: a new file record, a file found for another
+ * stack, or another process.
  */
 static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const struct td_ustack *us,
 					       const struct td_ips *uips, unsigned int nr, int pid,
 					       struct td_memo_stack *own)
 {
 	struct td_memo_key key = { .ips = uips->ips, .nr = nr, .pid = pid };
+	const uint64_t *shared = NULL;
 	const struct td_memo_stack *found;
 	struct td_frame *f = pl->uframes;
-	bool keep = true, shared;
+	bool keep = true, own_process = false;
 	uint64_t before;
 
 	if (us && us->files && uips == &us->ips) {
@@ -221,25 +253,27 @@ static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const str
 	}
 	key.stamp = before = user_stamp(pl, &key);
 	/* A shared stack's block remembers what it was named last: no hash then. */
-	shared = pl->memo && us && uips == &us->ips && td_ustack_is_shared(us);
-	if (shared && (found = td_stack_slot_get(uips->ips, td_memo_epoch(pl->memo), pid)) &&
-	    td_memo_stack_is(found, &key)) {
-		pl->st.stacks_reused++;
-		return found;
+	if (pl->memo && us && uips == &us->ips && td_ustack_is_shared(us))
+		shared = uips->ips;
+	if (pl->memo && key.kind == TD_MEMO_UFILES) {
+		/* Named for any process, else for this one (-1: for none). */
+		key.pid = 0;
+		found = find_named(pl, shared, &key, ANY_PROCESS_WAY);
+		key.pid = pid > 0 ? pid : -1;
+		if (found)
+			goto reused;
 	}
-	if (pl->memo && (found = td_memo_find(pl->memo, &key))) {
-		pl->st.stacks_reused++;
-		if (shared)
-			td_stack_slot_set(uips->ips, td_memo_epoch(pl->memo), pid, found);
-		return found;
-	}
+	if (pl->memo && (found = find_named(pl, shared, &key,
+					    key.pid ? process_way(key.pid) : ANY_PROCESS_WAY)))
+		goto reused;
 	pl->st.stacks_named++;
 	*own = (struct td_memo_stack){ .frames = f, .nr = nr };
 	for (unsigned int i = 0; i < nr; i++, f++) {
 		switch (key.kind) {
 		case TD_MEMO_UFILES:
-			td_sym_ufile_pid(pl->sym, pl->files, &us->files[i], pid, uips->ips[i],
-					 i > 0, f);
+			if (td_sym_ufile_pid(pl->sym, pl->files, &us->files[i], pid, uips->ips[i],
+					     i > 0, f))
+				own_process = true;
 			if (f->file_kind == TD_FILE_IN && !f->object)
 				own->fileid_unknown++;
 			else if (f->file_kind == TD_FILE_IN && f->symbol)
@@ -258,9 +292,15 @@ static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const str
 	key.stamp = user_stamp(pl, &key);
 	if (key.kind == TD_MEMO_UMAPS && key.stamp != before)
 		keep = false;
+	if (key.kind == TD_MEMO_UFILES)
+		key.pid = own_process ? (pid > 0 ? pid : -1) : 0;
 	found = keep_named(pl, &key, keep, own);
 	if (shared && found != own)
-		td_stack_slot_set(uips->ips, td_memo_epoch(pl->memo), pid, found);
+		td_stack_slot_set(shared, td_memo_epoch(pl->memo),
+				  key.pid ? process_way(key.pid) : ANY_PROCESS_WAY, found);
+	return found;
+reused:
+	pl->st.stacks_reused++;
 	return found;
 }
 

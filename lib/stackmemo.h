@@ -37,7 +37,12 @@ enum td_memo_kind {
 
 struct td_memo_key {
 	enum td_memo_kind kind;
-	int pid;				/* 0 for kernel and raw stacks */
+	/*
+	 * The process whose maps or root named it; 0: any (kernel and raw
+	 * stacks, user stacks whose files were found without a root), -1:
+	 * none (its process gone, a file found nowhere).
+	 */
+	int pid;
 	uint64_t stamp;
 	const uint64_t *ips;
 	const struct td_ufile *files;		/* TD_MEMO_UFILES: one per IP, else NULL */

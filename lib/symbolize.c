@@ -819,8 +819,8 @@ void td_sym_ufile(struct td_symbolizer *sym, struct td_filetab *ft, const struct
 	td_sym_ufile_pid(sym, ft, uf, 0, addr, return_addr, out);
 }
 
-void td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const struct td_ufile *uf,
-		      int pid, uint64_t addr, bool return_addr, struct td_frame *out)
+int td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const struct td_ufile *uf,
+		     int pid, uint64_t addr, bool return_addr, struct td_frame *out)
 {
 	struct td_file *f;
 
@@ -833,21 +833,19 @@ void td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const st
 		if (!f) {
 			if (sym)
 				sym->stats.fileid_unknown++;
-			return;
+			return 0;
 		}
-		if (sym) {
-			td_sym_file_id_pid(sym, f, pid, addr, uf->offset, return_addr, out);
-			return;
-		}
+		if (sym)
+			return td_sym_file_id_pid(sym, f, pid, addr, uf->offset, return_addr, out);
 		/* Not symbolizing: what the record says, for naming elsewhere. */
 		out->object = f->path;
 		out->build_id = f->build_id_hex;
-		return;
+		return 0;
 	case TD_FILE_VDSO:
 		out->object = "[vdso]";
-		return;
+		return 0;
 	default:
-		return;
+		return 0;
 	}
 }
 

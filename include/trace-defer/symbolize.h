@@ -187,8 +187,14 @@ void td_sym_ufile(struct td_symbolizer *sym, struct td_filetab *ft, const struct
  */
 int td_sym_file_id_pid(struct td_symbolizer *sym, struct td_file *file, int pid, uint64_t addr,
 		       uint64_t file_offset, bool return_addr, struct td_frame *out);
-void td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const struct td_ufile *uf,
-		      int pid, uint64_t addr, bool return_addr, struct td_frame *out);
+/*
+ * td_sym_ufile_pid() returns 0 when the frame came out as it would for any
+ * process (its file found without @pid's root, or nothing to find), and
+ * -ENOENT when its recorded file was found nowhere, not through @pid's
+ * root either: another process's root may still find it.
+ */
+int td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const struct td_ufile *uf,
+		     int pid, uint64_t addr, bool return_addr, struct td_frame *out);
 
 /* The process exited or exec'ed: drop its cached maps. */
 void td_sym_forget(struct td_symbolizer *sym, int pid);

@@ -90,7 +90,7 @@ $(FX)/fx_fid_b: $(FX_SRC)/fx_prog.c $(FX)/libfx.so
 
 # Order-only: the fixtures must exist, but are not linked into the test.
 $(BUILD)/tests/test_symbolize: | $(FIXTURES)
-# test_plugin names frames of fx_fid_a from file identity.
-$(BUILD)/tests/test_plugin: | $(FIXTURES)
+# test_plugin and test_pipeline name frames of fx_fid_a from file identity.
+$(BUILD)/tests/test_plugin $(BUILD)/tests/test_pipeline: | $(FIXTURES)
 # test_report_files runs trace-defer report on a trace.dat naming fx_fid_a.
 $(BUILD)/tests/test_report_files: | $(DAEMON) $(FIXTURES)

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,6 +32,7 @@
 #include <trace-defer/pagegen.h>
 #include <trace-defer/pipeline.h>
 #include <trace-defer/pprof.h>
+#include "fx-offset.h"
 
 #include "parse-records.h"
 
@@ -897,100 +899,137 @@ static void test_named_once(void **state)
 
 
 /* What a sink saw of each user stack: its id and first frame's object. */
+#define SEEN_MAX	12
+
 struct ustack_seen {
 	int calls;
-	uint64_t uid[8];
-	int pid[8];
-	char object[8][64];
+	uint64_t uid[SEEN_MAX];
+	int pid[SEEN_MAX];
+	char object[SEEN_MAX][PATH_MAX];
+	bool named[SEEN_MAX];		/* frame 0 has a symbol */
 };
 
 static int ustack_seen_write(void *priv, const struct td_resolved *r)
 {
 	struct ustack_seen *u = priv;
 
-	if (!r->nr_uframes || u->calls >= 8)
+	if (!r->nr_uframes || u->calls >= SEEN_MAX)
 		return 0;
 	u->uid[u->calls] = r->ustack_id;
 	u->pid[u->calls] = r->ev->pid;
 	snprintf(u->object[u->calls], sizeof(u->object[0]), "%s",
 		 r->uframes[0].object ? r->uframes[0].object : "");
+	u->named[u->calls] = r->uframes[0].symbol != NULL;
 	u->calls++;
 	return 0;
 }
 
 static const struct td_sink_ops ustack_seen_ops = { .name = "ustack", .write = ustack_seen_write };
 
+/* A fixture never run, named from file identity alone (tests/unit/rules.mk). */
+static void fixture_path(char *path, const char *name)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	assert_true(n > 0);
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	assert_true(snprintf(path, PATH_MAX, "%s/../fixtures/%s", exe, name) < PATH_MAX);
+	assert_int_equal(access(path, R_OK), 0);
+}
+
 /*
  * The same stack record bytes in three processes (a forked server's
- * workers share their layout) share one decoded stack: each process gets
- * its own named frames, found again for it, never another's; a file
- * record that comes later names the frames again, for every process.
+ * workers share their layout) share one decoded stack. Frames that come
+ * out the same for every process (a file id no record described yet, or a
+ * file found at its path) are named once, with one id for all; frames
+ * with a recorded file found nowhere are named per process (its root may
+ * have it), found again for it, never handed to another. A file record
+ * that comes later names the frames again, for every process.
  */
 static void test_shared_user_stacks(void **state)
 {
 	static const uint8_t ff[] = { 0, 0 };
 	static const uint64_t bases[] = { 0x400000 };
-	static const uint32_t ids[] = { 7 };
+	static const uint8_t bid_a[20] = { [0 ... 19] = 0x11 };	/* fx_fid_a's */
+	static const uint32_t nowhere[] = { 7 }, found[] = { 8 };
 	static uint8_t page[TD_PAGE_SIZE];
-	static const int pids[] = { 100, 101, 102, 100, 101, 102, 100, 101 };
 	struct tep_handle *tep = make_tep_of(fmt_unwind_stack_full);
 	struct td_pipeline_config cfg = { .nr_cpus = 2, .symbolize = true };
 	struct ustack_seen u = { 0 };
 	struct td_pipeline_stats st;
+	char fx[PATH_MAX];
 	struct td_pipeline *pl;
 	struct td_pagegen pg;
+	uint64_t ips[2];
 	uint8_t rec[512];
 	int i;
 
 	(void)state;
+	fixture_path(fx, "fx_fid_a");
+	ips[0] = bases[0] + fx_func_offset(fx, "fx_alpha") + 1;
+	ips[1] = bases[0] + fx_func_offset(fx, "fx_beta") + 3;
 	pl = td_pipeline_new(tep, &cfg);
 	assert_non_null(pl);
 	assert_int_equal(td_pipeline_add_sink(pl, &ustack_seen_ops, &u), 0);
-	for (i = 0; i < 8; i++) {
+	assert_int_equal(td_filetab_add(td_pipeline_filetab(pl), 8, bid_a, sizeof(bid_a), fx,
+					strlen(fx)), 0);
+	for (i = 0; i < SEEN_MAX; i++) {
+		int pid = 100 + i % 3;
 		struct td_rec_ustack us = {
-			.cookie = 0x100000001ULL + i, .ips = uips, .nr = 2, .bases = bases,
-			.ids = ids, .nr_files = 1, .frame_files = ff, .tgid_layout = true,
-			.tgid = pids[i],
+			.cookie = 0x100000001ULL + i, .ips = ips, .nr = 2, .bases = bases,
+			.ids = i < 9 ? nowhere : found, .nr_files = 1, .frame_files = ff,
+			.tgid_layout = true, .tgid = pid,
 		};
 		uint64_t t = 1000 + 1000 * i;
 
-		if (i == 6)	/* file 7 described from now on */
+		if (i == 3)	/* file 7 described from now on: a path found nowhere */
 			assert_int_equal(td_filetab_add(td_pipeline_filetab(pl), 7, NULL, 0,
 							"/opt/worker", 11), 0);
 		td_pagegen_start(&pg, page, sizeof(page), t);
 		assert_int_equal(td_pagegen_add(&pg, t, rec,
-						rec_switch(rec, "worker", pids[i], "swapper/0", 0)),
+						rec_switch(rec, "worker", pid, "swapper/0", 0)),
 				 0);
-		assert_int_equal(td_pagegen_add(&pg, t + 1, rec,
-						rec_cookie(rec, pids[i], us.cookie)), 0);
+		assert_int_equal(td_pagegen_add(&pg, t + 1, rec, rec_cookie(rec, pid, us.cookie)),
+				 0);
 		td_pagegen_finish(&pg, false, 0);
 		assert_true(td_pipeline_page(pl, 0, page, sizeof(page)) >= 2);
 		td_pagegen_start(&pg, page, sizeof(page), t + 2);
 		assert_int_equal(td_pagegen_add(&pg, t + 2, rec,
-						td_rec_ustack(rec, sizeof(rec), ID_UNWIND_STACK,
-							      pids[i], &us)), 0);
+						td_rec_ustack(rec, sizeof(rec), ID_UNWIND_STACK, pid,
+							      &us)), 0);
 		td_pagegen_finish(&pg, false, 0);
 		assert_int_equal(td_pipeline_page(pl, 1, page, sizeof(page)), 1);
 		td_pipeline_flush(pl);
 	}
-	assert_int_equal(u.calls, 8);
-	for (i = 0; i < 8; i++) {
-		assert_int_equal(u.pid[i], pids[i]);
+	assert_int_equal(u.calls, SEEN_MAX);
+	for (i = 0; i < SEEN_MAX; i++) {
+		assert_int_equal(u.pid[i], 100 + i % 3);
 		assert_int_not_equal(u.uid[i], 0);
-		/* File 7 unknown, then known: its path once described. */
-		assert_string_equal(u.object[i], i < 6 ? "" : "/opt/worker");
+		/* File 7 unknown, then known by its path; file 8 found and named. */
+		assert_string_equal(u.object[i], i < 3 ? "" : i < 9 ? "/opt/worker" : fx);
+		assert_int_equal(u.named[i], i >= 9);
 	}
-	/* One process's stack is found again for it; three processes, three stacks. */
-	assert_int_equal(u.uid[3], u.uid[0]);
-	assert_int_equal(u.uid[4], u.uid[1]);
-	assert_int_equal(u.uid[5], u.uid[2]);
-	assert_int_not_equal(u.uid[0], u.uid[1]);
-	assert_int_not_equal(u.uid[1], u.uid[2]);
-	assert_int_not_equal(u.uid[0], u.uid[2]);
+	/* An unknown file id: the same frames for every process, one id. */
+	assert_int_equal(u.uid[1], u.uid[0]);
+	assert_int_equal(u.uid[2], u.uid[0]);
+	/* A file found nowhere: each process's own stack, found again for it. */
+	assert_int_equal(u.uid[6], u.uid[3]);
+	assert_int_equal(u.uid[7], u.uid[4]);
+	assert_int_equal(u.uid[8], u.uid[5]);
+	assert_int_not_equal(u.uid[3], u.uid[4]);
+	assert_int_not_equal(u.uid[4], u.uid[5]);
+	assert_int_not_equal(u.uid[3], u.uid[5]);
+	assert_int_not_equal(u.uid[3], u.uid[0]);
+	/* A file found at its path: one stack for every process. */
+	assert_int_equal(u.uid[10], u.uid[9]);
+	assert_int_equal(u.uid[11], u.uid[9]);
+	assert_int_not_equal(u.uid[9], u.uid[3]);
 	td_pipeline_get_stats(pl, &st);
-	/* Named: once per process, then again for the two after the file record. */
-	assert_int_equal(st.stacks_named, 3 + 2);
-	assert_int_equal(st.stacks_reused, 3);
+	/* Named: once for all, once per process after the record, once for all. */
+	assert_int_equal(st.stacks_named, 1 + 3 + 1);
+	assert_int_equal(st.stacks_reused, 2 + 3 + 2);
 	td_pipeline_free(pl);
 	tep_free(tep);
 }

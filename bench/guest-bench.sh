@@ -12,9 +12,11 @@
 # uncapped ping-pong, LIVE_SECS per reader, LIVE_ROUNDS times over, into
 # $TD_OUT/live/live.jsonl.
 #
-#   guest-bench.sh BUILD_DIR SYSCALL_OPS PINGPONG_OPS DEPTH ROUNDS [LIVE_SECS [LIVE_ROUNDS]]
+#   guest-bench.sh BUILD_DIR SYSCALL_OPS PINGPONG_OPS DEPTH ROUNDS [LIVE_SECS [LIVE_ROUNDS
+#                  [LIVE_WARMUP]]]
 set -u
 build=$1 sys_ops=$2 pp_ops=$3 depth=$4 rounds=${5:-2} live_secs=${6:-0} live_rounds=${7:-1}
+live_warmup=${8:-2}
 rb=$build/bench/rbstat
 lg=$build/bench/loadgen
 out=$TD_OUT/vm-bench.jsonl
@@ -65,7 +67,7 @@ done
 if [ "$live_secs" -gt 0 ]; then
 	BUILD=$build BENCH_SECTIONS=live BENCH_WORK=$TD_OUT/live \
 		BENCH_RESULTS=$TD_OUT/live/results.json BENCH_LIVE_SECS=$live_secs \
-		BENCH_LIVE_RATES=0 BENCH_LIVE_ROUNDS=$live_rounds \
+		BENCH_LIVE_RATES=0 BENCH_LIVE_ROUNDS=$live_rounds BENCH_LIVE_WARMUP=$live_warmup \
 		bash "$(dirname "$0")/run.sh" > "$TD_OUT/live.out" 2>&1
 	echo "guest: live readers: exit $? $(grep -c . "$TD_OUT/live/live.jsonl" 2>/dev/null) steps"
 fi

@@ -278,15 +278,15 @@ def spawn_rows(r, rows, title):
     """Short-lived processes: a figure, not one of issue 11's targets."""
     print("\n%s, short-lived processes (bench/progs/spawn.c, one spawner per CPU, "
           "uncapped, %d s)" % (title, rows[0]["secs"]))
-    w = (8, 11, 11, 8, 10, 9)
-    r.row(("reader", "procs/s", "events/s", "cpu %", "us/event", "overruns"), w)
+    w = (8, 11, 11, 8, 10, 9, 11)
+    r.row(("reader", "procs/s", "events/s", "cpu %", "us/event", "overruns", "start-up"), w)
     res = {"steps": rows}
     for x in rows:
         x["events_per_s"] = x["events"] / x["secs"]
         x["us_per_event"] = 1e6 * x["cpu_s"] / x["events"] if x["events"] else 0
         r.row((x["reader"], x.get("processes_per_s", 0), fmt_rate(x["events_per_s"]),
                "%.1f" % (100.0 * x["cpu_s"] / x["secs"]), "%.2f" % x["us_per_event"],
-               x["overruns"] + x["dropped"]), w)
+               x["overruns"] + x["dropped"], startup(x)), w)
     by = {x["reader"]: x for x in rows}
     p, d = by.get("profiles"), by.get("drain")
     if p and d and d["us_per_event"]:
@@ -297,7 +297,20 @@ def spawn_rows(r, rows, title):
     return res
 
 
-def paired_ratios(rows, rate):
+def startup(x):
+    """A step's warm-up (BENCH_LIVE_WARMUP): its CPU, not in the step's figures."""
+    if not x.get("warmup_secs"):
+        return "-"
+    return "%.0f ms" % (1e3 * x.get("warmup_cpu_s", 0))
+
+
+def with_startup(x):
+    """CPU per event of a step with its warm-up counted in, as if measured from the start."""
+    ev = x["events"] + x.get("warmup_events", 0)
+    return 1e6 * (x["cpu_s"] + x.get("warmup_cpu_s", 0)) / ev if ev else 0
+
+
+def paired_ratios(rows, rate, per_event=lambda x: x["us_per_event"]):
     """Always-on / drain CPU per event of each round at @rate, both without overruns."""
     out = []
     for rnd in sorted({x.get("round", 1) for x in rows}):
@@ -305,8 +318,8 @@ def paired_ratios(rows, rate):
                 if x.get("round", 1) == rnd and x["rate_cap"] == rate
                 and x["overruns"] + x["dropped"] == 0}
         p, d = step.get("profiles"), step.get("drain")
-        if p and d and d["us_per_event"]:
-            out.append(p["us_per_event"] / d["us_per_event"])
+        if p and d and per_event(d):
+            out.append(per_event(p) / per_event(d))
     return out
 
 
@@ -317,8 +330,9 @@ def live_rows(r, rows, title, where):
         what = "fallback mode: sched_switch + kernel_stack + in-place user_stack per event"
     print("\n%s (%s), ping-pong pinned to CPUs 0 and 1, %d s per step"
           % (title, what, rows[0]["secs"]))
-    w = (8, 9, 11, 11, 8, 10, 9)
-    r.row(("reader", "trips cap", "trips/s", "events/s", "cpu %", "us/event", "overruns"), w)
+    w = (8, 9, 11, 11, 8, 10, 9, 11)
+    r.row(("reader", "trips cap", "trips/s", "events/s", "cpu %", "us/event", "overruns",
+           "start-up"), w)
     best = {}
     for x in rows:
         eps = x["events"] / x["secs"]
@@ -326,7 +340,7 @@ def live_rows(r, rows, title, where):
         us = 1e6 * x["cpu_s"] / x["events"] if x["events"] else 0
         x.update(events_per_s=eps, cpu_percent=cpu, us_per_event=us)
         r.row((x["reader"], x["rate_cap"] or "none", x["round_trips_per_s"], fmt_rate(eps),
-               "%.1f" % cpu, "%.2f" % us, x["overruns"] + x["dropped"]), w)
+               "%.1f" % cpu, "%.2f" % us, x["overruns"] + x["dropped"], startup(x)), w)
         if x["overruns"] + x["dropped"] == 0 and eps > best.get(x["reader"], {}).get(
                 "events_per_s", -1):
             best[x["reader"]] = x
@@ -366,6 +380,15 @@ def live_rows(r, rows, title, where):
         else:
             print("  always-on configuration (interval profiles, no JSON) / drain loop CPU per "
                   "event: %.1fx" % res["cpu_ratio_profiles_over_drain"])
+        if rows[0].get("warmup_secs"):
+            # What the same steps give measured from the reader's start.
+            cold = paired_ratios(rows, pr["rate_cap"], with_startup)
+            if cold:
+                res["cpu_ratio_with_startup"] = statistics.median(cold)
+                print("  the same, start-up counted in (each step from tracing on, its "
+                      "%s s warm-up and its CPU included): %s; median %.2fx"
+                      % (rows[0]["warmup_secs"], ", ".join("%.2fx" % x for x in cold),
+                         res["cpu_ratio_with_startup"]))
         r.target("%s: always-on daemon (profiles) CPU per event vs the drain loop (%s)"
                  % (where, rows[0].get("mode")),
                  "<= 1.5x", round(res["cpu_ratio_profiles_over_drain"], 2),

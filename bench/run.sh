@@ -20,7 +20,9 @@
 #
 # Environment: BENCH_SECTIONS (default "replay live vm memory"),
 # BENCH_EVENTS (replay events, default 2000000), BENCH_REPEAT (3),
-# BENCH_LIVE_SECS (3), BENCH_LIVE_RATES (round trips/s caps, 0 = none),
+# BENCH_LIVE_SECS (3), BENCH_LIVE_WARMUP (2: seconds of the same load each
+# live reader runs before its step is measured; its CPU is reported apart as
+# start-up), BENCH_LIVE_RATES (round trips/s caps, 0 = none),
 # BENCH_LIVE_ROUNDS (1: the readers one after the other this many times at
 # each rate; the always-on/drain ratio is then the median of the rounds'),
 # BENCH_LIVE_LOADS ("pingpong spawn": the capped ping-pong steps, then one
@@ -46,6 +48,7 @@ sections=${BENCH_SECTIONS:-replay live vm memory}
 events=${BENCH_EVENTS:-2000000}
 repeat=${BENCH_REPEAT:-3}
 live_secs=${BENCH_LIVE_SECS:-3}
+live_warmup=${BENCH_LIVE_WARMUP:-2}
 live_rates=${BENCH_LIVE_RATES:-10000 25000 50000 100000 0}
 live_loads=${BENCH_LIVE_LOADS:-pingpong spawn}
 live_rounds=${BENCH_LIVE_ROUNDS:-1}
@@ -246,9 +249,28 @@ cpu_ns() {
 		echo 0
 }
 
+# run_load LOAD SECS RATE: the load's rate line (round trips/s or processes/s).
+run_load() {
+	if [ "$1" = spawn ]; then
+		"$out/spawn" "$2" 0 1 | sed -n 's/.*: \([0-9]*\) processes.*/\1/p'
+	else
+		"$BUILD/progs/pingpong" "$2" 0 1 "$3" | sed -n 's/.*: \([0-9]*\) round.*/\1/p'
+	fi
+}
+
+# reader_events READER ERR N: the events the reader had read at its Nth
+# SIGUSR1 (the daemon's counters, or the drain loop's line).
+reader_events() {
+	if [ "$1" != drain ]; then
+		grep -o 'read: records=[0-9]* events=[0-9]*' "$2" | sed -n "$3p" | sed 's/.*events=//'
+	else
+		grep -o 'drain: events=[0-9]*' "$2" | sed -n "$3p" | sed 's/.*events=//'
+	fi
+}
+
 live_step() {	# READER RATE [LOAD: pingpong (default) or spawn] [ROUND]
 	local reader=$1 rate=$2 load=${3:-pingpong} round=${4:-1} name="td-bench-$$-$1"
-	local pid t0 t1 trips over dropped ev i procs=0
+	local pid t0 t1 w0 trips over dropped ev i procs=0 wev=0
 	local err=$work/live-$reader-$load-$rate.err
 	instances+=("$name")
 	if [ "$reader" = daemon ]; then
@@ -277,13 +299,23 @@ live_step() {	# READER RATE [LOAD: pingpong (default) or spawn] [ROUND]
 		child=
 		return 1
 	fi
+	# Start-up apart: what a reader does once, when it first meets the
+	# load (the daemon reads kallsyms and each binary's symbols then), is
+	# not what it costs per event while it runs for weeks. The same load
+	# for $live_warmup s first, its CPU and events reported apart; the
+	# step measures from the counters the reader printed after it.
+	w0=$(cpu_ns "$pid")
+	[ "$live_warmup" -gt 0 ] && run_load "$load" "$live_warmup" "$rate" > /dev/null
+	sleep 0.5	# both readers drain every CPU at least every 200 ms
+	kill -USR1 "$pid"
+	sleep 0.2
 	t0=$(cpu_ns "$pid")
+	wev=$(reader_events "$reader" "$err" 1)
 	if [ "$load" = spawn ]; then
 		trips=0
-		procs=$("$out/spawn" "$live_secs" 0 1 | sed -n 's/.*: \([0-9]*\) processes.*/\1/p')
+		procs=$(run_load spawn "$live_secs" 0)
 	else
-		trips=$("$BUILD/progs/pingpong" "$live_secs" 0 1 "$rate" |
-			sed -n 's/.*: \([0-9]*\) round.*/\1/p')
+		trips=$(run_load pingpong "$live_secs" "$rate")
 	fi
 	t1=$(cpu_ns "$pid")
 	over=$(cat "$T/instances/$name"/per_cpu/cpu*/stats | awk '/^overrun:/ {s += $2} END {print s + 0}')
@@ -294,21 +326,20 @@ live_step() {	# READER RATE [LOAD: pingpong (default) or spawn] [ROUND]
 	kill -TERM "$pid"
 	wait "$pid"
 	child=
-	if [ "$reader" != drain ]; then
-		ev=$(grep -o 'read: records=[0-9]* events=[0-9]*' "$err" | head -n 1 | sed 's/.*events=//')
-	else
-		ev=$(grep -o 'drain: events=[0-9]*' "$err" | head -n 1 | sed 's/.*events=//')
-	fi
+	ev=$(reader_events "$reader" "$err" 2)
+	ev=$(( ${ev:-0} - ${wev:-0} ))
 	# The always-on reader's output: one gzipped pprof profile per second.
 	local pfiles=0 pbytes=0
 	if [ "$reader" = profiles ]; then
 		read -r pfiles pbytes < <(find "$work/profiles-$load-$rate-$round" -name 'profile-*.pb.gz' \
 			-printf '%s\n' 2>/dev/null | awk '{ n++; s += $1 } END { print n + 0, s + 0 }')
 	fi
-	printf '{"reader":"%s","mode":"%s","load":"%s","rate_cap":%s,"round":%s,"secs":%s,"round_trips_per_s":%s,"processes_per_s":%s,"events":%s,"cpu_s":%s,"overruns":%s,"dropped":%s,"profile_files":%s,"profile_bytes":%s,"profile_interval":%s}\n' \
+	printf '{"reader":"%s","mode":"%s","load":"%s","rate_cap":%s,"round":%s,"secs":%s,"round_trips_per_s":%s,"processes_per_s":%s,"events":%s,"cpu_s":%s,"warmup_secs":%s,"warmup_events":%s,"warmup_cpu_s":%s,"overruns":%s,"dropped":%s,"profile_files":%s,"profile_bytes":%s,"profile_interval":%s}\n' \
 		"$reader" "$live_mode" "$load" "$rate" "$round" "$live_secs" \
-		"${trips:-0}" "${procs:-0}" "${ev:-0}" \
+		"${trips:-0}" "${procs:-0}" "$ev" \
 		"$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.6f", (b - a) / 1e9}')" \
+		"$live_warmup" "${wev:-0}" \
+		"$(awk -v a="$w0" -v b="$t0" 'BEGIN {printf "%.6f", (b - a) / 1e9}')" \
 		"$over" "$dropped" "$pfiles" "$pbytes" "$profile_interval" >> "$work/live.jsonl"
 	note "live: $reader $load cap ${rate/#0/none}: ${trips:-?} trips/s, ${procs:-?} processes/s, ${ev:-?} events, cpu $(( (t1 - t0) / 1000000 )) ms, overruns $over"
 }
@@ -374,7 +405,7 @@ vm_section() {
 	note "vm: booting $kimage"
 	VM_MEM=${VM_MEM:-2048} VM_TIMEOUT=${VM_TIMEOUT:-720} \
 		"$top/kernel/run-vm.sh" "$kimage" "$work/vm" "$top/bench/guest-bench.sh" \
-		"$BUILD" 200000 3000 30 "$vm_rounds" "$vm_live_secs" "$vm_live_rounds" \
+		"$BUILD" 200000 3000 30 "$vm_rounds" "$vm_live_secs" "$vm_live_rounds" "$live_warmup" \
 		> /dev/null 2> "$work/vm-run.err"
 	rc=$?
 	sed 's/^/  | /' "$work/vm/guest.log" >&2 2>/dev/null

@@ -69,6 +69,7 @@ struct report {
 	bool same_system;
 	struct td_task_check *tasks;
 	uint64_t kernel_lookups, kernel_unknown;
+	uint64_t kernel_strings;	/* td_frame.strings_id of the tep's names */
 };
 
 enum {
@@ -355,6 +356,7 @@ static int open_input(struct report *rp)
 		}
 	}
 	rp->tep = tracecmd_get_tep(rp->input);
+	rp->kernel_strings = td_strings_id_new();
 	if (!rp->tep) {
 		td_err("report: %s holds no event formats", rp->path);
 		return TD_EXIT_RUNTIME;
@@ -414,7 +416,11 @@ static int kernel_sym(uint64_t addr, struct td_frame *out, void *arg)
 	unsigned long size;
 	const char *name;
 
-	*out = (struct td_frame){ .addr = addr };
+	/*
+	 * The tep's function names and the literal object stay put while it
+	 * lives: writers may cache what they render from them.
+	 */
+	*out = (struct td_frame){ .addr = addr, .strings_id = rp->kernel_strings };
 	rp->kernel_lookups++;
 	if (tep_find_function_info(rp->tep, addr, &name, &start, &size) != 1 || !name ||
 	    addr < start) {

@@ -139,6 +139,11 @@ struct td_symbolizer {
 /* Symbolizer serial numbers: never 0, never reused in the process. */
 static uint64_t last_strings_id;
 
+uint64_t td_strings_id_new(void)
+{
+	return __atomic_add_fetch(&last_strings_id, 1, __ATOMIC_RELAXED);
+}
+
 static const char *intern(void *ctx, const char *s, size_t len)
 {
 	struct td_symbolizer *sym = ctx;
@@ -382,7 +387,7 @@ struct td_symbolizer *td_sym_new(const struct td_sym_config *cfg)
 	sym = calloc(1, sizeof(*sym));
 	if (!sym)
 		return NULL;
-	sym->strings_id = __atomic_add_fetch(&last_strings_id, 1, __ATOMIC_RELAXED);
+	sym->strings_id = td_strings_id_new();
 	if (htab_init(&sym->strings) || htab_init(&sym->objects) || htab_init(&sym->symtabs) ||
 	    htab_init(&sym->fileids))
 		goto fail;

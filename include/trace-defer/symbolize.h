@@ -213,4 +213,12 @@ uint64_t td_sym_files_gen(const struct td_symbolizer *sym);
 
 void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st);
 
+/*
+ * Added later: a td_frame.strings_id for a caller that names frames with
+ * strings of its own and keeps the promise above for them (a trace.dat's
+ * kernel symbols, which live as long as its tep): never 0, never one a
+ * symbolizer has or another caller got.
+ */
+uint64_t td_strings_id_new(void);
+
 #endif /* TRACE_DEFER_SYMBOLIZE_H */

@@ -1890,9 +1890,38 @@ static void test_file_not_regular(void **state)
 	td_sym_free(sym);
 }
 
+/*
+ * A caller naming frames with strings of its own (trace-defer report, the
+ * tep's kernel symbols) gets a strings_id no symbolizer and no other
+ * caller has: writers' caches keyed by it never mix the two.
+ */
+static void test_strings_id_new(void **state)
+{
+	struct td_symbolizer *sym = new_sym(0, "debug");
+	uint64_t a = td_strings_id_new(), b = td_strings_id_new();
+	struct td_frame fr;
+
+	(void)state;
+	td_sym_kernel(sym, 0xffffffff81000000ULL, &fr);
+	assert_int_not_equal(fr.strings_id, 0);
+	assert_int_not_equal(a, 0);
+	assert_int_not_equal(b, 0);
+	assert_int_not_equal(a, b);
+	assert_int_not_equal(a, fr.strings_id);
+	assert_int_not_equal(b, fr.strings_id);
+	td_sym_free(sym);
+	/* Nor one a symbolizer made later gets. */
+	sym = new_sym(0, "debug");
+	td_sym_kernel(sym, 0xffffffff81000000ULL, &fr);
+	assert_int_not_equal(fr.strings_id, a);
+	assert_int_not_equal(fr.strings_id, b);
+	td_sym_free(sym);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_strings_id_new),
 		cmocka_unit_test(test_pie),
 		cmocka_unit_test(test_nopie),
 		cmocka_unit_test(test_shared_lib),

@@ -71,9 +71,22 @@ struct praw {
 	uint64_t w[];
 };
 
+/*
+ * A stack the pipeline gave ids to (its kernel and user ids, its frame
+ * counts and status: raw key words 1, RAW_HEAD and RAW_HEAD + 1), to its
+ * locations: a new process or comm with a stack seen before costs a
+ * sample lookup, not a location per frame.
+ */
+struct pstack {
+	struct hnode node;
+	uint64_t shape, kid, uid;
+	uint32_t nloc;
+	uint32_t loc[];
+};
+
 struct td_pprof {
 	uint64_t start_ns, events, mem;
-	struct htab strs, maps, funcs, locs, cache, samples, raws;
+	struct htab strs, maps, funcs, locs, cache, samples, raws, stacks;
 	struct vec strv, mapv, funcv, locv, samplev;
 	uint32_t *locbuf;		/* the sample being built */
 	size_t loccap;
@@ -383,6 +396,7 @@ static void free_node(struct hnode *n)
 static void empty_tables(struct td_pprof *pp)
 {
 	htab_destroy(&pp->raws, free_node);
+	htab_destroy(&pp->stacks, free_node);
 	htab_destroy(&pp->samples, free_node);
 	htab_destroy(&pp->cache, free_node);
 	htab_destroy(&pp->locs, free_node);
@@ -402,7 +416,7 @@ static int start_interval(struct td_pprof *pp, uint64_t start_ns)
 	pp->start_ns = start_ns;
 	if (htab_init(&pp->strs) || htab_init(&pp->maps) || htab_init(&pp->funcs) ||
 	    htab_init(&pp->locs) || htab_init(&pp->cache) || htab_init(&pp->samples) ||
-	    htab_init(&pp->raws))
+	    htab_init(&pp->raws) || htab_init(&pp->stacks))
 		return -ENOMEM;
 	if (intern_str(pp, "") != 0)
 		return -ENOMEM;
@@ -465,18 +479,21 @@ static struct psample *count_sample(struct td_pprof *pp, uint32_t nloc, uint32_t
  * not all from one symbolizer, whose strings could change under the same
  * pointers. Only addresses go into the hash; the whole key is compared.
  * Stacks the pipeline gave ids to are keyed by the ids (word 0 is then 0,
- * which no symbolizer's strings_id is): the same ids, the same frames.
+ * which no symbolizer's strings_id is): the same ids, the same frames,
+ * whoever named them (raw addresses too).
  */
 static bool raw_key(struct td_pprof *pp, const struct td_resolved *r, uint32_t *nw,
 		    uint64_t *hash)
 {
 	unsigned int nf = r->nr_kframes + r->nr_uframes, i, n;
 	uint64_t sid, h, *w;
+	bool ids;
 
 	if (!nf)
 		return false;
+	ids = (!r->nr_kframes || r->kstack_id) && (!r->nr_uframes || r->ustack_id);
 	sid = r->nr_kframes ? r->kframes[0].strings_id : r->uframes[0].strings_id;
-	if (!sid)
+	if (!sid && !ids)
 		return false;
 	n = RAW_HEAD + nf * RAW_FRAME;
 	if (n > pp->rawcap) {
@@ -493,7 +510,7 @@ static bool raw_key(struct td_pprof *pp, const struct td_resolved *r, uint32_t *
 	w[3] = (uintptr_t)r->event_name;
 	memcpy(&w[4], r->ev->comm, 2 * sizeof(uint64_t));
 	h = htab_hash_u64(htab_hash_u64(HTAB_SEED, w[1]), w[2]);
-	if ((!r->nr_kframes || r->kstack_id) && (!r->nr_uframes || r->ustack_id)) {
+	if (ids) {
 		w[0] = 0;
 		w[RAW_HEAD] = r->kstack_id;
 		w[RAW_HEAD + 1] = r->ustack_id;
@@ -546,8 +563,44 @@ static void raw_add(struct td_pprof *pp, struct psample *s, uint32_t nw, uint64_
 	pp->mem += sizeof(*rw) + nw * sizeof(*rw->w);
 }
 
+/* The stack of an id key (raw_key() with ids) in pp->rawbuf, or NULL. */
+static struct pstack *stack_find(struct td_pprof *pp, uint64_t *hash)
+{
+	const uint64_t *w = pp->rawbuf;
+	struct hnode *n;
+
+	*hash = htab_hash_u64(htab_hash_u64(htab_hash_u64(HTAB_SEED, w[1]), w[RAW_HEAD]),
+			      w[RAW_HEAD + 1]);
+	for (n = htab_first(&pp->stacks, *hash); n; n = htab_next(n)) {
+		struct pstack *st = container_of(n, struct pstack, node);
+
+		if (st->shape == w[1] && st->kid == w[RAW_HEAD] && st->uid == w[RAW_HEAD + 1])
+			return st;
+	}
+	return NULL;
+}
+
+/* Remember pp->locbuf's @nloc locations for the id key in pp->rawbuf; only costs time if not. */
+static void stack_add(struct td_pprof *pp, uint32_t nloc, uint64_t hash)
+{
+	struct pstack *st = malloc(sizeof(*st) + nloc * sizeof(*st->loc));
+
+	if (!st)
+		return;
+	st->shape = pp->rawbuf[1];
+	st->kid = pp->rawbuf[RAW_HEAD];
+	st->uid = pp->rawbuf[RAW_HEAD + 1];
+	st->nloc = nloc;
+	memcpy(st->loc, pp->locbuf, nloc * sizeof(*st->loc));
+	htab_add(&pp->stacks, &st->node, hash);
+	pp->mem += sizeof(*st) + nloc * sizeof(*st->loc);
+}
+
 int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
 {
+	struct pstack *known = NULL;
+	uint64_t shash = 0;
+	bool ids = false;
 	unsigned int nr = r->nr_kframes + r->nr_uframes + 1, i, n = 0;
 	const char *comm = r->ev->comm;
 	size_t clen = strnlen(comm, TD_COMM_LEN);
@@ -573,6 +626,10 @@ int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
 			pp->events++;
 			return 0;
 		}
+		/* Keyed by the stacks' ids: their locations may be known. */
+		ids = !pp->rawbuf[0];
+		if (ids)
+			known = stack_find(pp, &shash);
 	}
 	if (nr > pp->loccap) {
 		uint32_t *b = realloc(pp->locbuf, nr * sizeof(*b));
@@ -581,6 +638,11 @@ int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
 			return -ENOMEM;
 		pp->locbuf = b;
 		pp->loccap = nr;
+	}
+	if (known) {
+		n = known->nloc;
+		memcpy(pp->locbuf, known->loc, n * sizeof(*pp->locbuf));
+		goto located;
 	}
 	for (i = 0; i < r->nr_kframes; i++) {
 		loc = frame_location(pp, &r->kframes[i], false);
@@ -598,6 +660,9 @@ int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
 		pp->locbuf[n++] = pp->loc_user_lost;
 	else if (!r->nr_uframes && r->status == TD_UNWIND_FAILED)
 		pp->locbuf[n++] = pp->loc_unwind_failed;
+	if (ids)
+		stack_add(pp, n, shash);
+located:
 
 	c = clen ? intern(pp, comm, clen) : pp->s_unknown;
 	if (r->event_name != pp->last_event || !pp->last_event) {

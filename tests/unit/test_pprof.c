@@ -467,6 +467,74 @@ static void test_id_key(void **state)
 	td_pprof_free(pp);
 }
 
+/*
+ * A stack seen before in another process (a short-lived process's stacks,
+ * ids the pipeline gave them before) keeps its locations: each process's
+ * sample has the frames of its own stack ids, never another stack's of
+ * the same kernel part and shape.
+ */
+static void test_stack_ids_new_process(void **state)
+{
+	static const struct td_frame other[] = {
+		{ .addr = 0x402000, .symbol = "x", .object = "/bin/other", .file_offset = 0x2000 },
+		{ .addr = 0x402100, .symbol = "y", .object = "/bin/other", .file_offset = 0x2100 },
+		{ .addr = 0x402200, .symbol = "z", .object = "/bin/other", .file_offset = 0x2200 },
+	};
+	struct td_pprof *pp = td_pprof_new(0);
+	struct td_event *ev[3] = { event("p5", 5, 5), event("p6", 6, 6), event("p7", 7, 7) };
+	struct td_resolved r;
+	struct td_pprof_stats st;
+	const Perftools__Profiles__Sample *s;
+	Profile *p;
+	size_t i;
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		/* Stack A (ids 21, 22) then stack B: the same kernel part, other user frames. */
+		r = resolved(ev[k], "x:y", TD_STITCHED, 3, 3);
+		r.kstack_id = 21;
+		r.ustack_id = 22;
+		assert_int_equal(td_pprof_add(pp, &r), 0);
+		r.uframes = other;
+		r.ustack_id = 23;
+		assert_int_equal(td_pprof_add(pp, &r), 0);
+	}
+	td_pprof_stats(pp, &st);
+	assert_int_equal(st.samples, 6);
+	assert_int_equal(st.events, 6);
+	p = read_back(pp, 0);
+	for (i = 0; i < p->n_sample; i++) {
+		s = p->sample[i];
+		assert_int_equal(s->n_location_id, 6);
+		assert_string_equal(frame(p, s, 0), "__schedule");
+		assert_string_equal(frame(p, s, 2), "0xffffffff81000400");
+	}
+	for (k = 0; k < 3; k++) {
+		unsigned int a = 0, b = 0;
+
+		for (i = 0; i < p->n_sample; i++) {
+			s = p->sample[i];
+			if (label_num(p, s, "pid") != ev[k]->pid)
+				continue;
+			assert_string_equal(label_str(p, s, "comm"), ev[k]->comm);
+			if (!strcmp(frame(p, s, 3), "c")) {
+				assert_string_equal(frame(p, s, 4), "b");
+				a++;
+			} else {
+				assert_string_equal(frame(p, s, 3), "x");
+				assert_string_equal(frame(p, s, 5), "z");
+				b++;
+			}
+		}
+		assert_int_equal(a, 1);
+		assert_int_equal(b, 1);
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	for (k = 0; k < 3; k++)
+		td_event_free(ev[k]);
+	td_pprof_free(pp);
+}
+
 static void test_sanitize_and_reset(void **state)
 {
 	struct td_pprof *pp = td_pprof_new(10);
@@ -530,6 +598,7 @@ int main(void)
 		cmocka_unit_test(test_cache_same_result),
 		cmocka_unit_test(test_raw_key_tells_apart),
 		cmocka_unit_test(test_id_key),
+		cmocka_unit_test(test_stack_ids_new_process),
 		cmocka_unit_test(test_sanitize_and_reset),
 		cmocka_unit_test(test_write_error),
 	};

@@ -150,6 +150,7 @@ static const struct td_memo_stack *kernel_frames(struct td_pipeline *pl, const s
 	const struct td_memo_stack *found;
 
 	if (shared && (found = td_kstack_slot_get(ips->ips, td_memo_epoch(pl->memo)))) {
+		td_memo_used(pl->memo, found);
 		pl->st.stacks_reused++;
 		return found;
 	}
@@ -195,9 +196,9 @@ static uint64_t user_stamp(struct td_pipeline *pl, const struct td_memo_key *key
  */
 #define ANY_PROCESS_WAY	0
 
-static unsigned int process_way(int pid)
+static unsigned int memo_way(int pid)
 {
-	return 1 + (unsigned int)pid % (TD_STACK_SLOTS - 1);
+	return pid ? 1 + (unsigned int)pid % (TD_STACK_SLOTS - 1) : ANY_PROCESS_WAY;
 }
 
 /* @key's frames, kept in the memo, found in a shared stack's slots or hashed. */
@@ -208,8 +209,10 @@ static const struct td_memo_stack *find_named(struct td_pipeline *pl, const uint
 	const struct td_memo_stack *found;
 
 	if (shared && (found = td_stack_slot_get(shared, epoch, way)) &&
-	    td_memo_stack_is(found, key))
+	    td_memo_stack_is(found, key)) {
+		td_memo_used(pl->memo, found);
 		return found;
+	}
 	found = td_memo_find(pl->memo, key);
 	if (found && shared)
 		td_stack_slot_set(shared, epoch, way, found);
@@ -263,8 +266,7 @@ static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const str
 		if (found)
 			goto reused;
 	}
-	if (pl->memo && (found = find_named(pl, shared, &key,
-					    key.pid ? process_way(key.pid) : ANY_PROCESS_WAY)))
+	if (pl->memo && (found = find_named(pl, shared, &key, memo_way(key.pid))))
 		goto reused;
 	pl->st.stacks_named++;
 	*own = (struct td_memo_stack){ .frames = f, .nr = nr };
@@ -296,8 +298,7 @@ static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const str
 		key.pid = own_process ? (pid > 0 ? pid : -1) : 0;
 	found = keep_named(pl, &key, keep, own);
 	if (shared && found != own)
-		td_stack_slot_set(shared, td_memo_epoch(pl->memo),
-				  key.pid ? process_way(key.pid) : ANY_PROCESS_WAY, found);
+		td_stack_slot_set(shared, td_memo_epoch(pl->memo), memo_way(key.pid), found);
 	return found;
 reused:
 	pl->st.stacks_reused++;
@@ -629,6 +630,8 @@ void td_pipeline_get_stats(const struct td_pipeline *pl, struct td_pipeline_stat
 
 		td_memo_get_stats(pl->memo, &ms);
 		st->stack_resets = ms.resets;
+		st->stack_sweeps = ms.sweeps;
+		st->stacks_swept = ms.swept;
 	}
 	st->has_sym = pl->sym != NULL;
 	if (pl->sym)

@@ -14,6 +14,7 @@ struct entry {
 	struct td_memo_stack pub;
 	enum td_memo_kind kind;
 	int pid;
+	uint32_t used;			/* the memo's age when last found, kept or used */
 	uint64_t stamp;
 	uint64_t *ips;			/* the key's copies, after frames[] */
 	struct td_ufile *files;
@@ -24,6 +25,12 @@ struct td_memo {
 	struct htab tab;
 	unsigned int max_frames;
 	uint64_t epoch;
+	/*
+	 * Ages: one passes every quarter of the bound's frames kept; a stack
+	 * not used in this age or the last is the one a full memo drops.
+	 */
+	uint32_t age;
+	unsigned int age_frames;	/* frames kept in this age */
 	struct td_memo_stats st;
 };
 
@@ -114,6 +121,7 @@ const struct td_memo_stack *td_memo_find(struct td_memo *m, const struct td_memo
 
 	if (e && e->stamp == key->stamp) {
 		m->st.hits++;
+		e->used = m->age;
 		return &e->pub;
 	}
 	if (e)
@@ -128,6 +136,31 @@ static void drop(struct td_memo *m, struct entry *e)
 	m->st.stacks--;
 	m->st.frames -= e->pub.nr;
 	free(e);
+}
+
+void td_memo_used(struct td_memo *m, const struct td_memo_stack *s)
+{
+	container_of(s, struct entry, pub)->used = m->age;
+}
+
+static bool used_lately(struct hnode *n, void *arg)
+{
+	struct entry *e = container_of(n, struct entry, node);
+	struct td_memo *m = arg;
+
+	if (e->used + 1 >= m->age)
+		return true;
+	m->st.stacks--;
+	m->st.frames -= e->pub.nr;
+	m->st.swept++;
+	return false;
+}
+
+static void sweep(struct td_memo *m)
+{
+	htab_filter(&m->tab, used_lately, free_entry, m);
+	m->epoch = next_epoch();
+	m->st.sweeps++;
 }
 
 static void reset(struct td_memo *m)
@@ -160,6 +193,7 @@ const struct td_memo_stack *td_memo_add(struct td_memo *m, const struct td_memo_
 	 */
 	if (e && !memcmp(e->frames, frames, key->nr * sizeof(*frames))) {
 		e->stamp = key->stamp;
+		e->used = m->age;
 		e->pub.named = named;
 		e->pub.fileid_named = fileid_named;
 		e->pub.fileid_unknown = fileid_unknown;
@@ -168,8 +202,17 @@ const struct td_memo_stack *td_memo_add(struct td_memo *m, const struct td_memo_
 	}
 	if (e)
 		drop(m, e);
-	if (m->st.frames + key->nr > m->max_frames)
-		reset(m);
+	/*
+	 * Full: what was not used lately goes (the stacks of processes that
+	 * came and went: each new one has its own layout, its own IPs).
+	 * When what is left still fills most of the bound, the next sweep
+	 * would come soon and drop little: everything goes instead.
+	 */
+	if (m->st.frames + key->nr > m->max_frames) {
+		sweep(m);
+		if (m->st.frames + key->nr > m->max_frames - m->max_frames / 4)
+			reset(m);
+	}
 	if (!m->tab.b)
 		return NULL;
 	e = malloc(sizeof(*e) + key->nr * (sizeof(*frames) + sizeof(*key->ips)) +
@@ -184,6 +227,7 @@ const struct td_memo_stack *td_memo_add(struct td_memo *m, const struct td_memo_
 		memcpy(e->files, key->files, nfiles * sizeof(*key->files));
 	e->kind = key->kind;
 	e->pid = key->pid;
+	e->used = m->age;
 	e->stamp = key->stamp;
 	e->pub = (struct td_memo_stack){
 		.id = next_id(), .frames = e->frames, .nr = key->nr, .named = named,
@@ -192,6 +236,11 @@ const struct td_memo_stack *td_memo_add(struct td_memo *m, const struct td_memo_
 	htab_add(&m->tab, &e->node, h);
 	m->st.stacks++;
 	m->st.frames += key->nr;
+	m->age_frames += key->nr;
+	if (m->age_frames >= (m->max_frames / 4 ? m->max_frames / 4 : 1)) {
+		m->age++;
+		m->age_frames = 0;
+	}
 	return &e->pub;
 }
 

@@ -14,9 +14,12 @@
  * An entry whose stamp is no longer the caller's is stale: named again,
  * and keeps its id if the frames come out the same.
  *
- * Bounded by frames held: when a new stack would not fit, every entry is
- * dropped (counted as a reset) and the table starts again. Frames handed
- * out stay valid until the next td_memo_add() or td_memo_free().
+ * Bounded by frames held: when a new stack would not fit, the stacks not
+ * used lately are dropped (a sweep: those of processes that came and went;
+ * "lately": while the last quarter to half of the bound's frames were
+ * kept), and if what is left still fills three quarters of the bound,
+ * every entry is (a reset). Frames handed out stay valid until the next
+ * td_memo_add() or td_memo_free().
  * Not thread safe.
  */
 #ifndef TD_LIB_STACKMEMO_H
@@ -64,7 +67,9 @@ struct td_memo_stats {
 	uint64_t hits, misses;		/* stacks found, stacks named */
 	uint64_t stale;			/* found with an old stamp: named again */
 	uint64_t renamed_same;		/* ... and the same frames came out: id kept */
-	uint64_t resets;		/* emptied: the frame bound was reached */
+	uint64_t sweeps;		/* the frame bound was reached: unused stacks dropped */
+	uint64_t swept;			/* stacks dropped so */
+	uint64_t resets;		/* emptied: what a sweep left was still too much */
 	uint64_t stacks, frames;	/* held now */
 };
 
@@ -90,6 +95,13 @@ const struct td_memo_stack *td_memo_find(struct td_memo *m, const struct td_memo
 const struct td_memo_stack *td_memo_add(struct td_memo *m, const struct td_memo_key *key,
 					const struct td_frame *frames, unsigned int named,
 					unsigned int fileid_named, unsigned int fileid_unknown);
+
+/*
+ * @s (handed out by this memo, still valid by its epoch) was used: a
+ * caller that found it without td_memo_find() (a slot of its own) says so,
+ * or the next sweep may take it for unused.
+ */
+void td_memo_used(struct td_memo *m, const struct td_memo_stack *s);
 
 void td_memo_get_stats(const struct td_memo *m, struct td_memo_stats *st);
 

@@ -147,6 +147,8 @@ struct td_pipeline_stats {
 	bool broken;				/* a sink's reader went away */
 	/* Added later: stacks found named before, named now, kept ones all dropped (bound). */
 	uint64_t stacks_reused, stacks_named, stack_resets;
+	/* Added later: the bound reached, stacks not used lately dropped (sweeps, stacks). */
+	uint64_t stack_sweeps, stacks_swept;
 };
 
 struct td_pipeline;

@@ -4,9 +4,10 @@
  * again with its frames and counts and one id; another stamp finds nothing
  * (stale), and keeping it again keeps the id if the frames are the same,
  * else gives a new one; kind, process, IPs and
- * file identity each tell stacks apart; the frame bound empties the table
- * rather than growing past it, and a stack larger than the bound is not
- * kept; ids are never reused, not even by another memo; the epoch moves
+ * file identity each tell stacks apart; the frame bound drops the stacks
+ * not used lately (found, kept or said used) and keeps the rest, or
+ * empties the table when the rest would still fill it, never growing past
+ * it, and a stack larger than the bound is not kept; ids are never reused, not even by another memo; the epoch moves
  * whenever a stack handed out may have gone, and only then.
  */
 #include <setjmp.h>
@@ -155,10 +156,15 @@ static void test_bound(void **state)
 	assert_non_null(td_memo_add(m, &k2, frames, 0, 0, 0));
 	td_memo_get_stats(m, &st);
 	assert_int_equal(st.frames, 6);
+	/* Both in use now: a sweep would leave too much. */
+	assert_non_null(td_memo_find(m, &k1));
+	assert_non_null(td_memo_find(m, &k2));
 	/* 9 frames would not fit in 7: everything goes, then k3 is kept. */
 	s3 = td_memo_add(m, &k3, frames, 0, 0, 0);
 	assert_non_null(s3);
 	td_memo_get_stats(m, &st);
+	assert_int_equal(st.sweeps, 1);
+	assert_int_equal(st.swept, 0);
 	assert_int_equal(st.resets, 1);
 	assert_int_equal(st.stacks, 1);
 	assert_int_equal(st.frames, 3);
@@ -169,6 +175,62 @@ static void test_bound(void **state)
 	k1.nr = 8;
 	assert_null(td_memo_add(m, &k1, bigf, 0, 0, 0));
 	assert_ptr_equal(td_memo_find(m, &k3), s3);
+	td_memo_free(m);
+}
+
+/*
+ * Stacks of processes that came and went, among stacks in use: when the
+ * bound is reached, what was not used in this quarter of the bound's
+ * frames or the last goes, what was (found, or said used from a slot of
+ * the caller's) stays with its id.
+ */
+static void test_sweep(void **state)
+{
+	/* 12 frames: 4 stacks of 3; an age passes with every stack kept. */
+	struct td_memo *m = td_memo_new(12);
+	const struct td_memo_stack *s[6], *again;
+	struct td_memo_key k[6];
+	struct td_memo_stats st;
+	uint64_t epoch, id1;
+
+	(void)state;
+	assert_non_null(m);
+	for (int i = 0; i < 6; i++)
+		k[i] = key(TD_MEMO_UMAPS, 100 + i, 1);
+	s[0] = td_memo_add(m, &k[0], frames, 0, 0, 0);	/* kept in age 0 */
+	s[1] = td_memo_add(m, &k[1], frames, 0, 0, 0);	/* 1 */
+	s[2] = td_memo_add(m, &k[2], frames, 0, 0, 0);	/* 2 */
+	assert_ptr_equal(td_memo_find(m, &k[0]), s[0]);	/* used in 3 */
+	s[3] = td_memo_add(m, &k[3], frames, 0, 0, 0);	/* 3 */
+	id1 = s[1]->id;
+	epoch = td_memo_epoch(m);
+	/* Full in age 4: k[1] and k[2], not used in 3 or 4, go. */
+	s[4] = td_memo_add(m, &k[4], frames, 0, 0, 0);	/* 4 */
+	assert_non_null(s[4]);
+	td_memo_get_stats(m, &st);
+	assert_int_equal(st.sweeps, 1);
+	assert_int_equal(st.swept, 2);
+	assert_int_equal(st.resets, 0);
+	assert_int_equal(st.stacks, 3);
+	assert_int_equal(st.frames, 9);
+	assert_int_not_equal(td_memo_epoch(m), epoch);
+	/* Used from a slot of the caller's, not through td_memo_find(). */
+	td_memo_used(m, s[0]);				/* 5 */
+	s[5] = td_memo_add(m, &k[5], frames, 0, 0, 0);	/* 5 */
+	/* Full in age 6: k[3] and k[4] go, k[0] (said used) and k[5] stay. */
+	again = td_memo_add(m, &k[1], frames, 0, 0, 0);
+	assert_non_null(again);
+	assert_int_not_equal(again->id, id1);
+	td_memo_get_stats(m, &st);
+	assert_int_equal(st.sweeps, 2);
+	assert_int_equal(st.swept, 4);
+	assert_int_equal(st.resets, 0);
+	assert_int_equal(st.stacks, 3);
+	assert_ptr_equal(td_memo_find(m, &k[0]), s[0]);
+	assert_ptr_equal(td_memo_find(m, &k[5]), s[5]);
+	assert_ptr_equal(td_memo_find(m, &k[1]), again);
+	for (int i = 2; i < 5; i++)
+		assert_null(td_memo_find(m, &k[i]));
 	td_memo_free(m);
 }
 
@@ -237,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_stale_stamp),
 		cmocka_unit_test(test_keys_apart),
 		cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_sweep),
 		cmocka_unit_test(test_ids_never_reused),
 		cmocka_unit_test(test_epoch),
 	};

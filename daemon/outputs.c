@@ -193,6 +193,12 @@ int td_outputs_end_profiles(struct td_outputs *o)
 	return ret;
 }
 
+void td_outputs_trace_span(struct td_outputs *o, uint64_t span_ns)
+{
+	o->trace_span = true;
+	o->span_ns = span_ns;
+}
+
 static int write_pprof(struct td_outputs *o)
 {
 	FILE *f = fopen(o->pprof_path, "we");
@@ -202,7 +208,9 @@ static int write_pprof(struct td_outputs *o)
 		td_err("cannot write %s: %s", o->pprof_path, strerror(errno));
 		return -1;
 	}
-	ret = td_pprof_write(o->pprof, f, td_now_real_ns(), NULL);
+	if (o->trace_span)
+		td_pprof_set_start(o->pprof, 0);
+	ret = td_pprof_write(o->pprof, f, o->trace_span ? o->span_ns : td_now_real_ns(), NULL);
 	if (fclose(f) && !ret)
 		ret = -errno;
 	if (ret) {

@@ -36,6 +36,9 @@ struct td_outputs {
 	struct td_profiles *profiles;	/* per interval, NULL without profile_dir */
 	struct td_profiles_stats pstats;	/* kept at close, for the last report */
 	bool had_profiles;
+	/* The events came from a trace file: its span, not the wall clock. */
+	bool trace_span;
+	uint64_t span_ns;
 	bool json_broken;		/* stdout reader went away (EPIPE on flush) */
 	int flush_error;		/* first failed flush of the JSON file (-errno) */
 };
@@ -66,6 +69,13 @@ bool td_outputs_profile_stats(const struct td_outputs *o, struct td_profiles_sta
 
 /* SIGHUP. Returns 0 or -1 (message printed; outputs that failed are off). */
 int td_outputs_reopen(struct td_outputs *o);
+
+/*
+ * The events came from a trace read later, @span_ns long (first to last
+ * record, trace clock): the pprof profile is of no wall-clock time, and
+ * lasts that long, not as long as the reading took.
+ */
+void td_outputs_trace_span(struct td_outputs *o, uint64_t span_ns);
 
 /* Write folded and SVG, close everything. Returns 0 or -1 (message printed). */
 int td_outputs_close(struct td_outputs *o);

@@ -62,6 +62,7 @@ struct report {
 	bool text_broken;		/* the reader of stdout went away */
 
 	uint64_t records, bad_cpu, damaged;
+	uint64_t first_ts, last_ts;	/* of the records fed, for the profile's duration */
 	uint64_t last_advance;
 	int exit_code;
 
@@ -356,11 +357,11 @@ static int open_input(struct report *rp)
 		}
 	}
 	rp->tep = tracecmd_get_tep(rp->input);
-	rp->kernel_strings = td_strings_id_new();
 	if (!rp->tep) {
 		td_err("report: %s holds no event formats", rp->path);
 		return TD_EXIT_RUNTIME;
 	}
+	rp->kernel_strings = td_strings_id_new();
 	rp->nr_cpus = tep_get_cpus(rp->tep);
 	if (rp->nr_cpus < 1)
 		rp->nr_cpus = 1;
@@ -629,6 +630,9 @@ static int feed(struct report *rp, struct tep_record *rec, int cpu)
 		rp->exit_code = TD_EXIT_RUNTIME;
 		return -1;
 	}
+	if (!rp->first_ts)
+		rp->first_ts = rec->ts;
+	rp->last_ts = rec->ts;
 	/* Every record older than this one has been read, on every CPU. */
 	if (rec->ts >= rp->last_advance + ADVANCE_NS) {
 		td_pipeline_advance(rp->pl, rec->ts);
@@ -811,6 +815,8 @@ int td_report_main(int argc, char **argv)
 		if (code == TD_EXIT_OK)
 			code = TD_EXIT_RUNTIME;
 	}
+	if (rp.outputs_open)
+		td_outputs_trace_span(&rp.outputs, rp.last_ts - rp.first_ts);
 	if (rp.outputs_open && td_outputs_close(&rp.outputs) && code == TD_EXIT_OK)
 		code = TD_EXIT_RUNTIME;
 	td_pipeline_free(rp.pl);

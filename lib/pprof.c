@@ -712,6 +712,11 @@ void td_pprof_free(struct td_pprof *pp)
 	free(pp);
 }
 
+void td_pprof_set_start(struct td_pprof *pp, uint64_t start_ns)
+{
+	pp->start_ns = start_ns;
+}
+
 void td_pprof_reset(struct td_pprof *pp, uint64_t start_ns)
 {
 	empty_tables(pp);

@@ -60,6 +60,14 @@ int td_pprof_write(struct td_pprof *pp, FILE *f, uint64_t end_ns, size_t *bytes)
 /* Start a new interval at @start_ns: every table emptied. */
 void td_pprof_reset(struct td_pprof *pp, uint64_t start_ns);
 
+/*
+ * Say when this interval started, the counts kept. 0: not known (the
+ * events came from a trace read later, whose clock is not the wall
+ * clock): the profile then carries no time, and td_pprof_write()'s
+ * @end_ns is its duration.
+ */
+void td_pprof_set_start(struct td_pprof *pp, uint64_t start_ns);
+
 void td_pprof_stats(const struct td_pprof *pp, struct td_pprof_stats *st);
 
 #endif /* TRACE_DEFER_PPROF_H */

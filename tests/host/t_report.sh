@@ -141,6 +141,44 @@ check "folded: fp_chain;...;a;b;c;..." \
 	grep -Eq '^fp_chain;.*;a;b;c;.* [0-9]+$' "$SCRATCH/rep.folded"
 check "flame graph written" grep -q '<svg' "$SCRATCH/rep.svg"
 
+# --- pprof: the trace's span, not the time the report took ----------------
+# The trace clock is not the wall clock: no time, and the duration is the
+# trace's own: at least its events' span (the daemon ran 1.5 s).
+"$TD" report "$SCRATCH/x.dat" --pprof "$SCRATCH/rep.pb.gz" 2>/dev/null
+check "report --pprof exits 0" [ $? = 0 ]
+HOME=$SCRATCH GOCACHE=$SCRATCH/gocache GOFLAGS= go tool pprof -raw "$SCRATCH/rep.pb.gz" \
+	>"$SCRATCH/rep.raw" 2>&1
+check "go tool pprof reads it" grep -q '^Samples:' "$SCRATCH/rep.raw"
+# profile.proto's time_nanos (9) and duration_nanos (10), read from the
+# message itself (pprof prints a duration cut to four characters).
+check "pprof: no wall-clock time, the trace's duration" python3 - "$SCRATCH/rep.pb.gz" \
+	"$SCRATCH/rep.v1.jsonl" <<'EOF'
+import gzip, json, sys
+buf = gzip.open(sys.argv[1]).read()
+def varint(i):
+    v = shift = 0
+    while True:
+        b = buf[i]; i += 1
+        v |= (b & 0x7f) << shift; shift += 7
+        if b < 0x80:
+            return v, i
+top, i = {}, 0
+while i < len(buf):
+    key, i = varint(i)
+    if key & 7 == 0:
+        top[key >> 3], i = varint(i)
+    elif key & 7 == 2:
+        n, i = varint(i)
+        i += n
+    else:
+        raise SystemExit(f"wire type {key & 7}")
+ts = [json.loads(l)["ts"] for l in open(sys.argv[2])]
+span = max(ts) - min(ts)
+d = top.get(10, 0)
+print(f"time_nanos {top.get(9, 0)}, duration {d / 1e9:.3f} s, events span {span / 1e9:.3f} s")
+assert len(ts) > 10 and not top.get(9) and span <= d < 5e9, (top.get(9), d, span)
+EOF
+
 # --- a trace.dat from "another system" ------------------------------------
 # The same sub-buffers, with kernel symbols that are not the running
 # kernel's (every one renamed zz_* and moved 16 bytes): kernel frames must

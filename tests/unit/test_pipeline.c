@@ -1035,6 +1035,55 @@ static void test_shared_user_stacks(void **state)
 }
 
 /* The library's sinks: the folded table, pprof and a JSON writer on a stream. */
+/*
+ * A busy kernel stack among a stream of user stacks seen once each (the
+ * processes of a busy server coming and going, each its own layout): the
+ * memo reaches its bound again and again and drops what was not used
+ * lately; the kernel stack, found from its block's slot by every event,
+ * is named once and keeps its id through every sweep.
+ */
+#define SWEEP_UFRAMES	28	/* what feed()'s record holds */
+
+static void test_busy_stack_outlives_sweeps(void **state)
+{
+	struct tep_handle *tep = make_tep();
+	struct hooks_seen h = { .live = false };	/* no maps: user frames raw, kept */
+	struct td_pipeline_config cfg = {
+		.nr_cpus = 2, .symbolize = true,
+		.hooks = { .task_live = task_live, .kernel_sym = kernel_sym, .arg = &h },
+	};
+	/* Three times the memo's bound of frames (lib/stackmemo.h: 65,536). */
+	unsigned int n = 3 * 65536 / SWEEP_UFRAMES;
+	uint64_t ips[SWEEP_UFRAMES], kid = 0;
+	struct td_pipeline_stats st;
+	struct td_pipeline *pl;
+	struct seen s = { 0 };
+
+	(void)state;
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	for (unsigned int i = 0; i < n; i++) {
+		for (unsigned int j = 0; j < SWEEP_UFRAMES; j++)
+			ips[j] = 0x400000 + ((uint64_t)i << 12) + 16 * j;
+		feed(pl, TID, ips, SWEEP_UFRAMES);
+		if (!i)
+			kid = s.kid;
+		assert_int_not_equal(s.uid, 0);
+		assert_int_equal(s.kid, kid);
+	}
+	assert_int_not_equal(kid, 0);
+	assert_int_equal(s.calls, n);
+	assert_int_equal(h.ksym_calls, NR_KIPS);
+	td_pipeline_get_stats(pl, &st);
+	assert_true(st.stack_sweeps >= 2);
+	assert_true(st.stacks_swept > n / 2);
+	assert_int_equal(st.stack_resets, 0);
+	assert_int_equal(st.stacks_named, n + 1);
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
 static void test_library_sinks(void **state)
 {
 	struct tep_handle *tep = make_tep();
@@ -1110,6 +1159,7 @@ int main(void)
 		cmocka_unit_test(test_live_files_no_maps),
 		cmocka_unit_test(test_library_sinks),
 		cmocka_unit_test(test_named_once),
+		cmocka_unit_test(test_busy_stack_outlives_sweeps),
 		cmocka_unit_test(test_shared_user_stacks),
 		cmocka_unit_test(test_settle_after_held),
 		cmocka_unit_test(test_feeds_agree),

@@ -18,6 +18,7 @@ struct entry {
 	uint64_t stamp;
 	uint64_t *ips;			/* the key's copies, after frames[] */
 	struct td_ufile *files;
+	struct entry *dead_next;	/* dropped: on the memo's dead list */
 	struct td_frame frames[];
 };
 
@@ -31,6 +32,12 @@ struct td_memo {
 	 */
 	uint32_t age;
 	unsigned int age_frames;	/* frames kept in this age */
+	/*
+	 * Dropped by the last td_memo_add(), freed by the next: what was
+	 * handed out before an add outlives it (an event's kernel frames,
+	 * then its user stack kept, which may empty the memo).
+	 */
+	struct entry *dead;
 	struct td_memo_stats st;
 };
 
@@ -94,10 +101,27 @@ static void free_entry(struct hnode *n)
 	free(container_of(n, struct entry, node));
 }
 
+static void bury(struct td_memo *m, struct entry *e)
+{
+	e->dead_next = m->dead;
+	m->dead = e;
+}
+
+static void free_dead(struct td_memo *m)
+{
+	while (m->dead) {
+		struct entry *e = m->dead;
+
+		m->dead = e->dead_next;
+		free(e);
+	}
+}
+
 void td_memo_free(struct td_memo *m)
 {
 	if (!m)
 		return;
+	free_dead(m);
 	htab_destroy(&m->tab, free_entry);
 	free(m);
 }
@@ -135,7 +159,7 @@ static void drop(struct td_memo *m, struct entry *e)
 	m->epoch = next_epoch();
 	m->st.stacks--;
 	m->st.frames -= e->pub.nr;
-	free(e);
+	bury(m, e);
 }
 
 void td_memo_used(struct td_memo *m, const struct td_memo_stack *s)
@@ -153,25 +177,29 @@ static bool used_lately(struct hnode *n, void *arg)
 	m->st.stacks--;
 	m->st.frames -= e->pub.nr;
 	m->st.swept++;
+	bury(m, e);
 	return false;
 }
 
 static void sweep(struct td_memo *m)
 {
-	htab_filter(&m->tab, used_lately, free_entry, m);
+	htab_filter(&m->tab, used_lately, NULL, m);
 	m->epoch = next_epoch();
 	m->st.sweeps++;
 }
 
+static bool bury_all(struct hnode *n, void *arg)
+{
+	bury(arg, container_of(n, struct entry, node));
+	return false;
+}
+
 static void reset(struct td_memo *m)
 {
-	htab_destroy(&m->tab, free_entry);
+	htab_filter(&m->tab, bury_all, NULL, m);
 	m->epoch = next_epoch();
 	m->st.stacks = m->st.frames = 0;
 	m->st.resets++;
-	/* Failing here leaves an empty table of zero buckets: adds then fail. */
-	if (htab_init(&m->tab))
-		m->tab = (struct htab){ 0 };
 }
 
 const struct td_memo_stack *td_memo_add(struct td_memo *m, const struct td_memo_key *key,
@@ -183,6 +211,7 @@ const struct td_memo_stack *td_memo_add(struct td_memo *m, const struct td_memo_
 	struct entry *e;
 
 	m->st.misses++;
+	free_dead(m);
 	if (!key->nr || key->nr > m->max_frames)
 		return NULL;
 	e = lookup(m, key, h);
@@ -213,8 +242,6 @@ const struct td_memo_stack *td_memo_add(struct td_memo *m, const struct td_memo_
 		if (m->st.frames + key->nr > m->max_frames - m->max_frames / 4)
 			reset(m);
 	}
-	if (!m->tab.b)
-		return NULL;
 	e = malloc(sizeof(*e) + key->nr * (sizeof(*frames) + sizeof(*key->ips)) +
 		   nfiles * sizeof(*key->files));
 	if (!e)

@@ -18,8 +18,9 @@
  * used lately are dropped (a sweep: those of processes that came and went;
  * "lately": while the last quarter to half of the bound's frames were
  * kept), and if what is left still fills three quarters of the bound,
- * every entry is (a reset). Frames handed out stay valid until the next
- * td_memo_add() or td_memo_free().
+ * every entry is (a reset). Frames handed out stay valid through the
+ * next td_memo_add() (what an add drops, the one after it frees), until
+ * td_memo_free(): an event's kernel frames survive keeping its user stack.
  * Not thread safe.
  */
 #ifndef TD_LIB_STACKMEMO_H

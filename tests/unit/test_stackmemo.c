@@ -269,6 +269,37 @@ static void test_epoch(void **state)
 	td_memo_free(other);
 }
 
+/*
+ * An event's kernel frames, handed out, then its user stack kept: even if
+ * that add empties the memo, the kernel frames stay readable until the
+ * add after it (under AddressSanitizer a read of freed frames fails).
+ */
+static void test_handed_out_survive_next_add(void **state)
+{
+	struct td_memo *m = td_memo_new(6);
+	struct td_memo_key k1 = key(TD_MEMO_KERNEL, 0, 0), k2 = k1, k3 = k1;
+	const struct td_memo_stack *kstack;
+	struct td_memo_stats st;
+
+	(void)state;
+	assert_non_null(m);
+	k2.pid = 1;
+	k3.pid = 2;
+	assert_non_null(td_memo_add(m, &k1, frames, 0, 0, 0));
+	assert_non_null(td_memo_add(m, &k2, frames, 0, 0, 0));
+	kstack = td_memo_find(m, &k1);
+	assert_non_null(td_memo_find(m, &k2));
+	assert_non_null(kstack);
+	/* Both in use, the bound reached: everything goes. */
+	assert_non_null(td_memo_add(m, &k3, frames, 0, 0, 0));
+	td_memo_get_stats(m, &st);
+	assert_int_equal(st.resets, 1);
+	assert_null(td_memo_find(m, &k1));
+	assert_int_equal(kstack->nr, 3);
+	assert_memory_equal(kstack->frames, frames, sizeof(frames));
+	td_memo_free(m);
+}
+
 static void test_ids_never_reused(void **state)
 {
 	struct td_memo *m1 = td_memo_new(3), *m2 = td_memo_new(0);
@@ -300,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_keys_apart),
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_sweep),
+		cmocka_unit_test(test_handed_out_survive_next_add),
 		cmocka_unit_test(test_ids_never_reused),
 		cmocka_unit_test(test_epoch),
 	};

@@ -542,6 +542,24 @@ def memory(r, work):
     r.out["memory"] = m
 
 
+def profiles(r, work):
+    p = load(os.path.join(work, "profiles.json"))
+    if not p:
+        return
+    print("\n5. Profiles: the pprof sink on %d events, %d processes of %d events each "
+          "(short-lived: new pid, new stack ids, the same frames) vs the same events "
+          "from one process" % (p["events"], p["processes"], p["events_per_process"]))
+    w = (10, 12, 10, 10, 10, 12)
+    r.row(("stream", "ns/event", "cut ms", "bytes", "samples", "table MiB"), w)
+    for name in ("one", "procs"):
+        x = p[name]
+        r.row((name, "%.1f" % x["ns_per_event"], "%.2f" % x["cut_ms"], x["bytes"],
+               x["samples"], "%.1f" % (x["mem_bytes"] / 1048576.0)), w)
+    print("  short-lived / one process: %.2fx per event; the cut %.1f ms per %d processes"
+          % (p["ratio_ns_per_event"], p["procs"]["cut_ms"], p["processes"]))
+    r.out["profiles"] = p
+
+
 def main():
     work, dest = sys.argv[1], sys.argv[2]
     r = Report()
@@ -551,6 +569,7 @@ def main():
     live(r, work)
     vm(r, work)
     memory(r, work)
+    profiles(r, work)
     skips = load(os.path.join(work, "skips.jsonl"), lines=True)
     for s in skips:
         print("\nSKIPPED: %s: %s" % (s["section"], s["skipped"]))

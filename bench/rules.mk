@@ -9,9 +9,11 @@
 #              the test programs)
 #   spawn      short-lived processes: fork and exec at once, one spawner
 #              per CPU (the live section's second load)
+#   profiles   the pprof sink on the events of short-lived processes,
+#              against the same events from one process
 
 BENCH_DIR	:= $(BUILD)/bench
-BENCH_BINS	:= $(addprefix $(BENCH_DIR)/,replay drain rbstat loadgen spawn)
+BENCH_BINS	:= $(addprefix $(BENCH_DIR)/,replay drain rbstat loadgen spawn profiles)
 BENCH_COMMON	:= $(BUILD)/obj/bench/capgen.o $(BUILD)/obj/bench/addrs.o \
 		   $(BUILD)/obj/bench/tasks.o
 
@@ -24,6 +26,10 @@ host-test: $(BENCH_DIR)/replay
 vm-test: $(BENCH_DIR)/loadgen
 
 $(BENCH_DIR)/replay: $(BUILD)/obj/bench/replay.o $(BENCH_COMMON) $(LIB)
+	@mkdir -p $(dir $@)
+	$(QUIET_LD)$(CC) $(LDFLAGS) $(LTO_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BENCH_DIR)/profiles: $(BUILD)/obj/bench/profiles.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(QUIET_LD)$(CC) $(LDFLAGS) $(LTO_LDFLAGS) -o $@ $^ $(LDLIBS)
 

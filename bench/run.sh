@@ -17,8 +17,11 @@
 #              buffer bytes/event, slowdown and user frames per stack for no
 #              user stacks, in-place and deferred
 #   4. memory  RSS with the default stitcher bounds and a million pending events
+#   5. profiles the pprof sink on the events of short-lived processes
+#              against the same events from one process (bench/profiles.c):
+#              per event, and the interval's cut
 #
-# Environment: BENCH_SECTIONS (default "replay live vm memory"),
+# Environment: BENCH_SECTIONS (default "replay live vm memory profiles"),
 # BENCH_EVENTS (replay events, default 2000000), BENCH_REPEAT (3),
 # BENCH_LIVE_SECS (3), BENCH_LIVE_WARMUP (2: seconds of the same load each
 # live reader runs before its step is measured; its CPU is reported apart as
@@ -44,7 +47,7 @@ case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
 out=$BUILD/bench
 work=${BENCH_WORK:-$out/work}
 results=${BENCH_RESULTS:-$out/results.json}
-sections=${BENCH_SECTIONS:-replay live vm memory}
+sections=${BENCH_SECTIONS:-replay live vm memory profiles}
 events=${BENCH_EVENTS:-2000000}
 repeat=${BENCH_REPEAT:-3}
 live_secs=${BENCH_LIVE_SECS:-3}
@@ -84,7 +87,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for b in replay drain rbstat loadgen; do
+for b in replay drain rbstat loadgen profiles; do
 	if [ ! -x "$out/$b" ]; then
 		make -C "$top" -s BUILD="$BUILD" bench-progs >&2 || { echo "bench: build failed" >&2; exit 1; }
 		break
@@ -436,12 +439,22 @@ memory_section() {
 	fi
 }
 
+# ---- 5. profiles -----------------------------------------------------------------
+profiles_section() {
+	say "profiles: the pprof sink, short-lived processes vs one process"
+	if ! "$out/profiles" --repeat "$repeat" > "$work/profiles.json"; then
+		note "profiles: failed"
+		broken=1
+	fi
+}
+
 start=$SECONDS
 want replay && replay_section
 want replay && [ "$instr_events" -gt 0 ] && [ -d "$work/formats" ] && instr_section
 want live && live_section
 want vm && vm_section
 want memory && memory_section
+want profiles && profiles_section
 note "sections done in $((SECONDS - start)) s"
 
 python3 "$top/bench/report.py" "$work" "$results" || broken=1

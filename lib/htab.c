@@ -111,13 +111,12 @@ void htab_destroy(struct htab *t, void (*fn)(struct hnode *))
 
 	if (!t->b)
 		return;
-	for (i = 0; i <= t->mask; i++) {
+	for (i = 0; fn && i <= t->mask; i++) {
 		while (t->b[i]) {
 			struct hnode *x = t->b[i];
 
 			t->b[i] = x->next;
-			if (fn)
-				fn(x);
+			fn(x);
 		}
 	}
 	free(t->b);

@@ -42,7 +42,10 @@ void htab_del(struct htab *t, struct hnode *n);
  */
 void htab_filter(struct htab *t, bool (*keep)(struct hnode *n, void *arg),
 		 void (*drop)(struct hnode *n), void *arg);
-/* Empty @t, calling @fn (may be NULL) on every entry; @t needs htab_init() again. */
+/*
+ * Empty @t, calling @fn on every entry; @t needs htab_init() again. With
+ * @fn NULL (entries owned elsewhere, an arena's) no entry is touched.
+ */
 void htab_destroy(struct htab *t, void (*fn)(struct hnode *));
 
 #define HTAB_SEED	0xcbf29ce484222325ull

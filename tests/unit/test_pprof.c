@@ -24,6 +24,8 @@
 
 typedef Perftools__Profiles__Profile Profile;
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 static const struct td_frame kfr[] = {
 	{ .addr = 0xffffffff81000100ULL, .symbol = "__schedule", .object = "[kernel]" },
 	{ .addr = 0xffffffff81000200ULL, .symbol = "schedule", .object = "[kernel]" },
@@ -535,6 +537,69 @@ static void test_stack_ids_new_process(void **state)
 	td_pprof_free(pp);
 }
 
+/*
+ * The kernel and the user part of a stack are remembered apart, each by
+ * its own id: a kernel part known from one stack serves a new user part, a
+ * user part known from one stack serves another kernel part, and a kernel
+ * and a user part that happen to carry the same number stay apart.
+ */
+static void test_part_ids(void **state)
+{
+	static const struct td_frame kother[] = {
+		{ .addr = 0xffffffff81000800ULL, .symbol = "do_exit", .object = "[kernel]" },
+		{ .addr = 0xffffffff81000900ULL, .symbol = "do_group_exit", .object = "[kernel]" },
+	};
+	static const struct td_frame uother[] = {
+		{ .addr = 0x402000, .symbol = "x", .object = "/bin/other", .file_offset = 0x2000 },
+		{ .addr = 0x402100, .symbol = "y", .object = "/bin/other", .file_offset = 0x2100 },
+	};
+	static const struct {
+		const struct td_frame *k, *u;
+		unsigned int nk, nu;
+		uint64_t kid, uid;
+		const char *want[4];
+	} ev[] = {
+		{ kfr, ufr, 2, 2, 31, 32, { "__schedule", "schedule", "c", "b" } },
+		{ kfr, uother, 2, 2, 31, 33, { "__schedule", "schedule", "x", "y" } },
+		{ kother, ufr, 2, 2, 34, 32, { "do_exit", "do_group_exit", "c", "b" } },
+		/* A kernel part numbered like a user part seen before. */
+		{ kother, uother, 2, 2, 32, 33, { "do_exit", "do_group_exit", "x", "y" } },
+		/* And a user part numbered like a kernel part seen before. */
+		{ kfr, uother, 2, 2, 31, 34, { "__schedule", "schedule", "x", "y" } },
+	};
+	struct td_pprof *pp = td_pprof_new(0);
+	const Perftools__Profiles__Sample *s;
+	struct td_event *e[ARRAY_SIZE(ev)];
+	char comm[TD_COMM_LEN];
+	struct td_resolved r;
+	Profile *p;
+	size_t i, j;
+
+	for (i = 0; i < ARRAY_SIZE(ev); i++) {
+		snprintf(comm, sizeof(comm), "p%zu", i);
+		e[i] = event(comm, 100 + i, 100 + i);
+		r = (struct td_resolved){
+			.ev = e[i], .status = TD_STITCHED, .event_name = "x:y",
+			.kframes = ev[i].k, .nr_kframes = ev[i].nk, .kstack_id = ev[i].kid,
+			.uframes = ev[i].u, .nr_uframes = ev[i].nu, .ustack_id = ev[i].uid,
+		};
+		assert_int_equal(td_pprof_add(pp, &r), 0);
+	}
+	p = read_back(pp, 0);
+	assert_int_equal(p->n_sample, ARRAY_SIZE(ev));
+	for (i = 0; i < ARRAY_SIZE(ev); i++) {
+		s = find(p, 4, e[i]->comm);
+		assert_non_null(s);
+		assert_int_equal(s->n_location_id, 4);
+		for (j = 0; j < 4; j++)
+			assert_string_equal(frame(p, s, j), ev[i].want[j]);
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	for (i = 0; i < ARRAY_SIZE(ev); i++)
+		td_event_free(e[i]);
+	td_pprof_free(pp);
+}
+
 static void test_sanitize_and_reset(void **state)
 {
 	struct td_pprof *pp = td_pprof_new(10);
@@ -599,6 +664,7 @@ int main(void)
 		cmocka_unit_test(test_raw_key_tells_apart),
 		cmocka_unit_test(test_id_key),
 		cmocka_unit_test(test_stack_ids_new_process),
+		cmocka_unit_test(test_part_ids),
 		cmocka_unit_test(test_sanitize_and_reset),
 		cmocka_unit_test(test_write_error),
 	};

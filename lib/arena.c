@@ -39,6 +39,7 @@ void *arena_alloc(struct arena *a, size_t size)
 		at = 0;
 	}
 	a->used = at + size;
+	a->handed += size;
 	return c->data + at;
 }
 
@@ -59,6 +60,7 @@ void arena_reset(struct arena *a)
 	}
 	a->chunks = keep;
 	a->used = 0;
+	a->handed = 0;
 	a->bytes = sizeof(*keep) + keep->size;
 }
 

@@ -19,10 +19,11 @@ struct arena_chunk;
 struct arena {
 	struct arena_chunk *chunks;	/* the newest first */
 	size_t used;			/* bytes handed out of the newest */
-	size_t bytes;			/* bytes of every chunk, for memory figures */
+	size_t bytes;			/* bytes of every chunk */
+	size_t handed;			/* bytes handed out since the last reset */
 };
 
-#define ARENA_INIT	{ NULL, 0, 0 }
+#define ARENA_INIT	{ NULL, 0, 0, 0 }
 
 /*
  * @size bytes, aligned for any object, valid until arena_reset() or

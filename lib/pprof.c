@@ -88,7 +88,7 @@ struct pstack {
 };
 
 struct td_pprof {
-	uint64_t start_ns, events, mem;
+	uint64_t start_ns, events;
 	struct arena arena;		/* every table entry of the interval */
 	struct htab strs, maps, funcs, locs, cache, samples, raws, stacks;
 	struct vec strv, mapv, funcv, locv, samplev;
@@ -210,7 +210,6 @@ static int64_t intern(struct td_pprof *pp, const char *s, size_t len)
 	if (vec_push(&pp->strv, ps->s))
 		return -1;
 	htab_add(&pp->strs, &ps->node, h);
-	pp->mem += sizeof(*ps) + len + 1 + sizeof(void *);
 	return ps->idx;
 }
 
@@ -241,7 +240,6 @@ static int64_t pair(struct td_pprof *pp, struct htab *tab, struct vec *v, uint32
 	p->a = a;
 	p->b = b;
 	htab_add(tab, &p->node, h);
-	pp->mem += sizeof(*p) + sizeof(void *);
 	return p->id;
 }
 
@@ -274,7 +272,6 @@ static int64_t location(struct td_pprof *pp, uint32_t map, uint32_t func, uint64
 	l->func = func;
 	l->addr = addr;
 	htab_add(&pp->locs, &l->node, h);
-	pp->mem += sizeof(*l) + sizeof(void *);
 	return l->id;
 }
 
@@ -378,7 +375,6 @@ static int64_t frame_location(struct td_pprof *pp, const struct td_frame *fr, bo
 		c->user = user;
 		c->loc = loc;
 		htab_add(&pp->cache, &c->node, h);
-		pp->mem += sizeof(*c);
 	}
 	return loc;
 }
@@ -398,7 +394,7 @@ static void empty_tables(struct td_pprof *pp)
 	htab_destroy(&pp->strs, NULL);
 	arena_reset(&pp->arena);
 	pp->strv.nr = pp->mapv.nr = pp->funcv.nr = pp->locv.nr = pp->samplev.nr = 0;
-	pp->events = pp->mem = 0;
+	pp->events = 0;
 	pp->last_event = NULL;
 }
 
@@ -459,7 +455,6 @@ static struct psample *count_sample(struct td_pprof *pp, uint32_t nloc, uint32_t
 	s->nloc = nloc;
 	memcpy(s->loc, pp->locbuf, nloc * sizeof(*s->loc));
 	htab_add(&pp->samples, &s->node, h);
-	pp->mem += sizeof(*s) + nloc * sizeof(*s->loc) + sizeof(void *);
 	return s;
 }
 
@@ -552,7 +547,6 @@ static void raw_add(struct td_pprof *pp, struct psample *s, uint32_t nw, uint64_
 	rw->nw = nw;
 	memcpy(rw->w, pp->rawbuf, nw * sizeof(*rw->w));
 	htab_add(&pp->raws, &rw->node, hash);
-	pp->mem += sizeof(*rw) + nw * sizeof(*rw->w);
 }
 
 /*
@@ -595,7 +589,6 @@ static int part_locations(struct td_pprof *pp, const struct td_frame *f, unsigne
 	st->nloc = nr;
 	memcpy(st->loc, locs, nr * sizeof(*st->loc));
 	htab_add(&pp->stacks, &st->node, h);
-	pp->mem += sizeof(*st) + nr * sizeof(*st->loc);
 	return 0;
 }
 
@@ -705,6 +698,11 @@ void td_pprof_reset(struct td_pprof *pp, uint64_t start_ns)
 		empty_tables(pp);
 }
 
+static size_t table_bytes(const struct htab *t)
+{
+	return t->b ? (t->mask + 1) * sizeof(*t->b) : 0;
+}
+
 void td_pprof_stats(const struct td_pprof *pp, struct td_pprof_stats *st)
 {
 	st->events = pp->events;
@@ -713,7 +711,17 @@ void td_pprof_stats(const struct td_pprof *pp, struct td_pprof_stats *st)
 	st->functions = pp->funcv.nr;
 	st->mappings = pp->mapv.nr;
 	st->strings = pp->strv.nr;
-	st->mem_bytes = pp->mem;
+	/*
+	 * What the interval holds: its entries, the tables' buckets, the
+	 * arrays. Not the arena's first chunk, kept from one interval to the
+	 * next, which a bound on what an interval grows to must not count.
+	 */
+	st->mem_bytes = pp->arena.handed + table_bytes(&pp->strs) + table_bytes(&pp->maps) +
+			table_bytes(&pp->funcs) + table_bytes(&pp->locs) +
+			table_bytes(&pp->cache) + table_bytes(&pp->samples) +
+			table_bytes(&pp->raws) + table_bytes(&pp->stacks) +
+			(pp->strv.cap + pp->mapv.cap + pp->funcv.cap + pp->locv.cap +
+			 pp->samplev.cap) * sizeof(void *);
 }
 
 /* ---- writing ---- */

@@ -40,7 +40,7 @@ struct td_pprof_stats {
 	uint64_t functions;
 	uint64_t mappings;
 	uint64_t strings;
-	uint64_t mem_bytes;	/* about what the tables hold */
+	uint64_t mem_bytes;	/* bytes the tables hold: entries, buckets, arrays */
 };
 
 /* @start_ns: wall-clock (CLOCK_REALTIME) start of the first interval. */

@@ -34,6 +34,8 @@ static void test_aligned_and_distinct(void **state)
 		prev = p;
 	}
 	assert_true(a.bytes >= 2000 * alignof(max_align_t));
+	/* Every byte asked for, the sizes 1..37 over and over. */
+	assert_int_equal(a.handed, 37964);
 	arena_free(&a);
 	assert_null(a.chunks);
 	assert_int_equal(a.bytes, 0);
@@ -78,6 +80,7 @@ static void test_reset_keeps_one_chunk(void **state)
 	assert_true(a.bytes > kept);
 	arena_reset(&a);
 	assert_int_equal(a.bytes, kept);
+	assert_int_equal(a.handed, 0);
 	/* The first chunk again, from its start. */
 	p = arena_alloc(&a, 64);
 	assert_ptr_equal(p, first);

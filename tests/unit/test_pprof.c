@@ -606,8 +606,13 @@ static void test_sanitize_and_reset(void **state)
 	struct td_event *a = event("bad\xff\x01x", 9, 9), *b = event("", 8, 8);
 	struct td_resolved r = resolved(a, "x:y", TD_STITCHED, 1, 0);
 	struct td_pprof_stats st;
+	uint64_t fresh, grown;
 	Profile *p;
+	int i;
 
+	td_pprof_stats(pp, &st);
+	fresh = st.mem_bytes;
+	assert_true(fresh > 0);
 	assert_int_equal(td_pprof_add(pp, &r), 0);
 	r.ev = b;
 	assert_int_equal(td_pprof_add(pp, &r), 0);
@@ -616,10 +621,22 @@ static void test_sanitize_and_reset(void **state)
 	assert_non_null(find(p, 1, "[unknown]"));
 	perftools__profiles__profile__free_unpacked(p, NULL);
 
+	/* Many processes' samples: the tables grow, and a reset gives it back. */
+	for (i = 0; i < 2000; i++) {
+		a->pid = a->tid = 1000 + i;
+		r.ev = a;
+		assert_int_equal(td_pprof_add(pp, &r), 0);
+	}
+	r.ev = b;
+	td_pprof_stats(pp, &st);
+	grown = st.mem_bytes;
+	assert_true(grown > fresh + 2000 * 32);
 	td_pprof_reset(pp, 500);
 	td_pprof_stats(pp, &st);
 	assert_int_equal(st.events, 0);
 	assert_int_equal(st.samples, 0);
+	/* What a new interval starts with, not what the last one grew to. */
+	assert_true(st.mem_bytes < grown / 4);
 	p = read_back(pp, 800);
 	assert_int_equal(p->n_sample, 0);
 	assert_int_equal(p->time_nanos, 500);

@@ -89,6 +89,7 @@ struct pstack {
 
 struct td_pprof {
 	uint64_t start_ns, events;
+	uint64_t mem;			/* see account() */
 	struct arena arena;		/* every table entry of the interval */
 	struct htab strs, maps, funcs, locs, cache, samples, raws, stacks;
 	struct vec strv, mapv, funcv, locv, samplev;
@@ -394,8 +395,30 @@ static void empty_tables(struct td_pprof *pp)
 	htab_destroy(&pp->strs, NULL);
 	arena_reset(&pp->arena);
 	pp->strv.nr = pp->mapv.nr = pp->funcv.nr = pp->locv.nr = pp->samplev.nr = 0;
-	pp->events = 0;
+	pp->events = pp->mem = 0;
 	pp->last_event = NULL;
+}
+
+static size_t table_bytes(const struct htab *t)
+{
+	return t->b ? (t->mask + 1) * sizeof(*t->b) : 0;
+}
+
+/*
+ * What the interval holds now: its entries, the tables' buckets, the
+ * arrays. Not the arena's first chunk, kept from one interval to the
+ * next, which a bound on what an interval grows to must not count. Taken
+ * whenever the tables may have grown (an event not counted before), so
+ * that td_pprof_stats(), which a caller may ask for every event, only
+ * reads it.
+ */
+static void account(struct td_pprof *pp)
+{
+	pp->mem = pp->arena.handed + table_bytes(&pp->strs) + table_bytes(&pp->maps) +
+		  table_bytes(&pp->funcs) + table_bytes(&pp->locs) + table_bytes(&pp->cache) +
+		  table_bytes(&pp->samples) + table_bytes(&pp->raws) + table_bytes(&pp->stacks) +
+		  (pp->strv.cap + pp->mapv.cap + pp->funcv.cap + pp->locv.cap +
+		   pp->samplev.cap) * sizeof(void *);
 }
 
 /* Tables ready for an interval, with its fixed strings. Returns 0 or -ENOMEM. */
@@ -421,6 +444,7 @@ static int start_interval(struct td_pprof *pp, uint64_t start_ns)
 	v[0] = pp->loc_user_lost = pseudo_location(pp, "[user_lost]");
 	v[1] = pp->loc_unwind_failed = pseudo_location(pp, "[unwind_failed]");
 	v[2] = pp->loc_unknown = pseudo_location(pp, "[unknown]");
+	account(pp);
 	return v[0] < 0 || v[1] < 0 || v[2] < 0 ? -ENOMEM : 0;
 }
 
@@ -650,6 +674,7 @@ int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
 		return -ENOMEM;
 	if (raw)
 		raw_add(pp, s, nw, rhash);
+	account(pp);
 	pp->events++;
 	return 0;
 }
@@ -698,11 +723,6 @@ void td_pprof_reset(struct td_pprof *pp, uint64_t start_ns)
 		empty_tables(pp);
 }
 
-static size_t table_bytes(const struct htab *t)
-{
-	return t->b ? (t->mask + 1) * sizeof(*t->b) : 0;
-}
-
 void td_pprof_stats(const struct td_pprof *pp, struct td_pprof_stats *st)
 {
 	st->events = pp->events;
@@ -711,17 +731,7 @@ void td_pprof_stats(const struct td_pprof *pp, struct td_pprof_stats *st)
 	st->functions = pp->funcv.nr;
 	st->mappings = pp->mapv.nr;
 	st->strings = pp->strv.nr;
-	/*
-	 * What the interval holds: its entries, the tables' buckets, the
-	 * arrays. Not the arena's first chunk, kept from one interval to the
-	 * next, which a bound on what an interval grows to must not count.
-	 */
-	st->mem_bytes = pp->arena.handed + table_bytes(&pp->strs) + table_bytes(&pp->maps) +
-			table_bytes(&pp->funcs) + table_bytes(&pp->locs) +
-			table_bytes(&pp->cache) + table_bytes(&pp->samples) +
-			table_bytes(&pp->raws) + table_bytes(&pp->stacks) +
-			(pp->strv.cap + pp->mapv.cap + pp->funcv.cap + pp->locv.cap +
-			 pp->samplev.cap) * sizeof(void *);
+	st->mem_bytes = pp->mem;
 }
 
 /* ---- writing ---- */

@@ -22,7 +22,8 @@
 #              per event, and the interval's cut
 #
 # Environment: BENCH_SECTIONS (default "replay live vm memory profiles"),
-# BENCH_EVENTS (replay events, default 2000000), BENCH_REPEAT (3),
+# BENCH_EVENTS (replay events, default 2000000), BENCH_REPEAT (3: the replay
+# section's rounds, each every stage and trace-cmd report once),
 # BENCH_LIVE_SECS (3), BENCH_LIVE_WARMUP (2: seconds of the same load each
 # live reader runs before its step is measured; its CPU is reported apart as
 # start-up), BENCH_LIVE_RATES (round trips/s caps, 0 = none),
@@ -110,7 +111,7 @@ make_formats() { "$top/bench/formats.sh" "$1"; }
 
 # ---- 1. replay --------------------------------------------------------------
 replay_section() {
-	local fmt=$work/formats raw=$work/raw tc=$work/tracecmd rc t best
+	local fmt=$work/formats raw=$work/raw tc=$work/tracecmd rc t round tc_ok=1
 	say "replay: $events synthesized events through the library, and trace-cmd report"
 	if ! tracefs_ok; then
 		skip replay "no tracefs (needs root) for the event formats"
@@ -118,53 +119,54 @@ replay_section() {
 	fi
 	make_formats "$fmt" || { skip replay "cannot copy the host's event formats"; return; }
 	mkdir -p "$raw" "$tc"
-	"$out/replay" --formats "$fmt" --prog "$BUILD/progs/fp_chain" --events "$events" \
-		--repeat "$repeat" --raw-dir "$raw" > "$work/replay.json"
-	rc=$?
-	if [ "$rc" -ne 0 ]; then
-		note "replay failed (exit $rc)"
-		broken=1
-		return
-	fi
-	# The same pages as a trace.dat: trace-cmd writes the headers itself from
-	# the formats directory (-t), with the host's kallsyms so that it names
-	# the kernel frames as we do.
-	if ! command -v trace-cmd > /dev/null; then
-		skip replay-trace-cmd "trace-cmd is not installed"
-	elif ! (cd "$tc" && trace-cmd restore -c -t "$fmt" -k /proc/kallsyms -o head.dat \
-			> restore.log 2>&1 &&
-		trace-cmd restore -i head.dat -o trace.dat "$raw/cpu0.raw" "$raw/cpu1.raw" \
-			>> restore.log 2>&1); then
-		skip replay-trace-cmd "trace-cmd restore failed: $(tail -n 1 "$tc/restore.log")"
-	else
+	command -v trace-cmd > /dev/null || { tc_ok=; skip replay-trace-cmd "trace-cmd is not installed"; }
+	# BENCH_REPEAT rounds, each every stage of the replay once, then stock
+	# trace-cmd report once on the same pages: each side's best (least CPU)
+	# is taken from runs spread over the whole section, not from runs back to
+	# back, which a few seconds of other work on the machine could all slow.
+	for round in $(seq "$repeat"); do
+		local rawopt=()
+		[ "$round" -eq 1 ] && rawopt=(--raw-dir "$raw")
+		"$out/replay" --formats "$fmt" --prog "$BUILD/progs/fp_chain" --events "$events" \
+			--repeat 1 "${rawopt[@]}" > "$work/replay.$round.json"
+		rc=$?
+		if [ "$rc" -ne 0 ]; then
+			note "replay failed (exit $rc)"
+			broken=1
+			return
+		fi
+		[ -n "$tc_ok" ] || continue
+		# The same pages as a trace.dat: trace-cmd writes the headers itself
+		# from the formats directory (-t), with the host's kallsyms so that
+		# it names the kernel frames as we do.
+		if [ "$round" -eq 1 ] && ! (cd "$tc" &&
+			trace-cmd restore -c -t "$fmt" -k /proc/kallsyms -o head.dat \
+				> restore.log 2>&1 &&
+			trace-cmd restore -i head.dat -o trace.dat "$raw/cpu0.raw" "$raw/cpu1.raw" \
+				>> restore.log 2>&1); then
+			skip replay-trace-cmd "trace-cmd restore failed: $(tail -n 1 "$tc/restore.log")"
+			tc_ok=
+			continue
+		fi
 		rm -f "$raw"/cpu*.raw
 		# Stock trace-cmd: its own plugins only, not ours (not installed by
-		# make bench). Best of BENCH_REPEAT runs (least CPU), as the replay's
-		# stages are: one run of either side is at the mercy of the
-		# machine's load in its seconds, and the ratio with it.
-		best=
-		for t in $(seq "$repeat"); do
-			t=$( { TIMEFORMAT='%R %U %S'; time trace-cmd report -i "$tc/trace.dat" \
-				> /dev/null 2> "$tc/report.err"; } 2>&1 )
-			rc=$?
-			[ "$rc" -eq 0 ] || break
-			if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN {
-				split(a, x, " "); split(b, y, " "); exit !(x[2] + x[3] < y[2] + y[3]) }'; then
-				best=$t
-			fi
-		done
+		# make bench).
+		t=$( { TIMEFORMAT='%R %U %S'; time trace-cmd report -i "$tc/trace.dat" \
+			> /dev/null 2> "$tc/report.err"; } 2>&1 )
+		rc=$?
 		if [ "$rc" -ne 0 ]; then
 			skip replay-trace-cmd "trace-cmd report exit $rc: $(tail -n 1 "$tc/report.err")"
-		else
-			set -- $best
-			printf '{"wall_s":%s,"user_s":%s,"sys_s":%s,"trace_dat_bytes":%s,"version":"%s"}\n' \
-				"$1" "$2" "$3" "$(stat -c %s "$tc/trace.dat")" \
-				"$(trace-cmd --version 2>/dev/null | sed -n 's/.*version \([^ ]*\).*/\1/p' | head -n 1)" \
-				> "$work/tracecmd.json"
+			rm -f "$work/tracecmd.jsonl"
+			tc_ok=
+			continue
 		fi
-		rm -f "$tc/trace.dat" "$tc/head.dat"
-	fi
-	rm -rf "$raw"
+		set -- $t
+		printf '{"round":%s,"wall_s":%s,"user_s":%s,"sys_s":%s,"trace_dat_bytes":%s,"version":"%s"}\n' \
+			"$round" "$1" "$2" "$3" "$(stat -c %s "$tc/trace.dat")" \
+			"$(trace-cmd --version 2>/dev/null | sed -n 's/.*version \([^ ]*\).*/\1/p' | head -n 1)" \
+			>> "$work/tracecmd.jsonl"
+	done
+	rm -rf "$raw" "$tc/trace.dat" "$tc/head.dat"
 }
 
 # ---- 1b. instructions ---------------------------------------------------------

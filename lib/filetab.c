@@ -15,6 +15,8 @@
 
 #include <trace-defer/filetab.h>
 
+#include "dynfield.h"
+
 struct td_filetab {
 	struct td_file **slots;
 	size_t mask;			/* slots - 1, a power of two minus one */
@@ -206,18 +208,7 @@ static bool read_num(const struct tep_format_field *f, const uint8_t *data, int 
 bool td_dyn_field(const struct tep_format_field *f, const void *data, int size,
 		  unsigned int *off, unsigned int *len)
 {
-	uint64_t loc, start;
-
-	if (!f || !(f->flags & TEP_FIELD_IS_DYNAMIC) || !read_num(f, data, size, 4, &loc))
-		return false;
-	start = loc & 0xffff;
-	if (f->flags & TEP_FIELD_IS_RELATIVE)
-		start += (uint64_t)f->offset + (uint64_t)f->size;
-	if (start + (loc >> 16) > (uint64_t)size)
-		return false;
-	*off = (unsigned int)start;
-	*len = (unsigned int)(loc >> 16);
-	return true;
+	return td_dyn_locate(f, data, size, off, len);
 }
 
 int td_file_rec_decode(struct tep_event *event, const void *data, int size,
@@ -310,9 +301,9 @@ bool td_ustack_locate_files(const struct td_ustack_fields *uf, const void *data,
 
 	memset(a, 0, sizeof(*a));
 	a->nr = nr;
-	if (!td_dyn_field(uf->bases, d, size, &boff, &blen) ||
-	    !td_dyn_field(uf->ids, d, size, &ioff, &ilen) ||
-	    !td_dyn_field(uf->frame_files, d, size, &foff, &flen) ||
+	if (!td_dyn_locate(uf->bases, d, size, &boff, &blen) ||
+	    !td_dyn_locate(uf->ids, d, size, &ioff, &ilen) ||
+	    !td_dyn_locate(uf->frame_files, d, size, &foff, &flen) ||
 	    blen % 8 || ilen % 4 || blen / 8 != ilen / 4 || flen != nr)
 		return false;
 	a->found = true;

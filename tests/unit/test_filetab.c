@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include <event-parse.h>
+
 #include <trace-defer/filetab.h>
 
 static const uint8_t bid1[20] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
@@ -126,12 +128,56 @@ static void test_bound_and_growth(void **state)
 	td_filetab_free(ft);
 }
 
+/*
+ * Where a dynamic field's bytes lie: __data_loc from the record's start,
+ * __rel_loc from the field's end, and never outside the record.
+ */
+static void test_dyn_field(void **state)
+{
+	struct tep_format_field f = { .offset = 8, .size = 4, .flags = TEP_FIELD_IS_DYNAMIC };
+	uint8_t rec[32] = { 0 };
+	unsigned int off = 99, len = 99;
+
+	(void)state;
+	/* 6 bytes at 20: (len << 16) | offset, little-endian. */
+	rec[8] = 20;
+	rec[10] = 6;
+	assert_true(td_dyn_field(&f, rec, sizeof(rec), &off, &len));
+	assert_int_equal(off, 20);
+	assert_int_equal(len, 6);
+	/* The same bytes as a __rel_loc: 20 past the field's end (12). */
+	f.flags |= TEP_FIELD_IS_RELATIVE;
+	assert_false(td_dyn_field(&f, rec, sizeof(rec), &off, &len));
+	rec[8] = 4;
+	assert_true(td_dyn_field(&f, rec, sizeof(rec), &off, &len));
+	assert_int_equal(off, 16);
+	assert_int_equal(len, 6);
+	/* Data running one byte past the record's end. */
+	f.flags &= ~TEP_FIELD_IS_RELATIVE;
+	rec[8] = 27;
+	assert_false(td_dyn_field(&f, rec, sizeof(rec), &off, &len));
+	rec[8] = 26;
+	assert_true(td_dyn_field(&f, rec, sizeof(rec), &off, &len));
+	/* The field itself cut off by a short record. */
+	assert_false(td_dyn_field(&f, rec, 11, &off, &len));
+	/* Not a dynamic field, not 4 bytes, no field, a negative size. */
+	f.flags = 0;
+	assert_false(td_dyn_field(&f, rec, sizeof(rec), &off, &len));
+	f.flags = TEP_FIELD_IS_DYNAMIC;
+	f.size = 8;
+	assert_false(td_dyn_field(&f, rec, sizeof(rec), &off, &len));
+	assert_false(td_dyn_field(NULL, rec, sizeof(rec), &off, &len));
+	f.size = 4;
+	assert_false(td_dyn_field(&f, rec, -1, &off, &len));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unknown_stays_unknown),
 		cmocka_unit_test(test_conflict),
 		cmocka_unit_test(test_bound_and_growth),
+		cmocka_unit_test(test_dyn_field),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

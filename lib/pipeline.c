@@ -342,7 +342,7 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 	struct td_resolved res = { 0 };
 	struct td_event copy;
 	bool live = true;
-	int maps_pid;
+	int maps_pid, pid = ev->pid;
 
 	pl->st.emitted++;
 	if (pl->cfg.stage == TD_PIPE_STITCH)
@@ -350,19 +350,24 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 	if (pl->cfg.hooks.task_live && ev->tid > 0)
 		live = pl->cfg.hooks.task_live(ev->tid, ev->comm, pl->cfg.hooks.arg);
 	/* The records may not say which process the thread belongs to. */
-	copy = *ev;
-	if (copy.pid <= 0 && us && us->tgid > 0)
-		copy.pid = us->tgid;	/* the deferred stack's own record says */
-	if (copy.pid > 0)
-		td_tgid_note(pl->tgid, copy.tid, copy.pid, pl->now_ns);
-	else if (copy.tid > 0 && live)
-		copy.pid = td_tgid_lookup(pl->tgid, copy.tid, pl->now_ns);
-	if (copy.tid > 0 && copy.pid <= 0)
+	if (pid <= 0 && us && us->tgid > 0)
+		pid = us->tgid;	/* the deferred stack's own record says */
+	if (pid > 0)
+		td_tgid_note(pl->tgid, ev->tid, pid, pl->now_ns);
+	else if (ev->tid > 0 && live)
+		pid = td_tgid_lookup(pl->tgid, ev->tid, pl->now_ns);
+	if (ev->tid > 0 && pid <= 0)
 		pl->st.no_pid++;
 	/* /proc/TID/maps is the process's too, should the tgid be unknown. */
-	maps_pid = live ? (copy.pid > 0 ? copy.pid : copy.tid) : 0;
+	maps_pid = live ? (pid > 0 ? pid : ev->tid) : 0;
 
-	res.ev = &copy;
+	/* The sinks see the process found here: a copy only when it differs. */
+	res.ev = ev;
+	if (pid != ev->pid) {
+		copy = *ev;
+		copy.pid = pid;
+		res.ev = &copy;
+	}
 	res.status = status;
 	res.cookie = ev->has_cookie ? ev->cookie : 0;
 	res.event_name = event_name(pl, ev->tep_event);

@@ -620,8 +620,8 @@ int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
 {
 	unsigned int nr = r->nr_kframes + r->nr_uframes + 1, n = 0;
 	const char *comm = r->ev->comm;
-	size_t clen = strnlen(comm, TD_COMM_LEN);
 	struct psample *s;
+	size_t clen;
 	int64_t c, ev;
 	uint64_t rhash = 0;
 	uint32_t nw = 0;
@@ -659,6 +659,7 @@ int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
 		pp->locbuf[n++] = pp->loc_user_lost;
 	else if (!r->nr_uframes && r->status == TD_UNWIND_FAILED)
 		pp->locbuf[n++] = pp->loc_unwind_failed;
+	clen = strnlen(comm, TD_COMM_LEN);
 	c = clen ? intern(pp, comm, clen) : pp->s_unknown;
 	if (r->event_name != pp->last_event || !pp->last_event) {
 		ev = intern_str(pp, r->event_name ? r->event_name : "unknown");

@@ -170,15 +170,18 @@ void td_event_free(struct td_event *ev)
 
 	if (!ev)
 		return;
-	if (!(ev->alloc_flags & TD_ALLOC_INLINE) || ev->raw != inline_area(ev, sizeof(*ev)))
-		free(ev->raw);
-	else if (ev->raw_size > 0)
+	if (!(ev->alloc_flags & TD_ALLOC_INLINE) || ev->raw != inline_area(ev, sizeof(*ev))) {
+		if (ev->raw)
+			free(ev->raw);
+	} else if (ev->raw_size > 0)
 		len = (char *)inline_area(ev, sizeof(*ev)) - (char *)ev + ev->raw_size;
 	if (ev->alloc_flags & TD_ALLOC_KSTACK_SHARED)
 		td_kstack_put(ev);
 	else if (!(ev->alloc_flags & TD_ALLOC_KSTACK_BORROWED))
 		td_ips_free(&ev->kstack);
-	td_ips_free(&ev->inplace_stack);
+	/* Most events have neither: no call to free() for nothing. */
+	if (ev->inplace_stack.ips)
+		free(ev->inplace_stack.ips);
 	if (ev->alloc_flags & TD_ALLOC_BLOCK)
 		block_free(ev, len);
 	else

@@ -205,10 +205,10 @@ static bool read_num(const struct tep_format_field *f, const uint8_t *data, int 
 	return true;
 }
 
-bool td_dyn_field(const struct tep_format_field *f, const void *data, int size,
+bool td_dyn_field(const struct tep_format_field *f, const void *data, int size, bool big_endian,
 		  unsigned int *off, unsigned int *len)
 {
-	return td_dyn_locate(f, data, size, off, len);
+	return td_dyn_locate(f, data, size, big_endian, off, len);
 }
 
 int td_file_rec_decode(struct tep_event *event, const void *data, int size,
@@ -225,7 +225,7 @@ int td_file_rec_decode(struct tep_event *event, const void *data, int size,
 	    !bid || bid->offset < 0 || bid->size != TD_FILE_BUILD_ID_MAX ||
 	    (uint64_t)bid->offset + TD_FILE_BUILD_ID_MAX > (uint64_t)size ||
 	    bid_size > TD_FILE_BUILD_ID_MAX ||
-	    !td_dyn_field(tep_find_field(event, "path"), d, size, &off, &len) || !len)
+	    !td_dyn_locate(tep_find_field(event, "path"), d, size, false, &off, &len) || !len)
 		return -EINVAL;
 	out->id = (uint32_t)id;
 	out->build_id_len = (unsigned int)bid_size;
@@ -301,9 +301,9 @@ bool td_ustack_locate_files(const struct td_ustack_fields *uf, const void *data,
 
 	memset(a, 0, sizeof(*a));
 	a->nr = nr;
-	if (!td_dyn_locate(uf->bases, d, size, &boff, &blen) ||
-	    !td_dyn_locate(uf->ids, d, size, &ioff, &ilen) ||
-	    !td_dyn_locate(uf->frame_files, d, size, &foff, &flen) ||
+	if (!td_dyn_locate(uf->bases, d, size, false, &boff, &blen) ||
+	    !td_dyn_locate(uf->ids, d, size, false, &ioff, &ilen) ||
+	    !td_dyn_locate(uf->frame_files, d, size, false, &foff, &flen) ||
 	    blen % 8 || ilen % 4 || blen / 8 != ilen / 4 || flen != nr)
 		return false;
 	a->found = true;

@@ -33,6 +33,7 @@
 #include <trace-defer/output.h>
 
 #include "comm.h"
+#include "dynfield.h"
 #include "htab.h"
 
 #define JSON_FLAGS	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
@@ -459,19 +460,13 @@ static void jw_field(struct jw *w, struct tep_handle *tep, bool swap,
 	if (off < 0 || len < 0 || off > size || len > size - off)
 		goto null;
 	if (field->flags & TEP_FIELD_IS_DYNAMIC) {
-		uint64_t loc;
+		unsigned int doff, dlen;
 
-		if (!number_size(len))
+		if (!td_dyn_locate(field, data, size, swap != (__BYTE_ORDER == __BIG_ENDIAN),
+				   &doff, &dlen))
 			goto null;
-		/* __data_loc: offset in the low 16 bits, length in the high 16. */
-		loc = read_number(tep, swap, data + off, len);
-		if (field->flags & TEP_FIELD_IS_RELATIVE)
-			off = off + len + (int)(loc & 0xffff);
-		else
-			off = (int)(loc & 0xffff);
-		len = (int)((loc >> 16) & 0xffff);
-		if (off > size || len > size - off)
-			goto null;
+		off = (int)doff;
+		len = (int)dlen;
 	} else if (!(field->flags & TEP_FIELD_IS_ARRAY)) {
 		if (!number_size(len))
 			goto null;

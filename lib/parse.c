@@ -455,7 +455,7 @@ static bool dyn_ok(const struct evinfo *info, const void *data, int size)
 	int i;
 
 	for (i = 0; i < info->nr_dyn; i++)
-		if (!td_dyn_locate(info->dyn[i], data, size, &off, &len))
+		if (!td_dyn_locate(info->dyn[i], data, size, false, &off, &len))
 			return false;
 	return true;
 }
@@ -603,7 +603,7 @@ static void exec_comm(struct td_parser *p, int tid, const uint8_t *data, int siz
 	const char *file, *base;
 	size_t n;
 
-	if (!td_dyn_locate(p->exec_filename, data, size, &off, &len) || !len)
+	if (!td_dyn_locate(p->exec_filename, data, size, false, &off, &len) || !len)
 		return;
 	file = (const char *)data + off;
 	len = strnlen(file, len);
@@ -768,7 +768,7 @@ static int on_unwind(struct td_parser *p, int cpu, int tid, uint64_t ts, const u
 	uint64_t cookie, v;
 
 	if (read_field(p->uw_cookie, data, &cookie) ||
-	    !td_dyn_locate(p->uw.stack, data, size, &off, &len) || len % 8) {
+	    !td_dyn_locate(p->uw.stack, data, size, false, &off, &len) || len % 8) {
 		p->stats.bad_records++;
 		return 0;
 	}

@@ -134,29 +134,6 @@ static bool read_field(struct tep_handle *tep, struct tep_record *rec,
 	return true;
 }
 
-/*
- * Where the dynamic array @f of @rec lies: false when its data_loc cannot be
- * read or points outside the record or into its fixed part.
- */
-static bool dyn_array(struct tep_handle *tep, struct tep_record *rec,
-		      const struct tep_format_field *f, uint32_t *off, uint32_t *len)
-{
-	uint64_t loc, start, end, fixed_end;
-
-	if (!f || !(f->flags & TEP_FIELD_IS_DYNAMIC) || !read_field(tep, rec, f, 4, &loc))
-		return false;
-	start = loc & 0xffff;
-	fixed_end = (uint64_t)f->offset + (uint64_t)f->size;
-	if (f->flags & TEP_FIELD_IS_RELATIVE)
-		start += fixed_end;
-	end = start + (loc >> 16);
-	if (start < fixed_end || end > (uint64_t)rec->size)
-		return false;
-	*off = (uint32_t)start;
-	*len = (uint32_t)(loc >> 16);
-	return true;
-}
-
 /* Print the cookie of @rec; false (and a marker printed) when it cannot be read. */
 static bool print_cookie(struct trace_seq *s, struct tep_record *rec, struct tep_event *ev)
 {
@@ -339,13 +316,15 @@ static int stack_handler(struct trace_seq *s, struct tep_record *rec, struct tep
 	struct tep_handle *tep = ev->tep;
 	struct td_symbolizer *sym = NULL;
 	struct td_ustack_fields uf;
-	uint32_t off, len, nr, i;
+	unsigned int off, len;
+	uint32_t nr, i;
 	uint64_t tid = 0;
 	int tgid = 0;
 
 	if (!print_cookie(s, rec, ev))
 		return 0;
-	if (!dyn_array(tep, rec, tep_find_field(ev, "stack"), &off, &len)) {
+	if (!td_dyn_field(tep_find_field(ev, "stack"), rec->data, rec->size,
+			  tep_is_file_bigendian(tep), &off, &len)) {
 		trace_seq_puts(s, " [bad stack]");
 		return 0;
 	}

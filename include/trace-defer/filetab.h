@@ -108,9 +108,11 @@ struct td_file_rec {
 
 /*
  * Where a dynamic (__data_loc / __rel_loc) field's data lies in a record
- * of @size bytes: false when the field or its data is outside the record.
+ * of @size bytes, its numbers big-endian when @big_endian: false when the
+ * field or its data is outside the record, or a __data_loc points into the
+ * fixed part before the field's own end.
  */
-bool td_dyn_field(const struct tep_format_field *f, const void *data, int size,
+bool td_dyn_field(const struct tep_format_field *f, const void *data, int size, bool big_endian,
 		  unsigned int *off, unsigned int *len);
 
 /*

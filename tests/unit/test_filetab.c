@@ -130,7 +130,8 @@ static void test_bound_and_growth(void **state)
 
 /*
  * Where a dynamic field's bytes lie: __data_loc from the record's start,
- * __rel_loc from the field's end, and never outside the record.
+ * __rel_loc from the field's end, in either byte order, and never outside
+ * the record or inside its fixed part.
  */
 static void test_dyn_field(void **state)
 {
@@ -142,33 +143,46 @@ static void test_dyn_field(void **state)
 	/* 6 bytes at 20: (len << 16) | offset, little-endian. */
 	rec[8] = 20;
 	rec[10] = 6;
-	assert_true(td_dyn_field(&f, rec, sizeof(rec), &off, &len));
+	assert_true(td_dyn_field(&f, rec, sizeof(rec), false, &off, &len));
 	assert_int_equal(off, 20);
 	assert_int_equal(len, 6);
 	/* The same bytes as a __rel_loc: 20 past the field's end (12). */
 	f.flags |= TEP_FIELD_IS_RELATIVE;
-	assert_false(td_dyn_field(&f, rec, sizeof(rec), &off, &len));
+	assert_false(td_dyn_field(&f, rec, sizeof(rec), false, &off, &len));
 	rec[8] = 4;
-	assert_true(td_dyn_field(&f, rec, sizeof(rec), &off, &len));
+	assert_true(td_dyn_field(&f, rec, sizeof(rec), false, &off, &len));
 	assert_int_equal(off, 16);
 	assert_int_equal(len, 6);
 	/* Data running one byte past the record's end. */
 	f.flags &= ~TEP_FIELD_IS_RELATIVE;
 	rec[8] = 27;
-	assert_false(td_dyn_field(&f, rec, sizeof(rec), &off, &len));
+	assert_false(td_dyn_field(&f, rec, sizeof(rec), false, &off, &len));
 	rec[8] = 26;
-	assert_true(td_dyn_field(&f, rec, sizeof(rec), &off, &len));
+	assert_true(td_dyn_field(&f, rec, sizeof(rec), false, &off, &len));
+	/* A __data_loc into the fixed part, up to the field's own end (12). */
+	rec[8] = 11;
+	assert_false(td_dyn_field(&f, rec, sizeof(rec), false, &off, &len));
+	rec[8] = 12;
+	assert_true(td_dyn_field(&f, rec, sizeof(rec), false, &off, &len));
+	assert_int_equal(off, 12);
+	/* A big-endian record: the same word, bytes reversed. */
+	memcpy(rec + 8, (uint8_t[]){ 0, 6, 0, 20 }, 4);
+	assert_false(td_dyn_field(&f, rec, sizeof(rec), false, &off, &len));
+	assert_true(td_dyn_field(&f, rec, sizeof(rec), true, &off, &len));
+	assert_int_equal(off, 20);
+	assert_int_equal(len, 6);
+	memcpy(rec + 8, (uint8_t[]){ 26, 0, 6, 0 }, 4);
 	/* The field itself cut off by a short record. */
-	assert_false(td_dyn_field(&f, rec, 11, &off, &len));
+	assert_false(td_dyn_field(&f, rec, 11, false, &off, &len));
 	/* Not a dynamic field, not 4 bytes, no field, a negative size. */
 	f.flags = 0;
-	assert_false(td_dyn_field(&f, rec, sizeof(rec), &off, &len));
+	assert_false(td_dyn_field(&f, rec, sizeof(rec), false, &off, &len));
 	f.flags = TEP_FIELD_IS_DYNAMIC;
 	f.size = 8;
-	assert_false(td_dyn_field(&f, rec, sizeof(rec), &off, &len));
-	assert_false(td_dyn_field(NULL, rec, sizeof(rec), &off, &len));
+	assert_false(td_dyn_field(&f, rec, sizeof(rec), false, &off, &len));
+	assert_false(td_dyn_field(NULL, rec, sizeof(rec), false, &off, &len));
 	f.size = 4;
-	assert_false(td_dyn_field(&f, rec, -1, &off, &len));
+	assert_false(td_dyn_field(&f, rec, -1, false, &off, &len));
 }
 
 int main(void)

@@ -606,6 +606,16 @@ static void test_dynamic_fields(void **state)
 	assert_int_equal(json_object_get_uint64(v), 0x300000001ULL);
 	json_object_put(o);
 	free(text);
+
+	/* A data_loc into the fixed part (the cookie's bytes): null as well. */
+	put32(raw + 16, (uint32_t)((8u << 16) | 8));
+	text = write_one(&r);
+	o = parse_line(text);
+	json_object_object_get_ex(o, "fields", &f);
+	assert_true(json_object_object_get_ex(f, "stack", &v));
+	assert_null(v);
+	json_object_put(o);
+	free(text);
 	td_event_free(ev);
 }
 

@@ -22,6 +22,7 @@
  * little-endian. False when @f is not a 4-byte dynamic field, when it or
  * its data lies outside the record, or when a __data_loc points into the
  * fixed part up to the field's own end: a record the kernel cannot write.
+ * @data may be NULL only when @size is 0.
  */
 static inline bool td_dyn_locate(const struct tep_format_field *f, const void *data, int size,
 				 bool big_endian, unsigned int *off, unsigned int *len)
@@ -29,7 +30,7 @@ static inline bool td_dyn_locate(const struct tep_format_field *f, const void *d
 	uint64_t start, field_end;
 	uint32_t loc;
 
-	if (!f || !data || !(f->flags & TEP_FIELD_IS_DYNAMIC) || f->size != 4 || f->offset < 0 ||
+	if (!f || !(f->flags & TEP_FIELD_IS_DYNAMIC) || f->size != 4 || f->offset < 0 ||
 	    size < 0 || (uint64_t)f->offset + 4 > (uint64_t)size)
 		return false;
 	memcpy(&loc, (const uint8_t *)data + f->offset, sizeof(loc));

@@ -208,7 +208,7 @@ static bool read_num(const struct tep_format_field *f, const uint8_t *data, int 
 bool td_dyn_field(const struct tep_format_field *f, const void *data, int size, bool big_endian,
 		  unsigned int *off, unsigned int *len)
 {
-	return td_dyn_locate(f, data, size, big_endian, off, len);
+	return data && td_dyn_locate(f, data, size, big_endian, off, len);
 }
 
 int td_file_rec_decode(struct tep_event *event, const void *data, int size,

@@ -174,7 +174,7 @@ static void test_dyn_field(void **state)
 	memcpy(rec + 8, (uint8_t[]){ 26, 0, 6, 0 }, 4);
 	/* The field itself cut off by a short record. */
 	assert_false(td_dyn_field(&f, rec, 11, false, &off, &len));
-	/* Not a dynamic field, not 4 bytes, no field, a negative size. */
+	/* Not a dynamic field, not 4 bytes, no field, no record, a negative size. */
 	f.flags = 0;
 	assert_false(td_dyn_field(&f, rec, sizeof(rec), false, &off, &len));
 	f.flags = TEP_FIELD_IS_DYNAMIC;
@@ -182,6 +182,7 @@ static void test_dyn_field(void **state)
 	assert_false(td_dyn_field(&f, rec, sizeof(rec), false, &off, &len));
 	assert_false(td_dyn_field(NULL, rec, sizeof(rec), false, &off, &len));
 	f.size = 4;
+	assert_false(td_dyn_field(&f, NULL, sizeof(rec), false, &off, &len));
 	assert_false(td_dyn_field(&f, rec, -1, false, &off, &len));
 }
 

@@ -13,8 +13,10 @@ KREPORTS='BUG:|WARNING:|KASAN|circular locking|suspicious RCU|inconsistent lock|
 TD_RESOLVE=$(cd "$AWKDIR/../.." && pwd)/contrib/td-json-resolve
 resolve() { "$TD_RESOLVE" "$1" > "${1%.jsonl}.v1.jsonl"; }
 
-pass() { echo "PASS $1" | tee -a "$RESULTS"; }
-fail() { echo "FAIL $1: $2" | tee -a "$RESULTS"; }
+# The guest log gives each result the script's time so far: a stage near
+# its time limit shows where the time went.
+pass() { echo "PASS $1" >> "$RESULTS"; echo "PASS $1 [${SECONDS}s]"; }
+fail() { echo "FAIL $1: $2" >> "$RESULTS"; echo "FAIL $1: $2 [${SECONDS}s]"; }
 
 # check NAME CMD...: PASS if the command succeeds, else FAIL with its output
 check() {

@@ -268,9 +268,9 @@ for stage in $stages; do
 		;;
 	report)
 		say "report: trace-defer report of a trace.dat on the patched kernel"
-		# About 12 minutes of TCG on an idle machine: the default 900 s
-		# left no room for a busy one (CI timed out once at 900 s after
-		# every check had passed).
+		# 564 s of TCG on an idle machine (2026-11-27; 1,457 s before the
+		# interrupt checks stopped resolving 100,000 events with jq, and
+		# CI timed out at 1500 s on a busier one): 1500 s leaves room.
 		VM_TIMEOUT=${VM_TIMEOUT:-1500} boot patched report guest-report.sh "$build"
 		;;
 	names)

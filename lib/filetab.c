@@ -191,17 +191,17 @@ void td_filetab_get_stats(const struct td_filetab *ft, struct td_filetab_stats *
 
 /* ---- decoding ---- */
 
-/* A little-endian number of @size (1, 2, 4, 8) bytes of field @f; false if outside. */
-static bool read_num(const struct tep_format_field *f, const uint8_t *data, int size,
-		     unsigned int want, uint64_t *val)
+/* The u32 field @f, big-endian when @big_endian; false if it is not a u32 inside the record. */
+static bool read_u32(const struct tep_format_field *f, const uint8_t *data, int size,
+		     bool big_endian, uint32_t *val)
 {
-	uint64_t v = 0;
+	uint32_t v;
 
-	if (!f || f->offset < 0 || (unsigned int)f->size != want || size < 0 ||
-	    (uint64_t)f->offset + want > (uint64_t)size)
+	if (!f || f->offset < 0 || f->size != 4 || size < 0 ||
+	    (uint64_t)f->offset + 4 > (uint64_t)size)
 		return false;
-	memcpy(&v, data + f->offset, want);
-	*val = le64toh(v);
+	memcpy(&v, data + f->offset, sizeof(v));
+	*val = big_endian ? be32toh(v) : le32toh(v);
 	return true;
 }
 
@@ -211,24 +211,25 @@ bool td_dyn_field(const struct tep_format_field *f, const void *data, int size, 
 	return data && td_dyn_locate(f, data, size, big_endian, off, len);
 }
 
-int td_file_rec_decode(struct tep_event *event, const void *data, int size,
+int td_file_rec_decode(struct tep_event *event, const void *data, int size, bool big_endian,
 		       struct td_file_rec *out)
 {
 	struct tep_format_field *bid = tep_find_field(event, "build_id");
 	const uint8_t *d = data;
-	uint64_t id, bid_size;
+	uint32_t id, bid_size;
 	unsigned int off, len;
 	const char *nul;
 
-	if (!read_num(tep_find_field(event, "id"), d, size, 4, &id) || !id ||
-	    !read_num(tep_find_field(event, "build_id_size"), d, size, 4, &bid_size) ||
+	if (!read_u32(tep_find_field(event, "id"), d, size, big_endian, &id) || !id ||
+	    !read_u32(tep_find_field(event, "build_id_size"), d, size, big_endian, &bid_size) ||
 	    !bid || bid->offset < 0 || bid->size != TD_FILE_BUILD_ID_MAX ||
 	    (uint64_t)bid->offset + TD_FILE_BUILD_ID_MAX > (uint64_t)size ||
 	    bid_size > TD_FILE_BUILD_ID_MAX ||
-	    !td_dyn_locate(tep_find_field(event, "path"), d, size, false, &off, &len) || !len)
+	    !td_dyn_locate(tep_find_field(event, "path"), d, size, big_endian, &off, &len) ||
+	    !len)
 		return -EINVAL;
-	out->id = (uint32_t)id;
-	out->build_id_len = (unsigned int)bid_size;
+	out->id = id;
+	out->build_id_len = bid_size;
 	out->build_id = d + bid->offset;
 	out->path = (const char *)d + off;
 	nul = memchr(out->path, '\0', len);
@@ -241,7 +242,8 @@ int td_filetab_add_record(struct td_filetab *ft, struct tep_event *event, const 
 {
 	struct td_file_rec r;
 
-	if (td_file_rec_decode(event, data, size, &r)) {
+	/* The reader of this table parses little-endian input only (parse.h). */
+	if (td_file_rec_decode(event, data, size, false, &r)) {
 		ft->stats.bad_records++;
 		return -EINVAL;
 	}
@@ -294,16 +296,17 @@ static void all_unrecorded(struct td_ufile *out, unsigned int nr)
 }
 
 bool td_ustack_locate_files(const struct td_ustack_fields *uf, const void *data, int size,
-			    unsigned int nr, struct td_ufile_area *a)
+			    bool big_endian, unsigned int nr, struct td_ufile_area *a)
 {
 	unsigned int boff, blen, ioff, ilen, foff, flen;
 	const uint8_t *d = data;
 
 	memset(a, 0, sizeof(*a));
 	a->nr = nr;
-	if (!td_dyn_locate(uf->bases, d, size, false, &boff, &blen) ||
-	    !td_dyn_locate(uf->ids, d, size, false, &ioff, &ilen) ||
-	    !td_dyn_locate(uf->frame_files, d, size, false, &foff, &flen) ||
+	a->big_endian = big_endian;
+	if (!td_dyn_locate(uf->bases, d, size, big_endian, &boff, &blen) ||
+	    !td_dyn_locate(uf->ids, d, size, big_endian, &ioff, &ilen) ||
+	    !td_dyn_locate(uf->frame_files, d, size, big_endian, &foff, &flen) ||
 	    blen % 8 || ilen % 4 || blen / 8 != ilen / 4 || flen != nr)
 		return false;
 	a->found = true;
@@ -333,8 +336,8 @@ unsigned int td_ufile_area_decode(const struct td_ufile_area *a, const uint64_t 
 
 		memcpy(&id, a->ids + 4 * i, 4);
 		memcpy(&base, a->bases + 8 * i, 8);
-		ids[i] = le32toh(id);
-		bases[i] = le64toh(base);
+		ids[i] = a->big_endian ? be32toh(id) : le32toh(id);
+		bases[i] = a->big_endian ? be64toh(base) : le64toh(base);
 	}
 	for (i = 0; i < a->nr; i++) {
 		unsigned int idx = a->frame_files[i];
@@ -356,11 +359,11 @@ unsigned int td_ufile_area_decode(const struct td_ufile_area *a, const uint64_t 
 }
 
 unsigned int td_ustack_decode_files(const struct td_ustack_fields *uf, const void *data,
-				    int size, const uint64_t *ips, unsigned int nr,
-				    struct td_ufile *out)
+				    int size, bool big_endian, const uint64_t *ips,
+				    unsigned int nr, struct td_ufile *out)
 {
 	struct td_ufile_area a;
 
-	td_ustack_locate_files(uf, data, size, nr, &a);
+	td_ustack_locate_files(uf, data, size, big_endian, nr, &a);
 	return td_ufile_area_decode(&a, ips, out);
 }

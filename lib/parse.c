@@ -777,7 +777,7 @@ static int on_unwind(struct td_parser *p, int cpu, int tid, uint64_t ts, const u
 		return -ENOMEM;
 	/* The same stack as before (IPs and file identity) shares one decoded copy. */
 	if (p->uw.has_files)
-		td_ustack_locate_files(&p->uw, data, size, len / 8, &area);
+		td_ustack_locate_files(&p->uw, data, size, false, len / 8, &area);
 	if (td_ustacks_get(p->ustacks, us, data + off, len / 8, p->uw.has_files ? &area : NULL,
 			   &bad)) {
 		td_ustack_free(us);

@@ -293,7 +293,8 @@ static bool print_file_frames(struct trace_seq *s, struct tep_handle *tep,
 	for (i = 0; i < nr; i++)
 		ips[i] = tep_read_number(tep, (const char *)rec->data + off + (size_t)i * IP_SIZE,
 					 IP_SIZE);
-	bad = td_ustack_decode_files(uf, rec->data, rec->size, ips, nr, files);
+	bad = td_ustack_decode_files(uf, rec->data, rec->size, tep_is_file_bigendian(tep), ips,
+				     nr, files);
 
 	pthread_mutex_lock(&uu.lock);
 	sym = wanted_symbolizer();
@@ -365,7 +366,8 @@ static int file_handler(struct trace_seq *s, struct tep_record *rec, struct tep_
 	unsigned int i;
 	int ret = 0;
 
-	if (!rec->data || td_file_rec_decode(ev, rec->data, rec->size, &fr)) {
+	if (!rec->data || td_file_rec_decode(ev, rec->data, rec->size,
+						tep_is_file_bigendian(ev->tep), &fr)) {
 		trace_seq_puts(s, "[bad record]");
 		return 0;
 	}

@@ -116,14 +116,18 @@ bool td_dyn_field(const struct tep_format_field *f, const void *data, int size, 
 		  unsigned int *off, unsigned int *len);
 
 /*
- * Decode a user_unwind_file record of @event (fields looked up by name).
- * Returns 0, or -EINVAL for a record that lies (fields outside it, a
- * build_id_size over 20, id 0, no path).
+ * Decode a user_unwind_file record of @event (fields looked up by name),
+ * its numbers big-endian when @big_endian (as td_dyn_field()). Returns 0,
+ * or -EINVAL for a record that lies (fields outside it, a build_id_size
+ * over 20, id 0, no path).
  */
-int td_file_rec_decode(struct tep_event *event, const void *data, int size,
+int td_file_rec_decode(struct tep_event *event, const void *data, int size, bool big_endian,
 		       struct td_file_rec *out);
 
-/* Decode and add a user_unwind_file record (bad ones counted). Returns as td_filetab_add(). */
+/*
+ * Decode and add a little-endian user_unwind_file record (bad ones
+ * counted). Returns as td_filetab_add().
+ */
 int td_filetab_add_record(struct td_filetab *ft, struct tep_event *event, const void *data,
 			  int size);
 
@@ -143,16 +147,17 @@ struct td_ustack_fields {
 int td_ustack_fields_init(struct td_ustack_fields *uf, struct tep_event *event);
 
 /*
- * Per-frame file identity of a stack record: fills @out[0..nr) for the
- * @nr IPs @ips (the record's stack). Frames the record cannot vouch for
+ * Per-frame file identity of a stack record, its numbers big-endian when
+ * @big_endian (as td_dyn_field()): fills @out[0..nr) for the @nr IPs @ips
+ * (the record's stack, in host order). Frames the record cannot vouch for
  * are TD_FILE_UNRECORDED: an index out of range, an id of 0, an IP below
  * its file's base, or (all of them) arrays whose lengths do not match.
  * Returns the number of such inconsistencies (0 for a sound record).
  * The caller checks uf->has_files first.
  */
 unsigned int td_ustack_decode_files(const struct td_ustack_fields *uf, const void *data,
-				    int size, const uint64_t *ips, unsigned int nr,
-				    struct td_ufile *out);
+				    int size, bool big_endian, const uint64_t *ips,
+				    unsigned int nr, struct td_ufile *out);
 
 /*
  * Added later. The same in two steps, for a reader that keeps decoded
@@ -165,15 +170,16 @@ unsigned int td_ustack_decode_files(const struct td_ustack_fields *uf, const voi
  */
 struct td_ufile_area {
 	bool found;
+	bool big_endian;		/* the record's byte order */
 	unsigned int nr;		/* frames (IPs) */
 	unsigned int nr_files;		/* entries of bases and ids */
-	const uint8_t *bases;		/* nr_files little-endian u64 */
-	const uint8_t *ids;		/* nr_files little-endian u32 */
+	const uint8_t *bases;		/* nr_files u64, in the record's order */
+	const uint8_t *ids;		/* nr_files u32, in the record's order */
 	const uint8_t *frame_files;	/* nr indexes or TD_FF_* */
 };
 
 bool td_ustack_locate_files(const struct td_ustack_fields *uf, const void *data, int size,
-			    unsigned int nr, struct td_ufile_area *a);
+			    bool big_endian, unsigned int nr, struct td_ufile_area *a);
 unsigned int td_ufile_area_decode(const struct td_ufile_area *a, const uint64_t *ips,
 				  struct td_ufile *out);
 

@@ -396,6 +396,98 @@ static void test_stack_named_from_files(void **state)
 	free_tep(tep, true);
 }
 
+/* Reverse the @n bytes at @p. */
+static void swap_bytes(uint8_t *p, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n / 2; i++) {
+		uint8_t t = p[i];
+
+		p[i] = p[n - 1 - i];
+		p[n - 1 - i] = t;
+	}
+}
+
+/*
+ * @rec, a little-endian record of @event, as a big-endian machine writes
+ * it: every number, each element of a dynamic array, and the __data_loc
+ * words themselves in the other byte order.
+ */
+static void to_big_endian(struct tep_event *event, uint8_t *rec)
+{
+	struct tep_format_field *f;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		f = pass ? event->format.fields : event->format.common_fields;
+		for (; f; f = f->next) {
+			uint32_t loc, i, esize;
+
+			if (!(f->flags & TEP_FIELD_IS_DYNAMIC)) {
+				if (!(f->flags & TEP_FIELD_IS_ARRAY))
+					swap_bytes(rec + f->offset, (unsigned int)f->size);
+				continue;
+			}
+			memcpy(&loc, rec + f->offset, 4);
+			loc = le32toh(loc);
+			esize = strstr(f->type, "long") ? 8 : strstr(f->type, "u32") ? 4 : 1;
+			for (i = 0; i + esize <= loc >> 16; i += esize)
+				swap_bytes(rec + (loc & 0xffff) + i, esize);
+			swap_bytes(rec + f->offset, 4);
+		}
+	}
+}
+
+/*
+ * A trace.dat from a big-endian machine (s390x, ppc64) read here: the
+ * cookie, the IPs, the file records and the stacks' file identity all in
+ * the file's byte order, so each line reads as its little-endian twin.
+ */
+static void test_big_endian_file(void **state)
+{
+	static const uint8_t ff[] = { 0, 1, TD_FF_VDSO };
+	uint64_t ips[3], bases[2] = { 0x555555550000, 0x7f0000000000 };
+	struct tep_handle *le = new_tep(file_formats, true);
+	struct tep_handle *be = new_tep(file_formats, true);
+	uint8_t srec[512], frec[512], crec[64];
+	char path[PATH_MAX], want[2048], out[2048];
+	uint32_t ids[2] = { 3, 9 };
+	unsigned int sn, fn, cn;
+
+	(void)state;
+	tep_set_file_bigendian(be, TEP_BIG_ENDIAN);
+	assert_true(snprintf(path, sizeof(path), "%s/fx_fid_a", fxdir) < (int)sizeof(path));
+	ips[0] = bases[0] + fx_func_offset(path, "fx_beta") + 2;
+	ips[1] = bases[1] + 0x1a0;
+	ips[2] = 0x7ffff7fc1000;
+	sn = td_rec_unwind_stack(srec, sizeof(srec), ID_STACK, 4242, 0x500000002ULL, ips, 3,
+				 bases, ids, 2, ff);
+	fn = td_rec_unwind_file(frec, sizeof(frec), ID_FILE, 4242, 3, bid_a, 20, path);
+	cn = cookie_rec(crec, 4242, 0x500000002ULL);
+	assert_true(sn > 0 && fn > 0);
+
+	info(le, frec, fn, want, sizeof(want));
+	to_big_endian(tep_find_event(le, ID_FILE), frec);
+	info(be, frec, fn, out, sizeof(out));
+	assert_string_equal(out, want);
+
+	info(le, srec, sn, want, sizeof(want));
+	assert_non_null(strstr(want, "fx_beta+0x2 <- "));
+	assert_non_null(strstr(want, "(unknown file id 9+0x1a0) <- "));
+	assert_null(strstr(want, "[bad"));
+	to_big_endian(tep_find_event(le, ID_STACK), srec);
+	info(be, srec, sn, out, sizeof(out));
+	assert_string_equal(out, want);
+
+	info(le, crec, cn, want, sizeof(want));
+	to_big_endian(tep_find_event(le, ID_COOKIE), crec);
+	info(be, crec, cn, out, sizeof(out));
+	assert_string_equal(out, want);
+	free_tep(be, true);
+	free_tep(le, true);
+}
+
 /* ---- group setup ---- */
 
 static int group_setup(void **state)
@@ -883,6 +975,7 @@ int main(void)
 		cmocka_unit_test(test_loaded_by_libtraceevent),
 		cmocka_unit_test(test_file_record_printed),
 		cmocka_unit_test(test_stack_named_from_files),
+		cmocka_unit_test(test_big_endian_file),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -13,7 +13,8 @@
  * with file identity; they are cleared before parsing.
  *
  * fuzz_plugin: a flags byte (FUZZ_PLUGIN_OLD: the old layout;
- * FUZZ_PLUGIN_FULL: the current one), then
+ * FUZZ_PLUGIN_FULL: the current one; FUZZ_PLUGIN_BIG: the records come
+ * from a big-endian machine's trace.dat), then
  * records, each a kind byte (FUZZ_REC_*, modulo their number), a
  * little-endian u16 length and that many bytes of record data (a record
  * cut by the end of the input is kept short). The record's common_type is
@@ -40,6 +41,7 @@
 
 #define FUZZ_PLUGIN_OLD		0x01
 #define FUZZ_PLUGIN_FULL	0x02
+#define FUZZ_PLUGIN_BIG		0x04
 
 /* The user_unwind_stack layouts, oldest last: fixtures of parse-fixtures.h. */
 enum fuzz_layout {

@@ -69,7 +69,8 @@ static void print_one(struct tep_handle *tep, unsigned int kind, const uint8_t *
 	uint8_t *rec = guard + 17 * page_size - size;
 	struct tep_record r = { .ts = ts, .cpu = (int)(ts % 4) };
 	struct trace_seq s;
-	uint16_t type = htole16((uint16_t)kind_id[kind]);
+	uint16_t type = tep_is_file_bigendian(tep) ? htobe16((uint16_t)kind_id[kind]) :
+						      htole16((uint16_t)kind_id[kind]);
 	unsigned int i;
 
 	memset(rec, 0, size);
@@ -110,6 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return -1;
 	tep = teps[fuzz_plugin_layout(data[0])];
+	tep_set_file_bigendian(tep, data[0] & FUZZ_PLUGIN_BIG ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
 	if (tep_plugin_loader(tep))
 		abort();
 	while (off + 3 <= size && nr < MAX_RECORDS) {

@@ -746,6 +746,15 @@ static void summary(struct report *rp)
 	if (rp->kernel_lookups && rp->kernel_unknown == rp->kernel_lookups)
 		td_notice("report: %s holds no kernel symbols: kernel frames are not named",
 			  rp->path);
+	/*
+	 * Raw user frames are what a user of a kernel without the series sees
+	 * first, in every trace read after its programs exited: say why.
+	 */
+	if (st.uframes_gone && !ps->file_records)
+		td_notice("report: %s records no file identity (its kernel lacks the "
+			  "user_unwind_file event): user frames are named from /proc/PID/maps, "
+			  "so those of processes no longer running are not (%" PRIu64 " of %" PRIu64
+			  " user frames)", rp->path, st.uframes_gone, st.uframes);
 	if (!rp->records && !rp->buffer && tracecmd_buffer_instances(rp->file) > 0)
 		td_notice("report: the top-level buffer of %s is empty; it has %d other "
 			  "buffer(s), e.g. '%s' (--buffer NAME)", rp->path,

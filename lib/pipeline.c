@@ -383,7 +383,12 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 		res.kstack_id = ks->id;
 	}
 	if (nu) {
-		s = user_frames(pl, status == TD_INPLACE ? NULL : us, uips, nu, maps_pid, &uown);
+		const struct td_ustack *fus = status == TD_INPLACE ? NULL : us;
+
+		s = user_frames(pl, fus, uips, nu, maps_pid, &uown);
+		/* Only /proc/PID/maps could have named them, and the task is gone. */
+		if (!live && pl->sym && !(fus && fus->files))
+			pl->st.uframes_gone += nu - s->named;
 		pl->st.uframes_named += s->named;
 		pl->st.fileid_named += s->fileid_named;
 		pl->st.fileid_unknown += s->fileid_unknown;

@@ -149,6 +149,11 @@ struct td_pipeline_stats {
 	uint64_t stacks_reused, stacks_named, stack_resets;
 	/* Added later: the bound reached, stacks not used lately dropped (sweeps, stacks). */
 	uint64_t stack_sweeps, stacks_swept;
+	/*
+	 * Added later: user frames without file identity left unnamed because
+	 * the task_live hook said their task no longer runs.
+	 */
+	uint64_t uframes_gone;
 };
 
 struct td_pipeline;

@@ -104,6 +104,39 @@ check "report: fp_chain inplace with c, b, a (nm-checked)" \
 "$TD" report "$SCRATCH/x.dat" -o "$SCRATCH/rep-o.jsonl"
 check "-o FILE writes the same JSON as --json" cmp -s "$SCRATCH/rep.jsonl" "$SCRATCH/rep-o.jsonl"
 
+# --- short-lived programs, read after they exited -------------------------
+# How users meet raw frames: fp_chain runs 60 ms and is gone when its trace
+# is read. Without file identity its frames cannot be named then, and the
+# report says so and why; with it (a patched kernel) they are named.
+td_bg --record "$SCRATCH/short.dat" -o /dev/null 2>"$SCRATCH/short.live.err"
+check "short: tracing on" wait_tracing
+for _ in 1 2 3; do
+	"$FP_CHAIN" sleep 20 3 >>"$SCRATCH/short.out"
+done
+sleep 0.5
+kill -INT "$D"
+check "short: daemon exits 0" eval 'wait_exit "$D" && [ "$WAIT_RC" = 0 ]'
+"$TD" report "$SCRATCH/short.dat" --json >"$SCRATCH/short.jsonl" 2>"$SCRATCH/short.err"
+check "short: report exits 0" [ $? = 0 ]
+resolve "$SCRATCH/short.jsonl"
+short_pids=$(sed -n 's/^fp_chain pid=//p' "$SCRATCH/short.out" | paste -sd, -)
+# The innermost user frame (c) of fp_chain's switches into a sleep: named or not.
+short_c=$(jq -r --argjson p "[$short_pids]" 'select(.tid as $t | $p | index($t)) |
+	select(.comm == "fp_chain" and .event == "sched:sched_switch" and
+	       .fields.prev_state == 1 and (.user_stack | length) > 0) |
+	.user_stack[0].sym // "-"' "$SCRATCH/short.v1.jsonl" | sort | uniq -c)
+log "short: fp_chain's innermost user frames: $(echo $short_c)"
+if [ -d "$TRACEFS/events/ftrace/user_unwind_file" ]; then
+	check "short: frames named from file identity after exit" [ "$short_c" = "$(echo "$short_c" |
+		grep -E '^ *[0-9]+ c$')" ]
+	check "short: no notice" [ ! -s "$SCRATCH/short.err" ]
+else
+	check "short: frames of exited programs not named" [ -n "$short_c" -a "$short_c" = \
+		"$(echo "$short_c" | grep -E '^ *[0-9]+ -$')" ]
+	check "short: the report says why" grep -qE "short.dat records no file identity .* \
+\([1-9][0-9]* of [1-9][0-9]* user frames\)" "$SCRATCH/short.err"
+fi
+
 # --- text (the default) ----------------------------------------------------
 "$TD" report "$SCRATCH/x.dat" >"$SCRATCH/rep.txt" 2>"$SCRATCH/txt.err"
 check "text report exits 0" [ $? = 0 ]

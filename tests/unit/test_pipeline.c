@@ -347,6 +347,9 @@ static void test_report_hooks(void **state)
 	assert_int_equal(st.kframes_named, 1);
 	assert_true(st.has_sym);
 	assert_int_equal(st.sym.kernel_lookups, 0);	/* kallsyms never read */
+	/* Its user frames left raw, and counted so (report says why). */
+	assert_int_equal(st.uframes, 2);
+	assert_int_equal(st.uframes_gone, 2);
 	td_pipeline_free(pl);
 
 	h.live = true;
@@ -355,6 +358,9 @@ static void test_report_hooks(void **state)
 	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
 	feed(pl, getpid(), uips, 2);
 	assert_int_equal(s.pid, getpid());
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.uframes, 2);
+	assert_int_equal(st.uframes_gone, 0);
 	td_pipeline_free(pl);
 	tep_free(tep);
 }

@@ -54,6 +54,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <trace-defer/stitch.h>
 
@@ -130,11 +132,18 @@ struct superseded {
 	int tid;
 };
 
-/* Fixed-size items by index; a free item holds the next free index first. */
+/*
+ * Fixed-size items by index; a free item holds the next free index first.
+ * The items lie in one range of address space reserved for the pool's
+ * bound and made usable a chunk at a time: an index is an offset from
+ * @base, found with no table read (the stitcher turns indices into
+ * pointers a dozen times per event), and an item never moves.
+ */
 struct ipool {
+	char *base;
 	size_t item_size;
-	char **chunks;
-	uint32_t nr_chunks, max_chunks;
+	size_t reserved;		/* bytes */
+	uint32_t nr_items, max_items;	/* made usable; room reserved for */
 	uint32_t free;
 };
 
@@ -164,15 +173,30 @@ struct td_stitcher {
 
 /* ---- pools ---- */
 
-static void ipool_init(struct ipool *p, size_t item_size)
+/* Room for @max_items (at most MAX_INDEX) of @item_size; nothing usable yet. */
+static int ipool_init(struct ipool *p, size_t item_size, uint64_t max_items)
 {
 	memset(p, 0, sizeof(*p));
 	p->item_size = item_size;
+	/* Index 0 is NIL, and the bound counts whole chunks. */
+	if (max_items > MAX_INDEX - CHUNK_ITEMS)
+		max_items = MAX_INDEX - CHUNK_ITEMS;
+	max_items = (max_items + CHUNK_ITEMS) & ~(uint64_t)(CHUNK_ITEMS - 1);
+	p->max_items = (uint32_t)max_items;
+	p->reserved = max_items * item_size;
+	/* Reserved only: no memory is charged for pages never made usable. */
+	p->base = mmap(NULL, p->reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+	if (p->base == MAP_FAILED) {
+		p->base = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 static inline void *ipool_at(const struct ipool *p, uint32_t i)
 {
-	return p->chunks[i >> CHUNK_SHIFT] + (size_t)(i & (CHUNK_ITEMS - 1)) * p->item_size;
+	return p->base + (size_t)i * p->item_size;
 }
 
 /* An index, or NIL when out of memory (or of indices). */
@@ -181,24 +205,19 @@ static uint32_t ipool_get(struct ipool *p)
 	uint32_t i;
 
 	if (p->free == NIL) {
-		uint32_t base = p->nr_chunks << CHUNK_SHIFT;
-		char *c;
+		uint32_t base = p->nr_items;
+		long page = sysconf(_SC_PAGESIZE);
+		size_t from, to;
 
-		if (base > MAX_INDEX - CHUNK_ITEMS)
+		if (base + CHUNK_ITEMS > p->max_items)
 			return NIL;
-		if (p->nr_chunks == p->max_chunks) {
-			uint32_t n = p->max_chunks ? p->max_chunks * 2 : 16;
-			char **nc = realloc(p->chunks, n * sizeof(*nc));
-
-			if (!nc)
-				return NIL;
-			p->chunks = nc;
-			p->max_chunks = n;
-		}
-		c = malloc(CHUNK_ITEMS * p->item_size);
-		if (!c)
+		from = (size_t)base * p->item_size;
+		to = (size_t)(base + CHUNK_ITEMS) * p->item_size;
+		/* Pages may straddle two chunks: the first chunk made them usable. */
+		from &= ~((size_t)page - 1);
+		if (mprotect(p->base + from, to - from, PROT_READ | PROT_WRITE))
 			return NIL;
-		p->chunks[p->nr_chunks++] = c;
+		p->nr_items += CHUNK_ITEMS;
 		/* Index 0 stays unused: it is NIL. */
 		for (i = CHUNK_ITEMS; i-- > (base ? 0 : 1);) {
 			*(uint32_t *)ipool_at(p, base + i) = p->free;
@@ -218,22 +237,20 @@ static void ipool_put(struct ipool *p, uint32_t i)
 
 static void ipool_destroy(struct ipool *p)
 {
-	while (p->nr_chunks)
-		free(p->chunks[--p->nr_chunks]);
-	free(p->chunks);
-	p->chunks = NULL;
-	p->max_chunks = 0;
-	p->free = NIL;
+	if (p->base)
+		munmap(p->base, p->reserved);
+	memset(p, 0, sizeof(*p));
 }
 
+/* Typed, so that the item size is a constant: no multiply. */
 static inline struct pending *pend(const struct td_stitcher *st, uint32_t i)
 {
-	return ipool_at(&st->pending_pool, i);
+	return (struct pending *)st->pending_pool.base + i;
 }
 
 static inline struct key_entry *kent(const struct td_stitcher *st, uint32_t i)
 {
-	return ipool_at(&st->key_pool, i);
+	return (struct key_entry *)st->key_pool.base + i;
 }
 
 /* ---- hash table on (tid, cookie) ---- */
@@ -404,7 +421,7 @@ static inline uint64_t tid_hash(int tid)
 
 static inline struct ttask *ttask_at(const struct td_stitcher *st, uint32_t i)
 {
-	return ipool_at(&st->task_pool, i);
+	return (struct ttask *)st->task_pool.base + i;
 }
 
 /* The entry of @tid, or NULL. */
@@ -752,6 +769,7 @@ struct td_stitcher *td_stitch_new(const struct td_stitch_config *cfg, td_emit_fn
 {
 	struct td_stitch_config def;
 	struct td_stitcher *st;
+	uint64_t pmax, smax;
 
 	if (!emit_fn)
 		return NULL;
@@ -772,11 +790,18 @@ struct td_stitcher *td_stitch_new(const struct td_stitch_config *cfg, td_emit_fn
 		st->cfg.settle_margin_ns = def.settle_margin_ns;
 	st->emit = emit_fn;
 	st->arg = arg;
-	ipool_init(&st->pending_pool, sizeof(struct pending));
-	ipool_init(&st->key_pool, sizeof(struct key_entry));
-	ipool_init(&st->task_pool, sizeof(struct ttask));
+	/*
+	 * Waiting events and kept stacks are bounded (one of each more while
+	 * room is made); a task entry is held by one or the other.
+	 */
+	pmax = st->cfg.max_pending_events < MAX_INDEX ? st->cfg.max_pending_events : MAX_INDEX;
+	smax = st->cfg.max_stacks < MAX_INDEX ? st->cfg.max_stacks : MAX_INDEX;
+	if (ipool_init(&st->pending_pool, sizeof(struct pending), pmax + 1) ||
+	    ipool_init(&st->key_pool, sizeof(struct key_entry), smax + 1) ||
+	    ipool_init(&st->task_pool, sizeof(struct ttask), pmax + smax + 2))
+		goto free_pools;
 	if (table_init(&st->tab, TABLE_MIN_SIZE))
-		goto free_st;
+		goto free_pools;
 	if (htab_init(&st->tasks))
 		goto free_tab;
 	if (evpack_init(&st->pack))
@@ -786,7 +811,10 @@ free_tasks:
 	htab_destroy(&st->tasks, NULL);
 free_tab:
 	free(st->tab.slots);
-free_st:
+free_pools:
+	ipool_destroy(&st->pending_pool);
+	ipool_destroy(&st->key_pool);
+	ipool_destroy(&st->task_pool);
 	free(st);
 	return NULL;
 }

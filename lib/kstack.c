@@ -169,19 +169,14 @@ static struct kblock *new_block(const uint64_t *ips, const struct kkey *k)
 	return b;
 }
 
-/* The block of @k (nr > 0), interned when new, with a reference for the caller. */
-static struct kblock *intern(struct td_kstacks *ks, const struct kkey *k)
+/* intern() of a block not met lately: found in the table, or new. */
+static __attribute__((noinline)) struct kblock *intern_table(struct td_kstacks *ks,
+							     const struct kkey *k)
 {
 	struct kblock *b;
 	uint64_t hash;
 	unsigned int i;
 
-	b = recent_find(ks, k);
-	if (b) {
-		ks->st.lookups++;
-		ks->st.hits++;
-		goto found;
-	}
 	/* A reset that could not set the table up again: try now. */
 	if (!ks->tab.b && htab_init(&ks->tab))
 		return NULL;
@@ -222,7 +217,23 @@ static struct kblock *intern(struct td_kstacks *ks, const struct kkey *k)
 		ks->st.stacks++;
 	}
 	ks->recent[recent_slot(k->le, k->nr)] = b;
-found:
+	b->refs++;
+	return b;
+}
+
+/*
+ * The block of @k (nr > 0), interned when new, with a reference for the
+ * caller. Most records repeat a stack met lately: that case is inline,
+ * without the frame of the table's path.
+ */
+static inline struct kblock *intern(struct td_kstacks *ks, const struct kkey *k)
+{
+	struct kblock *b = recent_find(ks, k);
+
+	if (!b)
+		return intern_table(ks, k);
+	ks->st.lookups++;
+	ks->st.hits++;
 	b->refs++;
 	return b;
 }

@@ -229,7 +229,7 @@ static uint32_t ipool_get(struct ipool *p)
 	return i;
 }
 
-static void ipool_put(struct ipool *p, uint32_t i)
+static __always_inline void ipool_put(struct ipool *p, uint32_t i)
 {
 	*(uint32_t *)ipool_at(p, i) = p->free;
 	p->free = i;
@@ -292,7 +292,8 @@ static int table_init(struct table *t, size_t size)
 }
 
 /* The slot of the key, or the empty slot where it would go. */
-static size_t table_find(const struct td_stitcher *st, int tid, uint64_t cookie, uint32_t tag)
+static __always_inline size_t table_find(const struct td_stitcher *st, int tid, uint64_t cookie,
+					uint32_t tag)
 {
 	const struct table *t = &st->tab;
 	size_t i = tag & t->mask;
@@ -379,9 +380,14 @@ static void table_remove(struct td_stitcher *st, int tid, uint64_t cookie)
 		table_remove_at(&st->tab, i);
 }
 
-/* ---- lists ---- */
+/*
+ * ---- lists ----
+ *
+ * These helpers, table_find() and ipool_put() run several times per event:
+ * always inline, since a call's frame cost more than their bodies.
+ */
 
-static void stack_list_del(struct td_stitcher *st, uint32_t k)
+static __always_inline void stack_list_del(struct td_stitcher *st, uint32_t k)
 {
 	struct key_entry *ke = kent(st, k);
 	uint32_t *head = ke->done ? &st->dhead : &st->shead;
@@ -399,7 +405,7 @@ static void stack_list_del(struct td_stitcher *st, uint32_t k)
 }
 
 /* Append @k to the list ke->done names. */
-static void stack_list_add(struct td_stitcher *st, uint32_t k)
+static __always_inline void stack_list_add(struct td_stitcher *st, uint32_t k)
 {
 	struct key_entry *ke = kent(st, k);
 	uint32_t *head = ke->done ? &st->dhead : &st->shead;
@@ -461,7 +467,7 @@ static void task_put(struct td_stitcher *st, struct ttask *t)
 	ipool_put(&st->task_pool, t->self);
 }
 
-static void pending_list_del(struct td_stitcher *st, struct pending *p)
+static __always_inline void pending_list_del(struct td_stitcher *st, struct pending *p)
 {
 	if (p->prev)
 		pend(st, p->prev)->next = p->next;

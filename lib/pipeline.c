@@ -174,9 +174,10 @@ static const struct td_memo_stack *kernel_frames(struct td_pipeline *pl, const s
 
 /*
  * What a user stack's names depend on: the file table and the files found
- * (file identity), or the maps of the process as cached now.
+ * (file identity), or the maps of the process as cached now. Asked twice
+ * per user stack, as find_named() is: both inline, a call costs as much.
  */
-static uint64_t user_stamp(struct td_pipeline *pl, const struct td_memo_key *key)
+static __always_inline uint64_t user_stamp(struct td_pipeline *pl, const struct td_memo_key *key)
 {
 	switch (key->kind) {
 	case TD_MEMO_UFILES:
@@ -202,8 +203,9 @@ static unsigned int memo_way(int pid)
 }
 
 /* @key's frames, kept in the memo, found in a shared stack's slots or hashed. */
-static const struct td_memo_stack *find_named(struct td_pipeline *pl, const uint64_t *shared,
-					      const struct td_memo_key *key, unsigned int way)
+static __always_inline const struct td_memo_stack *
+find_named(struct td_pipeline *pl, const uint64_t *shared, const struct td_memo_key *key,
+	   unsigned int way)
 {
 	uint64_t epoch = td_memo_epoch(pl->memo);
 	const struct td_memo_stack *found;

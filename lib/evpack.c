@@ -9,21 +9,7 @@
 
 #include "evpack.h"
 #include "kstack.h"
-
-struct evbody {
-	struct hnode node;
-	uint32_t refs;
-	uint32_t nr_kips;
-	struct tep_event *tep_event;
-	const uint64_t *kips;	/* a shared block (kshared) or our own, after data */
-	int cpu;
-	int pid;
-	int raw_size;
-	bool kshared;
-	char comm[TD_COMM_LEN];
-	/* raw_size bytes of record data, then (not kshared) the kernel IPs, aligned */
-	unsigned char data[] __attribute__((aligned(8)));
-};
+#include "recycle.h"
 
 /* The record data an event has: none when it says a size but has no data. */
 static int raw_len(const struct td_event *ev)
@@ -49,6 +35,7 @@ static uint64_t body_hash(const struct td_event *ev, bool kshared)
 
 	h = htab_hash_u64(h, (uintptr_t)ev->tep_event);
 	h = htab_hash_u64(h, ((uint64_t)(uint32_t)ev->cpu << 32) | (uint32_t)ev->pid);
+	h = htab_hash_u64(h, (uint32_t)ev->tid);
 	memcpy(&w, ev->comm, sizeof(w));
 	h = htab_hash_u64(h, w);
 	memcpy(&w, ev->comm + 8, sizeof(w));
@@ -75,6 +62,7 @@ static bool body_is(const struct evbody *b, const struct td_event *ev, bool ksha
 	int size = raw_len(ev);
 
 	if (b->tep_event != ev->tep_event || b->cpu != ev->cpu || b->pid != ev->pid ||
+	    b->tid != ev->tid ||
 	    b->raw_size != size || b->kshared != kshared || b->nr_kips != ev->kstack.nr ||
 	    memcmp(b->comm, ev->comm, TD_COMM_LEN) || (size && memcmp(b->data, ev->raw, size)))
 		return false;
@@ -85,16 +73,27 @@ static bool body_is(const struct evbody *b, const struct td_event *ev, bool ksha
 
 int evpack_init(struct evpack *pk)
 {
-	pk->bodies = 0;
-	pk->bytes = 0;
+	*pk = (struct evpack){ .nr_ids = 1 };
 	return htab_init(&pk->tab);
 }
 
+/* What a body of @size record bytes and @own_kips IPs of its own takes. */
+static size_t body_len(int size, uint32_t own_kips)
+{
+	return sizeof(struct evbody) + kips_offset(size) + own_kips * sizeof(uint64_t);
+}
+
+static size_t body_len_of(const struct evbody *b)
+{
+	return body_len(b->raw_size, b->kshared ? 0 : b->nr_kips);
+}
+
+/* Bodies come and go with waiting events, thousands a second: recycled. */
 static void body_free(struct evbody *b)
 {
 	if (b->kshared)
 		td_kstack_release(b->kips);
-	free(b);
+	td_block_free(b, body_len_of(b));
 }
 
 static void drop_node(struct hnode *n)
@@ -105,11 +104,42 @@ static void drop_node(struct hnode *n)
 void evpack_destroy(struct evpack *pk)
 {
 	htab_destroy(&pk->tab, drop_node);
-	pk->bodies = 0;
-	pk->bytes = 0;
+	free(pk->byid);
+	free(pk->free_ids);
+	*pk = (struct evpack){ .nr_ids = 1 };
 }
 
-struct evbody *evpack_get(struct evpack *pk, const struct td_event *ev)
+/* An id for @b: a freed one first, else the next, growing the arrays. */
+static int id_new(struct evpack *pk, struct evbody *b)
+{
+	uint32_t id, cap;
+	void *p;
+
+	if (pk->nr_free) {
+		id = pk->free_ids[--pk->nr_free];
+	} else {
+		if (pk->nr_ids >= pk->cap_ids) {
+			if (pk->cap_ids > UINT32_MAX / 2)
+				return -ENOMEM;
+			cap = pk->cap_ids ? pk->cap_ids * 2 : 256;
+			p = realloc(pk->byid, cap * sizeof(*pk->byid));
+			if (!p)
+				return -ENOMEM;
+			pk->byid = p;
+			p = realloc(pk->free_ids, cap * sizeof(*pk->free_ids));
+			if (!p)
+				return -ENOMEM;
+			pk->free_ids = p;
+			pk->cap_ids = cap;
+		}
+		id = pk->nr_ids++;
+	}
+	pk->byid[id] = b;
+	b->id = id;
+	return 0;
+}
+
+uint32_t evpack_get(struct evpack *pk, const struct td_event *ev)
 {
 	bool kshared = (ev->alloc_flags & TD_ALLOC_KSTACK_SHARED) && ev->kstack.ips;
 	int size = raw_len(ev);
@@ -122,19 +152,22 @@ struct evbody *evpack_get(struct evpack *pk, const struct td_event *ev)
 		b = container_of(n, struct evbody, node);
 		if (body_is(b, ev, kshared)) {
 			b->refs++;
-			return b;
+			return b->id;
 		}
 	}
-	len = sizeof(*b) + kips_offset(size);
-	if (!kshared)
-		len += ev->kstack.nr * sizeof(*b->kips);
-	b = malloc(len);
+	len = body_len(size, kshared ? 0 : ev->kstack.nr);
+	b = td_block_alloc(len);
 	if (!b)
-		return NULL;
+		return 0;
+	if (id_new(pk, b)) {
+		td_block_free(b, len);
+		return 0;
+	}
 	b->refs = 1;
 	b->nr_kips = ev->kstack.nr;
 	b->tep_event = ev->tep_event;
 	b->cpu = ev->cpu;
+	b->tid = ev->tid;
 	b->pid = ev->pid;
 	b->raw_size = size;
 	b->kshared = kshared;
@@ -153,25 +186,31 @@ struct evbody *evpack_get(struct evpack *pk, const struct td_event *ev)
 	}
 	htab_add(&pk->tab, &b->node, hash);
 	pk->bodies++;
-	pk->bytes += len;
-	return b;
+	pk->bytes += td_block_size(len);
+	return b->id;
 }
 
-void evpack_put(struct evpack *pk, struct evbody *b)
+void evpack_put(struct evpack *pk, uint32_t id)
 {
+	struct evbody *b = pk->byid[id];
+
 	if (--b->refs)
 		return;
+	pk->byid[id] = NULL;
+	pk->free_ids[pk->nr_free++] = id;
 	htab_del(&pk->tab, &b->node);
 	pk->bodies--;
-	pk->bytes -= sizeof(*b) + kips_offset(b->raw_size) +
-		     (b->kshared ? 0 : b->nr_kips * sizeof(*b->kips));
+	pk->bytes -= td_block_size(body_len_of(b));
 	body_free(b);
 }
 
-void evpack_unpack(const struct evbody *b, struct td_event *ev)
+void evpack_unpack(const struct evpack *pk, uint32_t id, struct td_event *ev)
 {
+	const struct evbody *b = pk->byid[id];
+
 	memset(ev, 0, sizeof(*ev));
 	ev->cpu = b->cpu;
+	ev->tid = b->tid;
 	ev->pid = b->pid;
 	memcpy(ev->comm, b->comm, TD_COMM_LEN);
 	ev->tep_event = b->tep_event;

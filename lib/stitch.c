@@ -27,11 +27,11 @@
  * a little after its deadline, when the older ones ahead of it have gone.
  * That never joins wrong records: a match always checks the timestamps.
  *
- * A waiting event is packed (evpack.h): 40 bytes of its own (timestamp,
- * key, links) and a counted reference to a body it shares with every
- * waiting event of the same record data and kernel stack; the event the
- * parser made is freed at once. A million waiting events then cost some
- * 60 MB, not the 350 MB of the events themselves. They are unpacked into
+ * A waiting event is packed (evpack.h): 32 bytes of its own (timestamp,
+ * cookie, links) and the id of a counted body it shares with every
+ * waiting event of the same thread, record data and kernel stack; the
+ * event the parser made is freed at once. A million waiting events then
+ * cost some 50 MB, not the 350 MB of the events themselves. They are unpacked into
  * an event on the stack when emitted.
  *
  * Entries are 32-bit indices into pools allocated in chunks (no per-item
@@ -73,11 +73,12 @@
 struct pending {
 	uint64_t ts;
 	uint64_t cookie;
-	struct evbody *body;
-	int tid;
+	uint32_t body;			/* evpack's id; the body holds the tid */
 	uint32_t prev, next;		/* global list, oldest first */
 	uint32_t knext;			/* the next waiting event of its key, circular */
 };
+
+_Static_assert(sizeof(struct pending) == 32, "a waiting event costs 32 bytes");
 
 /* A stack kept for late events. */
 struct key_entry {
@@ -268,7 +269,8 @@ static inline uint32_t key_tag(int tid, uint64_t cookie)
 	return (uint32_t)h;
 }
 
-static bool ref_is(const struct td_stitcher *st, uint32_t ref, int tid, uint64_t cookie)
+static __always_inline bool ref_is(const struct td_stitcher *st, uint32_t ref, int tid,
+				   uint64_t cookie)
 {
 	if (ref & REF_STACK) {
 		const struct key_entry *ke = kent(st, ref & ~REF_STACK);
@@ -277,7 +279,7 @@ static bool ref_is(const struct td_stitcher *st, uint32_t ref, int tid, uint64_t
 	} else {
 		const struct pending *p = pend(st, ref);
 
-		return p->cookie == cookie && p->tid == tid;
+		return p->cookie == cookie && evpack_tid(&st->pack, p->body) == tid;
 	}
 }
 
@@ -520,12 +522,11 @@ static void emit_pending(struct td_stitcher *st, uint32_t i, const struct td_ust
 			 enum td_status status)
 {
 	struct pending *p = pend(st, i);
-	struct evbody *body = p->body;
+	uint32_t body = p->body;
 	struct td_event ev;
 
-	evpack_unpack(body, &ev);
+	evpack_unpack(&st->pack, body, &ev);
 	ev.ts = p->ts;
-	ev.tid = p->tid;
 	ev.cookie = p->cookie;
 	ipool_put(&st->pending_pool, i);
 	st->stats.pending_events--;
@@ -691,13 +692,14 @@ static void pending_expire_oldest(struct td_stitcher *st)
 {
 	uint32_t i = st->phead;
 	struct pending *p = pend(st, i);
-	size_t s = table_find(st, p->tid, p->cookie, key_tag(p->tid, p->cookie));
+	int tid = evpack_tid(&st->pack, p->body);
+	size_t s = table_find(st, tid, p->cookie, key_tag(tid, p->cookie));
 	uint32_t tail = st->tab.slots[s].ref;
 
 	pending_list_del(st, p);
 	if (tail == i) {
 		table_remove_at(&st->tab, s);
-		twait_forget(st, p->tid, p->cookie);
+		twait_forget(st, tid, p->cookie);
 	} else {
 		pend(st, tail)->knext = p->knext;
 	}
@@ -852,7 +854,7 @@ static int pending_add(struct td_stitcher *st, struct td_event *ev, size_t s, ui
 {
 	uint32_t tail = st->tab.slots[s].ref, i;
 	struct pending *p;
-	struct evbody *body;
+	uint32_t body;
 
 	body = evpack_get(&st->pack, ev);
 	if (!body)
@@ -874,7 +876,6 @@ static int pending_add(struct td_stitcher *st, struct td_event *ev, size_t s, ui
 	}
 	p->ts = ev->ts;
 	p->cookie = ev->cookie;
-	p->tid = ev->tid;
 	p->body = body;
 	p->next = NIL;
 	p->prev = st->ptail;

@@ -12,6 +12,7 @@
 #include <trace-defer/types.h>
 
 #include "kstack.h"
+#include "recycle.h"
 
 static const char *const status_names[TD_NR_STATUS] = {
 	[TD_STITCHED]		= "stitched",
@@ -59,82 +60,16 @@ int td_ips_copy(struct td_ips *dst, const uint64_t *ips, unsigned int nr)
  * 0x4 and 0x10 are kstack.h's (TD_ALLOC_KSTACK_*, TD_ALLOC_USTACK_SHARED).
  */
 #define TD_ALLOC_INLINE	0x1
-#define TD_ALLOC_BLOCK	0x8	/* from block_alloc(): its size is the class of its length */
+#define TD_ALLOC_BLOCK	0x8	/* from td_block_alloc(): its size is the class of its length */
 
 static inline void *inline_area(void *rec, size_t rec_size)
 {
 	return (char *)rec + ((rec_size + 15) & ~(size_t)15);
 }
 
-/*
- * Blocks of events and stacks, kept for the next ones: the parser makes a
- * td_event per event and a td_ustack per stack record, and they are freed
- * soon after, often in bursts (stacks expire together) that overflow
- * malloc's per-thread cache, whose slow path cost more than the rest of
- * the stitching. Per thread, so nothing is shared. A block of class k has
- * room for k * RECYCLE_GRAIN bytes: allocations are rounded up to their
- * class, and a block is marked TD_ALLOC_BLOCK; freed, it goes back to the
- * class of the length its record says (never more than it was made for).
- * Bounded by RECYCLE_MAX_BYTES per thread; what a thread keeps when it
- * ends is not returned (the library's users parse in one thread). Off
- * under AddressSanitizer, which could not see a use after free of a block
- * kept here.
- */
-#define RECYCLE_GRAIN		64
-#define RECYCLE_CLASSES		16		/* blocks of 64 bytes to 1 KiB */
-#if defined(__SANITIZE_ADDRESS__)
-#define RECYCLE_MAX_BYTES	0u
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RECYCLE_MAX_BYTES	0u
-#endif
-#endif
-#ifndef RECYCLE_MAX_BYTES
-#define RECYCLE_MAX_BYTES	(1u << 20)
-#endif
-
-struct recycled {
-	struct recycled *next;
-};
-
-static __thread struct {
-	struct recycled *head[RECYCLE_CLASSES + 1];
-	size_t bytes;
-} bin;
-
-static void *block_alloc(size_t len)
-{
-	size_t k = (len + RECYCLE_GRAIN - 1) / RECYCLE_GRAIN;
-	struct recycled *b;
-
-	if (k > RECYCLE_CLASSES)
-		return malloc(len);
-	b = bin.head[k];
-	if (!b)
-		return malloc(k * RECYCLE_GRAIN);
-	bin.head[k] = b->next;
-	bin.bytes -= k * RECYCLE_GRAIN;
-	return b;
-}
-
-/* @p came from block_alloc(len) or block_alloc() of more. */
-static void block_free(void *p, size_t len)
-{
-	size_t k = (len + RECYCLE_GRAIN - 1) / RECYCLE_GRAIN;
-	struct recycled *b = p;
-
-	if (!k || k > RECYCLE_CLASSES || bin.bytes + k * RECYCLE_GRAIN > RECYCLE_MAX_BYTES) {
-		free(p);
-		return;
-	}
-	b->next = bin.head[k];
-	bin.head[k] = b;
-	bin.bytes += k * RECYCLE_GRAIN;
-}
-
 struct td_event *td_event_new(void)
 {
-	struct td_event *ev = block_alloc(sizeof(*ev));
+	struct td_event *ev = td_block_alloc(sizeof(*ev));
 
 	if (ev) {
 		memset(ev, 0, sizeof(*ev));
@@ -150,7 +85,7 @@ struct td_event *td_event_new_raw(size_t raw_size)
 
 	if (raw_size > INT_MAX)
 		return NULL;
-	ev = block_alloc(head + raw_size);
+	ev = td_block_alloc(head + raw_size);
 	if (!ev)
 		return NULL;
 	memset(ev, 0, sizeof(*ev));
@@ -183,14 +118,14 @@ void td_event_free(struct td_event *ev)
 	if (ev->inplace_stack.ips)
 		free(ev->inplace_stack.ips);
 	if (ev->alloc_flags & TD_ALLOC_BLOCK)
-		block_free(ev, len);
+		td_block_free(ev, len);
 	else
 		free(ev);
 }
 
 struct td_ustack *td_ustack_new(void)
 {
-	struct td_ustack *us = block_alloc(sizeof(*us));
+	struct td_ustack *us = td_block_alloc(sizeof(*us));
 
 	if (us) {
 		memset(us, 0, sizeof(*us));
@@ -207,7 +142,7 @@ struct td_ustack *td_ustack_new_files(unsigned int nr, bool with_files)
 
 	if (nr > (SIZE_MAX - head) / per)
 		return NULL;
-	us = block_alloc(head + (size_t)nr * per);
+	us = td_block_alloc(head + (size_t)nr * per);
 	if (!us)
 		return NULL;
 	memset(us, 0, sizeof(*us));
@@ -248,7 +183,7 @@ void td_ustack_free(struct td_ustack *us)
 	}
 	us->files = NULL;
 	if (us->alloc_flags & TD_ALLOC_BLOCK)
-		block_free(us, len);
+		td_block_free(us, len);
 	else
 		free(us);
 }

@@ -35,10 +35,10 @@
  * and arrival-ordered lists for eviction and expiry). Events without a
  * cookie and in-place events are emitted at once without touching a table.
  *
- * Memory: an event that waits is not kept as it came. It is packed: about
- * 40 bytes of its own, a share of the hash table, and a counted reference
- * to its body (record data, CPU, process, comm, kernel stack), kept once
- * for all waiting events with the same body. Emitted, it is an event again,
+ * Memory: an event that waits is not kept as it came. It is packed: 32
+ * bytes of its own, a share of the hash table, and a counted reference to
+ * its body (thread, record data, CPU, process, comm, kernel stack), kept
+ * once for all waiting events with the same body. Emitted, it is an event again,
  * with the same fields, but not the same object: td_event_free() was
  * called on the one fed.
  *

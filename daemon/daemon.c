@@ -154,6 +154,7 @@ int td_daemon_run(struct td_config *cfg)
 		goto out;
 	}
 	if (cfg->record) {
+		td_recorder_note_leftovers(cfg->record);
 		d.recorder = td_recorder_open(cfg->record, ncpu > 0 ? (int)ncpu : 1, d.page_size);
 		if (!d.recorder) {
 			code = TD_EXIT_RUNTIME;

@@ -3,6 +3,7 @@
  * trace-defer: command line, --help, exit statuses. Everything else lives
  * in daemon.c (one capture) and instance.c (--cleanup).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "daemon.h"
 #include "instance.h"
 #include "log.h"
+#include "record.h"
 #include "report.h"
 
 #ifndef TD_VERSION
@@ -42,6 +44,7 @@ enum {
 	OPT_PROFILE_KEEP,
 	OPT_PROFILE_MAX_KB,
 	OPT_PROFILE_MAX_MEM_KB,
+	OPT_RECOVER,
 };
 
 static const struct option long_opts[] = {
@@ -77,6 +80,7 @@ static const struct option long_opts[] = {
 	{ "debug-dir",		required_argument, NULL, OPT_DEBUG_DIR },
 	{ "run-dir",		required_argument, NULL, OPT_RUN_DIR },
 	{ "cleanup",		no_argument,	   NULL, OPT_CLEANUP },
+	{ "recover",		required_argument, NULL, OPT_RECOVER },
 	{ "print-config",	no_argument,	   NULL, OPT_PRINT_CONFIG },
 	{ "quiet",		no_argument,	   NULL, 'q' },
 	{ "verbose",		no_argument,	   NULL, 'v' },
@@ -92,6 +96,7 @@ static void usage(FILE *f)
 	fputs(
 "Usage: trace-defer [OPTION]...\n"
 "       trace-defer record -o FILE.dat [OPTION]...\n"
+"       trace-defer record --recover DIR [-o FILE.dat]\n"
 "       trace-defer report FILE.dat [--text|--json|-o FILE.jsonl] [OPTION]...\n"
 "Trace kernel events with their kernel and user-space stacks: ftrace deferred\n"
 "user stacks stitched to their events, symbolized, written as JSON lines,\n"
@@ -156,6 +161,9 @@ static void usage(FILE *f)
 "'trace-defer record' writes only a trace.dat: -o names it (same as --record\n"
 "FILE.dat with no JSON output). 'trace-defer report' reads one back and prints\n"
 "its events with their stitched stacks (see 'trace-defer report --help').\n"
+"A recording that never reached its end (killed, out of memory, power lost)\n"
+"leaves its sub-buffers in FILE.dat.raw.XXXXXX: 'trace-defer record --recover\n"
+"FILE.dat.raw.XXXXXX' makes FILE.dat of them (or the file -o names).\n"
 "\n"
 "Signals: SIGINT/SIGTERM drain and stop, SIGHUP reopens outputs, SIGUSR1\n"
 "prints counters. Without the kernel's deferred stack events, mode auto falls\n"
@@ -168,6 +176,7 @@ static void usage(FILE *f)
 
 struct cli {
 	bool record_cmd;	/* "trace-defer record": -o is the trace.dat */
+	const char *recover;	/* "trace-defer record --recover DIR" */
 	const char *config;
 	bool cleanup;
 	bool print_config;
@@ -324,6 +333,9 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 		case OPT_CLEANUP:
 			cli->cleanup = true;
 			break;
+		case OPT_RECOVER:
+			cli->recover = optarg;
+			break;
 		case OPT_PRINT_CONFIG:
 			cli->print_config = true;
 			break;
@@ -393,6 +405,26 @@ int main(int argc, char **argv)
 		code = TD_EXIT_USAGE;
 		goto out;
 	}
+	if (cli.quiet)
+		cfg.verbosity = TD_LOG_ERR;
+	cfg.verbosity += cli.verbose;
+	if (cfg.verbosity > TD_LOG_DEBUG)
+		cfg.verbosity = TD_LOG_DEBUG;
+	td_log_level = cfg.verbosity;
+	if (cli.recover) {
+		if (!cli.record_cmd) {
+			td_err("--recover goes with 'trace-defer record' (try --help)");
+			code = TD_EXIT_USAGE;
+		} else if (cfg.output && !strcmp(cfg.output, "-")) {
+			td_err("record --recover: a trace.dat cannot go to standard output");
+			code = TD_EXIT_USAGE;
+		} else {
+			code = td_recorder_recover(cli.recover, cfg.output);
+			code = !code ? TD_EXIT_OK : code == -EINVAL ? TD_EXIT_USAGE :
+			       TD_EXIT_RUNTIME;
+		}
+		goto out;
+	}
 	if (cli.record_cmd) {
 		if (!cfg.output || !strcmp(cfg.output, "-")) {
 			td_err("record: give the trace.dat to write with -o FILE.dat");
@@ -406,12 +438,6 @@ int main(int argc, char **argv)
 		if (!cfg.folded && !cfg.flamegraph && !cfg.pprof && !cfg.profile_dir)
 			cfg.symbolize = false;
 	}
-	if (cli.quiet)
-		cfg.verbosity = TD_LOG_ERR;
-	cfg.verbosity += cli.verbose;
-	if (cfg.verbosity > TD_LOG_DEBUG)
-		cfg.verbosity = TD_LOG_DEBUG;
-	td_log_level = cfg.verbosity;
 	if (td_config_check(&cfg)) {
 		code = TD_EXIT_USAGE;
 		goto out;

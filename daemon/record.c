@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <spawn.h>
 #include <stdbool.h>
@@ -40,19 +41,21 @@ static char *raw_path(const struct td_recorder *rec, int cpu)
 	return p;
 }
 
-static void remove_scratch(struct td_recorder *rec)
+/* Every file a recording puts in @dir, then @dir (if empty: never a file of someone else). */
+static void remove_scratch(const char *dir, int nr_cpus)
 {
+	static const char *const names[] = { "head.dat", "head.new", "restore.log", "info" };
 	char path[PATH_MAX];
 
-	for (int cpu = 0; cpu < rec->nr_cpus; cpu++) {
-		snprintf(path, sizeof(path), "%s/cpu%d.raw", rec->dir, cpu);
+	for (int cpu = 0; cpu < nr_cpus; cpu++) {
+		snprintf(path, sizeof(path), "%s/cpu%d.raw", dir, cpu);
 		unlink(path);
 	}
-	snprintf(path, sizeof(path), "%s/head.dat", rec->dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/restore.log", rec->dir);
-	unlink(path);
-	rmdir(rec->dir);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
 }
 
 static void recorder_free(struct td_recorder *rec)
@@ -69,9 +72,161 @@ static void recorder_free(struct td_recorder *rec)
 	free(rec);
 }
 
+/* This boot's id, or "" if unknown (then no boot is taken for this one). */
+static void boot_id(char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (!fgets(buf, size, f))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/*
+ * DIR/info: what `record --recover` needs when the run that made DIR is
+ * gone (killed, out of memory, power lost): how to cut the raw files, how
+ * many there are, whether the running system is the one they came from,
+ * and the trace.dat meant.
+ */
+static int write_info(const struct td_recorder *rec)
+{
+	char path[PATH_MAX], boot[64];
+	int fd, ret;
+	FILE *f;
+
+	boot_id(boot, sizeof(boot));
+	snprintf(path, sizeof(path), "%s/info", rec->dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	fprintf(f, "trace-defer-raw 1\npage_size %d\ncpus %d\nboot_id %s\noutput %s\n",
+		rec->page_size, rec->nr_cpus, boot[0] ? boot : "-", rec->path);
+	ret = ferror(f);
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/* Run trace-cmd with @argv, output to @log_fd. Returns its exit status, or -1. */
+static int run(char *const argv[], int log_fd)
+{
+	posix_spawn_file_actions_t fa;
+	int status, ret = -1;
+	pid_t pid;
+
+	if (posix_spawn_file_actions_init(&fa))
+		return -1;
+	posix_spawn_file_actions_adddup2(&fa, log_fd, STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, log_fd, STDERR_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	errno = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (errno) {
+		/* In the log: shown where a failure matters, not at the start. */
+		dprintf(log_fd, "cannot run %s: %s\n", argv[0], strerror(errno));
+		return -1;
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (WIFEXITED(status))
+		ret = WEXITSTATUS(status);
+	return ret;
+}
+
+static void show_log(const char *path)
+{
+	char line[512];
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		fprintf(stderr, "    %s", line);
+	fclose(f);
+}
+
+/*
+ * DIR/head.dat, the headers `trace-cmd restore -c` takes from the running
+ * system (event formats, kallsyms, printk formats, cmdlines): made through
+ * a temporary, so that a failure leaves an older head.dat as it was.
+ */
+static int make_head(const char *dir, int log_fd)
+{
+	char head[PATH_MAX], tmp[PATH_MAX];
+	char *const argv[] = { "trace-cmd", "restore", "-c", "-o", tmp, NULL };
+
+	snprintf(head, sizeof(head), "%s/head.dat", dir);
+	snprintf(tmp, sizeof(tmp), "%s/head.new", dir);
+	if (run(argv, log_fd)) {
+		unlink(tmp);
+		return -1;
+	}
+	/* Private like the raw files: kallsyms and cmdlines are not for everyone. */
+	chmod(tmp, 0600);
+	return rename(tmp, head);
+}
+
+/* @out from DIR/head.dat and DIR/cpu0.raw .. cpu<@nr_cpus - 1>.raw. */
+static int build(const char *dir, int nr_cpus, const char *out, int log_fd)
+{
+	char head[PATH_MAX];
+	char **argv;
+	int n = 0, ret = -1;
+
+	snprintf(head, sizeof(head), "%s/head.dat", dir);
+	argv = calloc(nr_cpus + 7, sizeof(*argv));
+	if (!argv)
+		return -1;
+	argv[n++] = "trace-cmd";
+	argv[n++] = "restore";
+	argv[n++] = "-i";
+	argv[n++] = head;
+	argv[n++] = "-o";
+	argv[n++] = (char *)out;
+	for (int cpu = 0; cpu < nr_cpus; cpu++)
+		if (asprintf(&argv[n++], "%s/cpu%d.raw", dir, cpu) < 0) {
+			argv[--n] = NULL;
+			goto out;
+		}
+	ret = run(argv, log_fd) ? -1 : 0;
+out:
+	for (int i = 6; i < n; i++)
+		free(argv[i]);
+	free(argv);
+	return ret;
+}
+
+static int open_log(const char *dir)
+{
+	char log[PATH_MAX];
+	int fd;
+
+	snprintf(log, sizeof(log), "%s/restore.log", dir);
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		td_err("cannot create %s: %s", log, strerror(errno));
+	return fd;
+}
+
+static void show_restore_log(const char *dir)
+{
+	char log[PATH_MAX];
+
+	snprintf(log, sizeof(log), "%s/restore.log", dir);
+	show_log(log);
+}
+
 struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_size)
 {
 	struct td_recorder *rec = calloc(1, sizeof(*rec));
+	int log_fd;
 
 	if (!rec)
 		goto oom;
@@ -109,6 +264,23 @@ struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_siz
 			return NULL;
 		}
 		free(p);
+	}
+	if (write_info(rec)) {
+		td_err("cannot write %s/info: %s", rec->dir, strerror(errno));
+		td_recorder_abort(rec);
+		return NULL;
+	}
+	/*
+	 * The headers now as well as at the end: should this run not reach
+	 * its end, `record --recover` still has the formats and kernel
+	 * symbols of the kernel that wrote the sub-buffers, even after a
+	 * reboot. Without trace-cmd now, the end says what to do.
+	 */
+	log_fd = open_log(rec->dir);
+	if (log_fd >= 0) {
+		if (make_head(rec->dir, log_fd))
+			td_debug("no trace-cmd headers at start (see %s/restore.log)", rec->dir);
+		close(log_fd);
 	}
 	return rec;
 oom_dir:
@@ -156,49 +328,15 @@ int td_recorder_page(struct td_recorder *rec, int cpu, const void *page, int siz
 	return 0;
 }
 
-/* Run trace-cmd with @argv, output to @log_fd. Returns its exit status, or -1. */
-static int run(char *const argv[], int log_fd)
+static void print_retry(const char *dir, const char *out)
 {
-	posix_spawn_file_actions_t fa;
-	int status, ret = -1;
-	pid_t pid;
-
-	if (posix_spawn_file_actions_init(&fa))
-		return -1;
-	posix_spawn_file_actions_adddup2(&fa, log_fd, STDOUT_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, log_fd, STDERR_FILENO);
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	errno = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (errno) {
-		td_err("cannot run %s: %s", argv[0], strerror(errno));
-		return -1;
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	if (WIFEXITED(status))
-		ret = WEXITSTATUS(status);
-	return ret;
-}
-
-static void show_log(const char *path)
-{
-	char line[512];
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		fprintf(stderr, "    %s", line);
-	fclose(f);
+	td_err("the raw sub-buffers are kept in %s; to retry: trace-defer record --recover %s "
+	       "-o %s", dir, dir, out);
 }
 
 int td_recorder_finish(struct td_recorder *rec)
 {
-	char head[PATH_MAX], log[PATH_MAX];
-	char **argv = NULL;
-	int log_fd = -1, ret = -1, n = 0;
+	int log_fd = -1, ret = -1;
 
 	for (int cpu = 0; cpu < rec->nr_cpus; cpu++) {
 		if (close(rec->fds[cpu]) && !rec->failed) {
@@ -209,56 +347,29 @@ int td_recorder_finish(struct td_recorder *rec)
 	}
 	if (rec->failed)
 		goto keep;
-	snprintf(head, sizeof(head), "%s/head.dat", rec->dir);
-	snprintf(log, sizeof(log), "%s/restore.log", rec->dir);
-	log_fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (log_fd < 0) {
-		td_err("cannot create %s: %s", log, strerror(errno));
+	log_fd = open_log(rec->dir);
+	if (log_fd < 0)
+		goto keep;
+	/* Again at the end: the cmdlines and module symbols of now. */
+	if (make_head(rec->dir, log_fd)) {
+		td_err("'trace-cmd restore -c' failed:");
+		show_restore_log(rec->dir);
 		goto keep;
 	}
-	{
-		char *const create[] = { "trace-cmd", "restore", "-c", "-o", head, NULL };
-
-		if (run(create, log_fd)) {
-			td_err("'trace-cmd restore -c' failed:");
-			show_log(log);
-			goto keep;
-		}
-	}
-	argv = calloc(rec->nr_cpus + 7, sizeof(*argv));
-	if (!argv)
-		goto keep;
-	argv[n++] = "trace-cmd";
-	argv[n++] = "restore";
-	argv[n++] = "-i";
-	argv[n++] = head;
-	argv[n++] = "-o";
-	argv[n++] = rec->path;
-	for (int cpu = 0; cpu < rec->nr_cpus; cpu++) {
-		argv[n] = raw_path(rec, cpu);
-		if (!argv[n++])
-			goto keep;
-	}
-	if (run(argv, log_fd)) {
+	if (build(rec->dir, rec->nr_cpus, rec->path, log_fd)) {
 		td_err("'trace-cmd restore -i' failed:");
-		show_log(log);
+		show_restore_log(rec->dir);
 		goto keep;
 	}
 	td_info("wrote %s (%llu sub-buffers)", rec->path, rec->pages);
-	remove_scratch(rec);
+	remove_scratch(rec->dir, rec->nr_cpus);
 	ret = 0;
 	goto out;
 keep:
-	td_err("the raw sub-buffers are kept in %s; to retry: trace-cmd restore -c -o %s/head.dat "
-	       "&& trace-cmd restore -i %s/head.dat -o %s %s/cpu0.raw ... %s/cpu%d.raw "
-	       "(every CPU, in order)", rec->dir, rec->dir, rec->dir, rec->path, rec->dir,
-	       rec->dir, rec->nr_cpus - 1);
+	print_retry(rec->dir, rec->path);
 out:
 	if (log_fd >= 0)
 		close(log_fd);
-	for (int i = 6; argv && i < n; i++)
-		free(argv[i]);
-	free(argv);
 	recorder_free(rec);
 	return ret;
 }
@@ -273,6 +384,152 @@ void td_recorder_abort(struct td_recorder *rec)
 		rec->fds[cpu] = -1;
 	}
 	if (rec->dir)
-		remove_scratch(rec);
+		remove_scratch(rec->dir, rec->nr_cpus);
 	recorder_free(rec);
+}
+
+/* ---- a scratch directory left behind ---- */
+
+struct raw_info {
+	int page_size, nr_cpus;
+	char boot[64];
+	char output[PATH_MAX];
+};
+
+/* DIR/info as write_info() made it. 0, or -1 with errno (EINVAL: not one). */
+static int read_info(const char *dir, struct raw_info *ri)
+{
+	char path[PATH_MAX], line[PATH_MAX + 16];
+	int version = 0, ret = 0;
+	FILE *f;
+
+	memset(ri, 0, sizeof(*ri));
+	snprintf(path, sizeof(path), "%s/info", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "trace-defer-raw %d", &version) == 1 ||
+		    sscanf(line, "page_size %d", &ri->page_size) == 1 ||
+		    sscanf(line, "cpus %d", &ri->nr_cpus) == 1 ||
+		    sscanf(line, "boot_id %63s", ri->boot) == 1)
+			continue;
+		if (!strncmp(line, "output ", 7) && strlen(line + 7) < sizeof(ri->output))
+			strcpy(ri->output, line + 7);
+	}
+	if (ferror(f) || version != 1 || ri->page_size <= 0 || ri->nr_cpus <= 0 ||
+	    ri->nr_cpus > 65536 || !ri->output[0]) {
+		errno = EINVAL;
+		ret = -1;
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * The raw files as whole sub-buffers: a run killed in the middle of a
+ * write leaves part of one at the end, which trace-cmd would read as a
+ * sub-buffer. Returns the whole sub-buffers in all, or -1 (printed).
+ */
+static long long cut_raw(const char *dir, const struct raw_info *ri)
+{
+	char path[PATH_MAX];
+	long long pages = 0;
+	struct stat st;
+
+	for (int cpu = 0; cpu < ri->nr_cpus; cpu++) {
+		snprintf(path, sizeof(path), "%s/cpu%d.raw", dir, cpu);
+		if (stat(path, &st)) {
+			td_err("%s: %s", path, strerror(errno));
+			return -1;
+		}
+		if (st.st_size % ri->page_size &&
+		    truncate(path, st.st_size - st.st_size % ri->page_size)) {
+			td_err("cannot cut %s to whole sub-buffers: %s", path, strerror(errno));
+			return -1;
+		}
+		pages += st.st_size / ri->page_size;
+	}
+	return pages;
+}
+
+int td_recorder_recover(const char *dir, const char *out)
+{
+	char now[64], head[PATH_MAX];
+	struct raw_info ri;
+	struct stat st;
+	long long pages;
+	int log_fd, ret;
+
+	if (read_info(dir, &ri)) {
+		if (errno == EINVAL)
+			td_err("%s/info: not a trace-defer recording's", dir);
+		else
+			td_err("%s is not a trace-defer recording's scratch directory (%s/info: %s)",
+			       dir, dir, strerror(errno));
+		return -EINVAL;
+	}
+	if (!out)
+		out = ri.output;
+	/* A trace.dat there may be an earlier run's: never replaced unasked. */
+	if (out == ri.output && !lstat(out, &st)) {
+		td_err("%s exists; give the trace.dat to write with -o", out);
+		return -EINVAL;
+	}
+	pages = cut_raw(dir, &ri);
+	if (pages < 0)
+		return -EIO;
+	log_fd = open_log(dir);
+	if (log_fd < 0)
+		return -EIO;
+	/*
+	 * The running system's headers if the sub-buffers are this boot's
+	 * (its cmdlines name the processes that ran since), else those
+	 * saved at the start: the kernel that wrote them is gone.
+	 */
+	boot_id(now, sizeof(now));
+	snprintf(head, sizeof(head), "%s/head.dat", dir);
+	if (strcmp(now, ri.boot) || make_head(dir, log_fd)) {
+		if (access(head, R_OK)) {
+			td_err("%s has no trace-cmd headers (head.dat) and the running system %s: "
+			       "its sub-buffers cannot be read", dir,
+			       strcmp(now, ri.boot) ? "booted since it was recorded" :
+			       "cannot give them ('trace-cmd restore -c' failed)");
+			show_restore_log(dir);
+			close(log_fd);
+			return -EIO;
+		}
+		td_notice("%s: using the headers saved when the recording started", dir);
+	}
+	ret = build(dir, ri.nr_cpus, out, log_fd);
+	close(log_fd);
+	if (ret) {
+		td_err("'trace-cmd restore -i' failed:");
+		show_restore_log(dir);
+		print_retry(dir, out);
+		return -EIO;
+	}
+	td_notice("wrote %s (%lld sub-buffers)", out, pages);
+	remove_scratch(dir, ri.nr_cpus);
+	return 0;
+}
+
+void td_recorder_note_leftovers(const char *path)
+{
+	struct raw_info ri;
+	glob_t g;
+	char *pat;
+
+	if (asprintf(&pat, "%s.raw.??????", path) < 0)
+		return;
+	if (!glob(pat, GLOB_NOSORT, NULL, &g)) {
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			if (!read_info(g.gl_pathv[i], &ri))
+				td_warn("%s holds the sub-buffers of a recording that did not "
+					"finish; 'trace-defer record --recover %s' makes a "
+					"trace.dat of them", g.gl_pathv[i], g.gl_pathv[i]);
+		globfree(&g);
+	}
+	free(pat);
 }

@@ -8,9 +8,13 @@
  *   trace-cmd restore -i head.dat -o FILE.dat cpu0.raw cpu1.raw ...
  *
  * so `trace-cmd report` and KernelShark open it (libtracecmd has no public
- * writer). The live outputs (JSON, folded) work at the same time. When
- * trace-cmd fails, the raw files are kept and the commands to retry are
- * printed.
+ * writer). The live outputs (JSON, folded) work at the same time. The
+ * headers are also taken at the start, and the directory holds an "info"
+ * file (sub-buffer size, CPUs, boot id, the trace.dat meant): a run that
+ * never reaches its end (SIGKILL, out of memory, power lost) leaves a
+ * directory that td_recorder_recover() makes a trace.dat of, even after a
+ * reboot. When trace-cmd fails, the raw files are kept and the command to
+ * retry is printed.
  */
 #ifndef TD_DAEMON_RECORD_H
 #define TD_DAEMON_RECORD_H
@@ -31,5 +35,17 @@ int td_recorder_finish(struct td_recorder *rec);
 
 /* Give up: remove the scratch directory, free @rec. */
 void td_recorder_abort(struct td_recorder *rec);
+
+/*
+ * Make a trace.dat of the scratch directory @dir a run left behind, at
+ * @out (NULL: the one that run meant, only if no such file exists), then
+ * remove @dir. Returns 0, -EINVAL (@dir is not one, or the file exists)
+ * or -EIO (trace-cmd failed, or no headers to be had; @dir is kept);
+ * printed.
+ */
+int td_recorder_recover(const char *dir, const char *out);
+
+/* Warn of scratch directories of @path (PATH.raw.XXXXXX) a run left behind. */
+void td_recorder_note_leftovers(const char *path);
 
 #endif /* TD_DAEMON_RECORD_H */

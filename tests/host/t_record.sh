@@ -3,8 +3,8 @@
 # Recording a trace.dat: `trace-defer record -o FILE.dat` and --record next
 # to the JSON output. trace-cmd report must read the file and show as many
 # sched_switch events and user stacks as the daemon itself parsed, for the
-# same run; without trace-cmd the raw sub-buffers are kept and the daemon
-# says how to finish by hand.
+# same run; without trace-cmd the raw sub-buffers are kept, the daemon
+# says how to finish, and `record --recover` does.
 . "$(dirname "$0")/lib.sh"
 
 command -v trace-cmd >/dev/null || { fail "trace-cmd not installed"; finish; }
@@ -47,7 +47,13 @@ PATH="$SCRATCH/bin" "$TD" record -i "$NAME" --run-dir "$RUN_DIR" -p "$FP_PID" -d
 rc=$?
 check "without trace-cmd: status 1 (got $rc)" [ "$rc" = 1 ]
 check "without trace-cmd: raw sub-buffers kept" ls "$SCRATCH"/d.dat.raw.*/cpu0.raw
-check "without trace-cmd: how to finish is printed" grep -q "trace-cmd restore -c -o" \
+check "without trace-cmd: how to finish is printed" \
+	grep -q "to retry: trace-defer record --recover $SCRATCH/d.dat.raw.* -o $SCRATCH/d.dat" \
 	"$SCRATCH/d.err"
 check "instance removed" instance_gone
+# ... and with trace-cmd back, that makes the trace.dat.
+"$TD" record --recover "$SCRATCH"/d.dat.raw.* -o "$SCRATCH/d.dat" 2>"$SCRATCH/e.err"
+check "recover once trace-cmd is back: status 0 (got $?)" [ $? = 0 ]
+check "recover once trace-cmd is back: trace-cmd report reads it" \
+	sh -c "trace-cmd report '$SCRATCH/d.dat' 2>/dev/null | grep -q 'fp_chain:$FP_PID '"
 finish

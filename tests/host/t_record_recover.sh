@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# A recording that never reaches its end: `trace-defer record` killed with
+# SIGKILL while short-lived programs run. Its sub-buffers stay in
+# FILE.dat.raw.XXXXXX with the headers taken at the start; the next
+# recording to the same file says so; `trace-defer record --recover`
+# makes a trace.dat that trace-cmd report and trace-defer report read,
+# with the programs' events, after they all exited. Also: a sub-buffer cut
+# by the kill, a recovery after a reboot (the saved headers), and the
+# errors.
+. "$(dirname "$0")/lib.sh"
+
+command -v trace-cmd >/dev/null || { fail "trace-cmd not installed"; finish; }
+td_record() { "$TD" record -i "$NAME" --run-dir "$RUN_DIR" "$@"; }
+
+# killed_run FILE: a recording to FILE killed while 30 programs come and go.
+killed_run() {
+	"$TD" record -i "$NAME" --run-dir "$RUN_DIR" -o "$1" -d 120 2>"$1.err" &
+	local pid=$! i	# the daemon's own pid: a function would run in a subshell
+	BG_PIDS+=("$pid")
+	wait_tracing || fail "recording did not start: $(tail -n 2 "$1.err")"
+	for i in $(seq 30); do
+		"$FP_CHAIN" sleep 1 2 >/dev/null
+	done
+	sleep 1.5	# the loop reads every CPU at least every 200 ms
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null
+}
+
+killed_run "$SCRATCH/k.dat"
+dir=$(ls -d "$SCRATCH"/k.dat.raw.* 2>/dev/null)
+check "killed: no trace.dat" [ ! -e "$SCRATCH/k.dat" ]
+check "killed: one scratch directory left ($dir)" [ -n "$dir" -a "$(echo "$dir" | wc -l)" = 1 ]
+check "killed: headers saved at the start" [ -s "$dir/head.dat" ]
+check "killed: info says the trace.dat meant" grep -qx "output $SCRATCH/k.dat" "$dir/info"
+check "killed: raw files and headers private (0600)" \
+	[ "$(stat -c %a "$dir/cpu0.raw" "$dir/head.dat" "$dir/info" | sort -u)" = 600 ]
+# The kill may cut a write; make sure one is cut: part of a sub-buffer at the end.
+head -c 100 /dev/urandom >> "$dir/cpu0.raw"
+
+# The next recording to the same file points at it, and cleans the instance.
+td_record -o "$SCRATCH/k.dat" -d 0.5 2>"$SCRATCH/next.err"
+check "next recording exits 0" [ $? = 0 ]
+check "next recording names the leftover and the way out" \
+	grep -q "$dir holds the sub-buffers .*trace-defer record --recover $dir" "$SCRATCH/next.err"
+check "next recording: stale instance removed" grep -q "removing stale tracefs instance" \
+	"$SCRATCH/next.err"
+check "instance removed" instance_gone
+
+# The meant trace.dat exists now (the second run's): not replaced unasked.
+"$TD" record --recover "$dir" 2>"$SCRATCH/r0.err"
+check "recover onto an existing file: status 2 (got $?)" [ $? = 2 ]
+check "recover onto an existing file: says -o" grep -q "exists; give the trace.dat" \
+	"$SCRATCH/r0.err"
+check "recover onto an existing file: directory kept" [ -d "$dir" ]
+
+"$TD" record --recover "$dir" -o "$SCRATCH/r.dat" 2>"$SCRATCH/r.err"
+check "recover: status 0 (got $?)" [ $? = 0 ]
+check "recover: says what it wrote" grep -q "wrote $SCRATCH/r.dat" "$SCRATCH/r.err"
+check "recover: scratch directory removed" [ ! -e "$dir" ]
+trace-cmd report "$SCRATCH/r.dat" >"$SCRATCH/r.report" 2>"$SCRATCH/r.report.err"
+check "trace-cmd report reads it" [ $? = 0 ]
+check "trace-cmd report: nothing on stderr ($(head -c 80 "$SCRATCH/r.report.err"))" \
+	[ ! -s "$SCRATCH/r.report.err" ]
+tc_pids=$(grep -o 'fp_chain-[0-9]*' "$SCRATCH/r.report" | sort -u | wc -l)
+check "trace-cmd report: the short-lived programs' events ($tc_pids of 30 pids)" \
+	[ "$tc_pids" -ge 25 ]
+"$TD" report "$SCRATCH/r.dat" -o "$SCRATCH/r.jsonl" 2>"$SCRATCH/r.td.err"
+check "trace-defer report reads it" [ $? = 0 ]
+# A cut sub-buffer left in is read as one: libtracecmd says "bad page read".
+check "trace-defer report: no bad sub-buffer" sh -c "! grep -q 'bad page' '$SCRATCH/r.td.err'"
+read -r td_pids td_ev td_stack < <(python3 - "$SCRATCH/r.jsonl" <<'EOF'
+import json, sys
+pids, n, st = set(), 0, 0
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    if d.get("type") == "event" and d.get("comm") == "fp_chain":
+        pids.add(d["pid"]); n += 1; st += d.get("stack") is not None
+print(len(pids), n, st)
+EOF
+)
+check "trace-defer report: fp_chain events of $td_pids pids" [ "${td_pids:-0}" -ge 25 ]
+check "trace-defer report: every one with its stacks ($td_stack of $td_ev)" \
+	[ "${td_ev:-0}" -gt 0 -a "$td_stack" = "$td_ev" ]
+
+# After a reboot: the headers saved at the start, not the running system's.
+rm -f "$SCRATCH/k.dat"
+killed_run "$SCRATCH/k.dat"
+dir=$(ls -d "$SCRATCH"/k.dat.raw.*)
+sed -i 's/^boot_id .*/boot_id 00000000-0000-0000-0000-000000000000/' "$dir/info"
+"$TD" record --recover "$dir" 2>"$SCRATCH/b.err"
+check "recover after a reboot: status 0 (got $?)" [ $? = 0 ]
+check "recover after a reboot: the meant file" [ -s "$SCRATCH/k.dat" ]
+check "recover after a reboot: says it used the saved headers" \
+	grep -q "headers saved when the recording started" "$SCRATCH/b.err"
+# Headers of before the programs ran: their names are in the events' fields
+# only (sched_switch's prev_comm), not in the saved cmdlines.
+check "recover after a reboot: trace-cmd report reads it" \
+	sh -c "trace-cmd report '$SCRATCH/k.dat' 2>/dev/null | grep -q ' fp_chain:[0-9]'"
+
+# After a reboot without saved headers: nothing to read them with, kept.
+rm -f "$SCRATCH/k.dat"
+killed_run "$SCRATCH/k.dat"
+dir=$(ls -d "$SCRATCH"/k.dat.raw.*)
+sed -i 's/^boot_id .*/boot_id 00000000-0000-0000-0000-000000000000/' "$dir/info"
+rm "$dir/head.dat"
+"$TD" record --recover "$dir" 2>"$SCRATCH/n.err"
+check "no headers, other boot: status 1 (got $?)" [ $? = 1 ]
+check "no headers, other boot: says why" grep -q "booted since it was recorded" "$SCRATCH/n.err"
+check "no headers, other boot: directory kept" [ -s "$dir/cpu0.raw" ]
+check "no headers, other boot: no trace.dat" [ ! -e "$SCRATCH/k.dat" ]
+
+# Usage errors.
+mkdir "$SCRATCH/notraw"
+"$TD" record --recover "$SCRATCH/notraw" 2>"$SCRATCH/u1.err"
+check "recover of another directory: status 2 (got $?)" [ $? = 2 ]
+check "recover of another directory: says so" grep -q "not a trace-defer recording" \
+	"$SCRATCH/u1.err"
+"$TD" --recover "$dir" 2>"$SCRATCH/u2.err"
+check "--recover without record: status 2 (got $?)" [ $? = 2 ]
+"$TD" record --recover "$dir" -o - 2>"$SCRATCH/u3.err"
+check "recover to stdout: status 2 (got $?)" [ $? = 2 ]
+# The last killed run's instance: what --cleanup (or the next start) is for.
+td --cleanup
+check "--cleanup after the last killed run: instance removed" instance_gone
+finish

@@ -30,6 +30,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "outputs.h"
+#include "progress.h"
 #include "report.h"
 
 /* Move trace time on (hand on held events, expire waits) at most this often. */
@@ -61,7 +62,10 @@ struct report {
 	bool seq_init;
 	bool text_broken;		/* the reader of stdout went away */
 
+	struct td_progress progress;
+	double progress_secs;		/* --progress; < 0: 1 s on a terminal, else none */
 	uint64_t records, bad_cpu, damaged;
+	uint64_t total_records;		/* in the file, when first_pass() counted them */
 	uint64_t first_ts, last_ts;	/* of the records fed, for the profile's duration */
 	uint64_t last_advance;
 	int exit_code;
@@ -83,6 +87,7 @@ enum {
 	OPT_MAX_WAIT_MS,
 	OPT_JSON_LAYOUT,
 	OPT_PPROF,
+	OPT_PROGRESS,
 };
 
 static const struct option long_opts[] = {
@@ -99,6 +104,7 @@ static const struct option long_opts[] = {
 	{ "max-pending",	required_argument, NULL, OPT_MAX_PENDING },
 	{ "max-stacks",		required_argument, NULL, OPT_MAX_STACKS },
 	{ "max-wait-ms",	required_argument, NULL, OPT_MAX_WAIT_MS },
+	{ "progress",		required_argument, NULL, OPT_PROGRESS },
 	{ "quiet",		no_argument,	   NULL, 'q' },
 	{ "verbose",		no_argument,	   NULL, 'v' },
 	{ "help",		no_argument,	   NULL, 'h' },
@@ -132,6 +138,8 @@ static void usage(FILE *f)
 "      --max-stacks N     user stacks waiting for their events\n"
 "      --max-wait-ms N    how long an event waits for its stack, in trace time\n"
 "                         (default 60000)\n"
+"      --progress SEC     a progress line every SEC seconds on stderr (default:\n"
+"                         1 on a terminal, none otherwise; 0: none)\n"
 "  -q, --quiet            errors only\n"
 "  -v, --verbose          a summary of what was read at the end\n"
 "  -h, --help             this help\n"
@@ -158,6 +166,18 @@ static int apply(struct td_config *cfg, const char *key, const char *value, cons
 }
 
 /* Returns 0, 1 (help printed: exit 0) or -1 (usage error, printed). */
+static bool is_stdout(const char *path)
+{
+	return path && !strcmp(path, "-");
+}
+
+/* Does an output go to standard output? */
+static bool to_stdout(const struct report *rp)
+{
+	return rp->text || is_stdout(rp->cfg.output) || is_stdout(rp->cfg.folded) ||
+	       is_stdout(rp->cfg.flamegraph) || is_stdout(rp->cfg.pprof);
+}
+
 static int parse_options(struct report *rp, int argc, char **argv)
 {
 	bool quiet = false;
@@ -217,6 +237,19 @@ static int parse_options(struct report *rp, int argc, char **argv)
 		case OPT_MAX_WAIT_MS:
 			ret = apply(&rp->cfg, "max_wait_ms", optarg, "--max-wait-ms");
 			break;
+		case OPT_PROGRESS: {
+			char *end;
+
+			errno = 0;
+			rp->progress_secs = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(rp->progress_secs >= 0) ||
+			    rp->progress_secs > 86400) {
+				td_err("report: --progress takes seconds between lines, 0 for none "
+				       "(got '%s')", optarg);
+				return -1;
+			}
+			break;
+		}
 		case 'q':
 			quiet = true;
 			break;
@@ -253,6 +286,15 @@ static int parse_options(struct report *rp, int argc, char **argv)
 		td_err("report: the text and another output cannot both go to stdout");
 		return -1;
 	}
+	/*
+	 * Progress on a terminal, unless what is read goes to that terminal
+	 * too (the lines would cut into each other); for logs only when asked.
+	 */
+	if (rp->progress_secs < 0)
+		rp->progress_secs = !quiet && isatty(STDERR_FILENO) &&
+				    !(isatty(STDOUT_FILENO) && to_stdout(rp)) ? 1 : 0;
+	td_progress_init(&rp->progress, stderr, isatty(STDERR_FILENO),
+			 (uint64_t)(rp->progress_secs * 1e9));
 	return td_config_check(&rp->cfg) ? -1 : 0;
 }
 
@@ -640,31 +682,45 @@ static int feed(struct report *rp, struct tep_record *rec, int cpu)
 	}
 	if (rp->text_broken || td_pipeline_broken(rp->pl))
 		return -1;
+	if (td_progress_due(&rp->progress)) {
+		struct td_pipeline_stats st;
+
+		td_pipeline_get_stats(rp->pl, &st);
+		td_progress_show(&rp->progress, rec->ts, rp->records, st.resolved);
+	}
 	return 0;
 }
 
 /*
- * Before naming anything: every user_unwind_file record of the file into
- * the file table, so that a stack record is named even when the file
- * record that describes its id lies later in time (on another CPU, or the
- * kernel's refresh after an overrun). Ids are never reused within an
- * instance, so an id learnt from anywhere in the buffer is the same file.
+ * A first pass, when asked for: before naming anything, every
+ * user_unwind_file record of the file into the file table, so that a stack
+ * record is named even when the file record that describes its id lies
+ * later in time (on another CPU, or the kernel's refresh after an
+ * overrun); ids are never reused within an instance, so an id learnt from
+ * anywhere in the buffer is the same file. And for the progress, the
+ * records there are and the trace's time span (libtracecmd says neither).
  * Returns 0, or -ENOMEM.
  */
-static int learn_files(struct report *rp)
+static int first_pass(struct report *rp)
 {
 	struct tep_event *ev = tep_find_event_by_name(rp->tep, "ftrace", "user_unwind_file");
 	struct td_filetab *ft = td_pipeline_filetab(rp->pl);
+	uint64_t first = 0, last = 0;
 	struct tep_record *rec;
 	int cpu, ret = 0;
 
-	if (!ev)
+	if (!ev && !rp->progress.every_ns)
 		return 0;
 	for (cpu = 0; cpu < rp->nr_cpus && !ret; cpu++) {
 		for (rec = tracecmd_read_cpu_first(rp->input, cpu); rec;
 		     rec = tracecmd_read_data(rp->input, cpu)) {
 			in_library = 0;
-			if (record_sound(rp, rec) && rec->size >= 2 &&
+			if (!first || rec->ts < first)
+				first = rec->ts;
+			if (rec->ts > last)
+				last = rec->ts;
+			rp->total_records++;
+			if (ev && record_sound(rp, rec) && rec->size >= 2 &&
 			    tep_data_type(rp->tep, rec) == ev->id &&
 			    td_filetab_add_record(ft, ev, rec->data, rec->size) == -ENOMEM)
 				ret = -ENOMEM;
@@ -674,6 +730,7 @@ static int learn_files(struct report *rp)
 				break;
 		}
 	}
+	td_progress_span(&rp->progress, first, last, rp->total_records);
 	return ret;
 }
 
@@ -691,7 +748,7 @@ static int read_records(struct report *rp)
 	next = calloc(rp->nr_cpus > 0 ? (size_t)rp->nr_cpus : 1, sizeof(*next));
 	if (!next)
 		return -ENOMEM;
-	/* From the start again: learn_files() read every CPU to its end. */
+	/* From the start again: first_pass() may have read every CPU to its end. */
 	for (cpu = 0; cpu < rp->nr_cpus; cpu++)
 		next[cpu] = tracecmd_read_cpu_first(rp->input, cpu);
 	while (!ret) {
@@ -711,6 +768,7 @@ static int read_records(struct report *rp)
 		if (next[cpu])
 			tracecmd_free_record(next[cpu]);
 	free(next);
+	td_progress_done(&rp->progress);
 	return 0;
 }
 
@@ -788,7 +846,7 @@ static int run(struct report *rp)
 		return code;
 	rp->exit_code = TD_EXIT_OK;
 	catch_faults(rp->path, true);
-	ret = learn_files(rp);
+	ret = first_pass(rp);
 	if (!ret)
 		ret = read_records(rp);
 	catch_faults(rp->path, false);
@@ -812,6 +870,7 @@ int td_report_main(int argc, char **argv)
 	/* A closed reader of stdout shows up as EPIPE: stop quietly, like `| head`. */
 	signal(SIGPIPE, SIG_IGN);
 	td_config_init(&rp.cfg);
+	rp.progress_secs = -1;
 	code = parse_options(&rp, argc, argv);
 	if (code) {
 		td_config_free(&rp.cfg);

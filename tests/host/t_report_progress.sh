@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# `trace-defer report --progress`: a long report says how far it is, on
+# stderr: lines for logs when asked, one line rewritten in place on a
+# terminal (cleared at the end), nothing by default when stderr is not a
+# terminal, and the same output with or without it.
+. "$(dirname "$0")/lib.sh"
+
+command -v trace-cmd >/dev/null || { fail "trace-cmd not installed"; finish; }
+command -v script >/dev/null || { fail "script (util-linux) not installed"; finish; }
+
+# Enough records for several progress lines: a switch-heavy load, traced system-wide.
+"$TD" record -i "$NAME" --run-dir "$RUN_DIR" -o "$SCRATCH/p.dat" -d 60 2>"$SCRATCH/rec.err" &
+D=$!
+BG_PIDS+=("$D")
+check "recording: tracing on" wait_tracing
+"$BUILD/progs/pingpong" 1 0 1 >/dev/null
+kill -INT "$D"
+check "recording exits 0" eval 'wait_exit "$D" && [ "$WAIT_RC" = 0 ]'
+
+"$TD" report "$SCRATCH/p.dat" -o "$SCRATCH/plain.jsonl" 2>"$SCRATCH/plain.err"
+check "default, stderr not a terminal: no progress line" \
+	sh -c "! grep -q '%, ' '$SCRATCH/plain.err'"
+"$TD" report "$SCRATCH/p.dat" -o "$SCRATCH/p.jsonl" --progress 0.000001 2>"$SCRATCH/p.err"
+check "--progress: exits 0 (got $?)" [ $? = 0 ]
+check "--progress: the same output" cmp -s "$SCRATCH/plain.jsonl" "$SCRATCH/p.jsonl"
+total=$(trace-cmd report "$SCRATCH/p.dat" 2>/dev/null | grep -c ': [a-z_]*: ')
+check "--progress: lines of share, records, events ($total records in the file)" \
+	python3 - "$SCRATCH/p.err" "$total" <<'PY'
+import re, sys
+lines = [l for l in open(sys.argv[1]) if "%, " in l]
+total = int(sys.argv[2])
+pat = re.compile(r"report: (\d+)%, [0-9.]+ of [0-9.]+ s of trace, (\d+) records, (\d+) events, "
+                 r"\d+ records/s$")
+seen = [pat.search(l.rstrip("\n")) for l in lines]
+assert len(lines) >= 2 and all(seen), lines[:3]
+pct = [int(m.group(1)) for m in seen]
+rec = [int(m.group(2)) for m in seen]
+assert pct == sorted(pct) and rec == sorted(rec) and pct[-1] <= 100, (pct, rec)
+# The share is of the file's records: what trace-cmd counts.
+for p, r in zip(pct, rec):
+    assert abs(p - 100.0 * r / total) <= 1, (p, r, total)
+PY
+
+# On a terminal (script's pty): rewritten in place, cleared at the end.
+script -qec "'$TD' report '$SCRATCH/p.dat' -o /dev/null --progress 0.000001" /dev/null \
+	>"$SCRATCH/tty.out"
+check "terminal: exits 0 (got $?)" [ $? = 0 ]
+check "terminal: one line rewritten (\\r, erase to end of line)" \
+	grep -q $'\rtrace-defer: report: [0-9]*%, .*\e\\[K' "$SCRATCH/tty.out"
+check "terminal: the line cleared at the end" grep -q $'\r\e\\[K' "$SCRATCH/tty.out"
+script -qec "'$TD' report '$SCRATCH/p.dat' -o /dev/null -q" /dev/null >"$SCRATCH/tty-q.out"
+check "terminal, -q: no progress" sh -c "! grep -q '%, ' '$SCRATCH/tty-q.out'"
+
+"$TD" report "$SCRATCH/p.dat" -o /dev/null --progress soon 2>"$SCRATCH/bad.err"
+check "--progress soon: status 2 (got $?)" [ $? = 2 ]
+check "--progress soon: says what it takes" grep -q "progress takes seconds" "$SCRATCH/bad.err"
+check "instance removed" instance_gone
+finish

@@ -33,10 +33,11 @@ jq -r --argjson p "$pid" 'select(.tid == $p and (.event == "syscalls:sys_enter_n
 	"\(.event) cookie=\(.cookie) status=\(.status)\n  user:   \([.user_stack[] | .sym // .addr] | join(" <- "))\n  kernel: \([.kernel_stack[] | .sym // .addr] | join(" <- "))"' \
 	$v1 | head -n 12
 echo
-echo "=== fp_chain recurse 40 ($rpid): user stack depth"
-jq -r --argjson p "$rpid" 'select(.tid == $p and .status == "stitched") |
-	"\(.event): \(.user_stack | length) user frames: \([.user_stack[0:6][] | .sym // .addr] | join(" <- ")) <- ..."' \
-	$v1 | head -n 1
+echo "=== fp_chain recurse 40 ($rpid): user stack depth (its deepest stack)"
+jq -s -r --argjson p "$rpid" 'map(select(.tid == $p and .status == "stitched")) |
+	max_by(.user_stack | length) // empty |
+	"\(.event): \(.user_stack | length) user frames: \([.user_stack[0:6][] | .sym // .addr] | join(" <- ")) <- ... <- \([.user_stack[-3:][] | .sym // .addr] | join(" <- "))"' \
+	$v1
 echo
 echo "=== statuses of all $(wc -l < $v1) records ($(stat -c %s "$out/demo.jsonl") bytes" \
 	"of JSON, $(grep -c '"type":"stack"' "$out/demo.jsonl") distinct stacks)"

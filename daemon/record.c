@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@ struct td_recorder {
 	int *fds;
 	char *pad;		/* a zeroed sub-buffer, to pad short reads */
 	unsigned long long pages;
+	pid_t head_pid;		/* trace-cmd making the start's headers, until reaped */
 	bool failed;
 };
 
@@ -113,31 +115,59 @@ static int write_info(const struct td_recorder *rec)
 	return fclose(f) || ret ? -1 : 0;
 }
 
-/* Run trace-cmd with @argv, output to @log_fd. Returns its exit status, or -1. */
-static int run(char *const argv[], int log_fd)
+/*
+ * Start trace-cmd with @argv, output to @log_fd, with the default signal
+ * mask (the daemon blocks the signals its loop reads, and a mask survives
+ * exec). Returns its pid, or -1 (said in the log).
+ */
+static pid_t spawn(char *const argv[], int log_fd)
 {
 	posix_spawn_file_actions_t fa;
-	int status, ret = -1;
+	posix_spawnattr_t attr;
+	sigset_t none;
 	pid_t pid;
+	int err;
 
+	sigemptyset(&none);
 	if (posix_spawn_file_actions_init(&fa))
 		return -1;
+	if (posix_spawnattr_init(&attr)) {
+		posix_spawn_file_actions_destroy(&fa);
+		return -1;
+	}
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
 	posix_spawn_file_actions_adddup2(&fa, log_fd, STDOUT_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, log_fd, STDERR_FILENO);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	errno = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	err = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
-	if (errno) {
+	if (err) {
 		/* In the log: shown where a failure matters, not at the start. */
-		dprintf(log_fd, "cannot run %s: %s\n", argv[0], strerror(errno));
+		dprintf(log_fd, "cannot run %s: %s\n", argv[0], strerror(err));
 		return -1;
 	}
+	return pid;
+}
+
+/* Wait for @pid. Returns its exit status, or -1. */
+static int reap(pid_t pid)
+{
+	int status;
+
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -1;
-	if (WIFEXITED(status))
-		ret = WEXITSTATUS(status);
-	return ret;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Run trace-cmd with @argv, output to @log_fd. Returns its exit status, or -1. */
+static int run(char *const argv[], int log_fd)
+{
+	pid_t pid = spawn(argv, log_fd);
+
+	return pid < 0 ? -1 : reap(pid);
 }
 
 static void show_log(const char *path)
@@ -274,12 +304,24 @@ struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_siz
 	 * The headers now as well as at the end: should this run not reach
 	 * its end, `record --recover` still has the formats and kernel
 	 * symbols of the kernel that wrote the sub-buffers, even after a
-	 * reboot. Without trace-cmd now, the end says what to do.
+	 * reboot. In the background (reading kallsyms takes a while, more so
+	 * in a slow VM): tracing starts now. It outlives a killed daemon.
+	 * Without trace-cmd now, the end says what to do.
 	 */
 	log_fd = open_log(rec->dir);
 	if (log_fd >= 0) {
-		if (make_head(rec->dir, log_fd))
-			td_debug("no trace-cmd headers at start (see %s/restore.log)", rec->dir);
+		char head[PATH_MAX];
+		char *const argv[] = { "trace-cmd", "restore", "-c", "-o", head, NULL };
+
+		int fd;
+
+		/* Made here: trace-cmd keeps its mode, private like the raw files. */
+		snprintf(head, sizeof(head), "%s/head.dat", rec->dir);
+		fd = open(head, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			close(fd);
+			rec->head_pid = spawn(argv, log_fd);
+		}
 		close(log_fd);
 	}
 	return rec;
@@ -328,6 +370,18 @@ int td_recorder_page(struct td_recorder *rec, int cpu, const void *page, int siz
 	return 0;
 }
 
+/* The start's headers done (or stopped, with @stop: the directory goes). */
+static void reap_head(struct td_recorder *rec, bool stop)
+{
+	if (rec->head_pid <= 0)
+		return;
+	if (stop)
+		kill(rec->head_pid, SIGTERM);
+	if (reap(rec->head_pid))
+		td_debug("no trace-cmd headers from the start (see %s/restore.log)", rec->dir);
+	rec->head_pid = 0;
+}
+
 static void print_retry(const char *dir, const char *out)
 {
 	td_err("the raw sub-buffers are kept in %s; to retry: trace-defer record --recover %s "
@@ -345,6 +399,7 @@ int td_recorder_finish(struct td_recorder *rec)
 		}
 		rec->fds[cpu] = -1;
 	}
+	reap_head(rec, false);
 	if (rec->failed)
 		goto keep;
 	log_fd = open_log(rec->dir);
@@ -361,7 +416,7 @@ int td_recorder_finish(struct td_recorder *rec)
 		show_restore_log(rec->dir);
 		goto keep;
 	}
-	td_info("wrote %s (%llu sub-buffers)", rec->path, rec->pages);
+	td_notice("wrote %s (%llu sub-buffers)", rec->path, rec->pages);
 	remove_scratch(rec->dir, rec->nr_cpus);
 	ret = 0;
 	goto out;
@@ -383,6 +438,7 @@ void td_recorder_abort(struct td_recorder *rec)
 			close(rec->fds[cpu]);
 		rec->fds[cpu] = -1;
 	}
+	reap_head(rec, true);
 	if (rec->dir)
 		remove_scratch(rec->dir, rec->nr_cpus);
 	recorder_free(rec);
@@ -491,7 +547,8 @@ int td_recorder_recover(const char *dir, const char *out)
 	boot_id(now, sizeof(now));
 	snprintf(head, sizeof(head), "%s/head.dat", dir);
 	if (strcmp(now, ri.boot) || make_head(dir, log_fd)) {
-		if (access(head, R_OK)) {
+		/* Empty: trace-cmd was not there at the start, or did not get to write. */
+		if (stat(head, &st) || !st.st_size) {
 			td_err("%s has no trace-cmd headers (head.dat) and the running system %s: "
 			       "its sub-buffers cannot be read", dir,
 			       strcmp(now, ri.boot) ? "booted since it was recorded" :

@@ -16,6 +16,7 @@ td_record -p "$FP_PID" -d 1.5 -o "$SCRATCH/a.dat" 2>"$SCRATCH/a.err"
 rc=$?
 check "record exits 0 (got $rc)" [ "$rc" = 0 ]
 check "trace.dat written" [ -s "$SCRATCH/a.dat" ]
+check "says what it wrote" grep -q "wrote $SCRATCH/a.dat ([1-9][0-9]* sub-buffers)" "$SCRATCH/a.err"
 check "scratch directory removed" [ -z "$(ls -d "$SCRATCH"/a.dat.raw.* 2>/dev/null)" ]
 trace-cmd report "$SCRATCH/a.dat" >"$SCRATCH/a.report" 2>"$SCRATCH/a.report.err"
 check "trace-cmd report reads it" [ $? = 0 ]

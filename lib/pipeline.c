@@ -352,8 +352,6 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 	if (pl->cfg.hooks.task_live && ev->tid > 0)
 		live = pl->cfg.hooks.task_live(ev->tid, ev->comm, pl->cfg.hooks.arg);
 	/* The records may not say which process the thread belongs to. */
-	if (pid <= 0 && us && us->tgid > 0)
-		pid = us->tgid;	/* the deferred stack's own record says */
 	if (pid > 0)
 		td_tgid_note(pl->tgid, ev->tid, pid, pl->now_ns);
 	else if (ev->tid > 0 && live)

@@ -506,6 +506,9 @@ static void emit(struct td_stitcher *st, struct td_event *ev, const struct td_us
 		 enum td_status status)
 {
 	ev->seq = st->next_seq++;
+	/* The deferred stack's own record says the process, should the event not. */
+	if (ev->pid <= 0 && us && us->tgid > 0)
+		ev->pid = us->tgid;
 	st->stats.emitted[status]++;
 	st->emit(ev, us, status, st->arg);
 }

@@ -1216,7 +1216,7 @@ static void test_tgid_from_stack(void **state)
 	/* Emitted when its stack came; the other one when the flush handed it on. */
 	assert_int_equal(c->out[0].tid, 1507);
 	assert_int_equal(c->out[0].status, TD_USER_LOST);	/* the exec mark */
-	assert_int_equal(c->out[0].pid, 0);	/* the event's own: the stack says it */
+	assert_int_equal(c->out[0].pid, 1499);	/* not asked: the stack said it */
 	assert_int_equal(c->out[0].us_tgid, 1499);
 	assert_int_equal(c->out[0].us_dropped, 2);
 	assert_int_equal(c->out[0].us_flags, TD_USTACK_EXEC);

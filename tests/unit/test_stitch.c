@@ -260,6 +260,35 @@ static void test_stack_after_event(void **state)
 	fixture_free(fx);
 }
 
+/*
+ * The process of an event whose record did not say it (pid 0) is the one
+ * its deferred stack record says, waiting or late; an event's own pid is
+ * kept; a stack record without one leaves it 0.
+ */
+static void test_pid_from_stack(void **state)
+{
+	struct fixture *fx = fixture_new(0, 0);
+	struct td_ustack *us;
+
+	(void)state;
+	td_stitch_event(fx->st, event(0, 100, cookie(0, 1), 1000, 0));	/* waits */
+	td_stitch_event(fx->st, event(7, 100, cookie(0, 1), 1001, 0));	/* its own pid */
+	us = stack(100, cookie(0, 1), 2000, 0, 3, 0x401000);
+	us->tgid = 99;
+	td_stitch_stack(fx->st, us);
+	td_stitch_event(fx->st, event(0, 100, cookie(0, 1), 1002, 0));	/* late */
+	td_stitch_event(fx->st, event(0, 200, cookie(1, 1), 1003, 1));
+	td_stitch_stack(fx->st, stack(200, cookie(1, 1), 2001, 1, 2, 0x402000));	/* no tgid */
+	assert_int_equal(fx->log.n, 4);
+	assert_int_equal(fx->log.recs[0].id, 99);
+	assert_int_equal(fx->log.recs[1].id, 7);
+	assert_int_equal(fx->log.recs[2].id, 99);
+	assert_int_equal(fx->log.recs[2].status, TD_STITCHED);
+	assert_int_equal(fx->log.recs[3].id, 0);
+	assert_int_equal(fx->log.recs[3].tid, 200);
+	fixture_free(fx);
+}
+
 static void test_stack_before_event(void **state)
 {
 	struct fixture *fx = fixture_new(0, 0);
@@ -1380,6 +1409,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_stack_after_event),
+		cmocka_unit_test(test_pid_from_stack),
 		cmocka_unit_test(test_stack_before_event),
 		cmocka_unit_test(test_settle),
 		cmocka_unit_test(test_evict_done_first),

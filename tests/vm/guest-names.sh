@@ -199,6 +199,27 @@ check_names names_report_pie obj /tmp/fppie.elf /tmp/n-report.jsonl fp_chain_pie
 
 check_pids names_report_pids /tmp/n-report.jsonl /tmp/n-threads-option.out
 
+# --- a recording killed (SIGKILL) in the middle, recovered later ---------
+# The way a machine in trouble loses its recorder (the OOM killer): its
+# sub-buffers and the headers taken at the start stay in a directory that
+# `record --recover` makes a trace.dat of, named as well as a finished one,
+# after every program of the load exited.
+run_daemon /tmp/n-kill record -e sched:sched_switch -o /tmp/n-kill.dat
+check names_killed_started test "$started" = yes
+workload
+sleep 2		# the loop reads every CPU at least every 200 ms: slower under TCG
+kill -KILL "$dpid"
+wait "$dpid" 2> /dev/null
+"$td" --cleanup
+kdir=$(ls -d /tmp/n-kill.dat.raw.* 2> /dev/null | head -n 1)
+check names_killed_left_raw test -n "$kdir" -a ! -e /tmp/n-kill.dat
+"$td" record --recover "$kdir" 2> /tmp/n-kill-recover.stderr
+check names_killed_recovered test $? -eq 0 -a -s /tmp/n-kill.dat -a ! -e "$kdir"
+"$td" report /tmp/n-kill.dat -o /tmp/n-kill.jsonl 2> /tmp/n-kill-report.stderr
+check names_killed_report_ok test $? -eq 0
+check_names names_killed_nopie addr /tmp/fp.elf /tmp/n-kill.jsonl "" 1000
+check_names names_killed_pie obj /tmp/fppie.elf /tmp/n-kill.jsonl fp_chain_pie 300
+
 # --- the binary moved away, kept under a debug directory by build-id ------
 mkdir -p /tmp/mv /tmp/dbg
 cp "$fp" /tmp/mv/fp_chain

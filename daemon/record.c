@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +32,7 @@ struct td_recorder {
 	char *pad;		/* a zeroed sub-buffer, to pad short reads */
 	unsigned long long pages;
 	pid_t head_pid;		/* trace-cmd making the start's headers, until reaped */
+	int lock_fd;		/* DIR/info, flock()ed while this run owns DIR */
 	bool failed;
 };
 
@@ -67,6 +69,8 @@ static void recorder_free(struct td_recorder *rec)
 	for (int cpu = 0; rec->fds && cpu < rec->nr_cpus; cpu++)
 		if (rec->fds[cpu] >= 0)
 			close(rec->fds[cpu]);
+	if (rec->lock_fd >= 0)
+		close(rec->lock_fd);
 	free(rec->fds);
 	free(rec->pad);
 	free(rec->dir);
@@ -160,6 +164,38 @@ static int reap(pid_t pid)
 		if (errno != EINTR)
 			return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/*
+ * DIR is this run's while it lives: a lock on DIR/info that the kernel
+ * drops however the run ends, so that --recover and the next run's
+ * warning leave a live recording's directory alone.
+ */
+static int lock_info(struct td_recorder *rec)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/info", rec->dir);
+	rec->lock_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (rec->lock_fd < 0)
+		return -1;
+	return flock(rec->lock_fd, LOCK_EX | LOCK_NB);
+}
+
+/* Is @dir a live recording's? */
+static bool in_use(const char *dir)
+{
+	char path[PATH_MAX];
+	bool busy;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/info", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	busy = flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK;
+	close(fd);
+	return busy;
 }
 
 /* Run trace-cmd with @argv, output to @log_fd. Returns its exit status, or -1. */
@@ -260,6 +296,7 @@ struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_siz
 
 	if (!rec)
 		goto oom;
+	rec->lock_fd = -1;
 	rec->nr_cpus = nr_cpus;
 	rec->page_size = page_size;
 	rec->path = strdup(path);
@@ -295,7 +332,7 @@ struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_siz
 		}
 		free(p);
 	}
-	if (write_info(rec)) {
+	if (write_info(rec) || lock_info(rec)) {
 		td_err("cannot write %s/info: %s", rec->dir, strerror(errno));
 		td_recorder_abort(rec);
 		return NULL;
@@ -526,6 +563,10 @@ int td_recorder_recover(const char *dir, const char *out)
 			       dir, dir, strerror(errno));
 		return -EINVAL;
 	}
+	if (in_use(dir)) {
+		td_err("%s is a running recording's (its trace.dat comes when it ends)", dir);
+		return -EINVAL;
+	}
 	if (!out)
 		out = ri.output;
 	/* A trace.dat there may be an earlier run's: never replaced unasked. */
@@ -582,7 +623,7 @@ void td_recorder_note_leftovers(const char *path)
 		return;
 	if (!glob(pat, GLOB_NOSORT, NULL, &g)) {
 		for (size_t i = 0; i < g.gl_pathc; i++)
-			if (!read_info(g.gl_pathv[i], &ri))
+			if (!read_info(g.gl_pathv[i], &ri) && !in_use(g.gl_pathv[i]))
 				td_warn("%s holds the sub-buffers of a recording that did not "
 					"finish; 'trace-defer record --recover %s' makes a "
 					"trace.dat of them", g.gl_pathv[i], g.gl_pathv[i]);

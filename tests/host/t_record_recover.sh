@@ -110,6 +110,30 @@ check "no headers, other boot: says why" grep -q "booted since it was recorded" 
 check "no headers, other boot: directory kept" [ -s "$dir/cpu0.raw" ]
 check "no headers, other boot: no trace.dat" [ ! -e "$SCRATCH/k.dat" ]
 
+# The last killed run's instance: what --cleanup (or the next start) is for.
+td --cleanup
+check "--cleanup after the last killed run: instance removed" instance_gone
+
+# A running recording's directory is left alone: --recover refuses it, and
+# another recording to the same file (another instance) does not call it
+# unfinished.
+"$TD" record -i "$NAME" --run-dir "$RUN_DIR" -o "$SCRATCH/live.dat" -d 60 2>"$SCRATCH/live-a.err" &
+lpid=$!
+BG_PIDS+=("$lpid")
+wait_tracing
+ldir=$(ls -d "$SCRATCH"/live.dat.raw.*)
+"$TD" record --recover "$ldir" -o "$SCRATCH/stolen.dat" 2>"$SCRATCH/live.err"
+check "running recording: --recover refuses, status 2 (got $?)" [ $? = 2 ]
+check "running recording: says why" grep -q "is a running recording's" "$SCRATCH/live.err"
+check "running recording: its files untouched" [ -e "$ldir/cpu0.raw" -a ! -e "$SCRATCH/stolen.dat" ]
+"$TD" record -i "$NAME-b" --run-dir "$RUN_DIR" -o "$SCRATCH/live.dat" -d 0.3 \
+	2>"$SCRATCH/live-b.err" -p "$lpid"
+check "another recording to the same file: not called unfinished" \
+	sh -c "! grep -q 'did not finish' '$SCRATCH/live-b.err'"
+kill -INT "$lpid"
+check "running recording: ends with its trace.dat" \
+	eval 'wait_exit "$lpid" && [ "$WAIT_RC" = 0 ] && [ -s "$SCRATCH/live.dat" ]'
+
 # Usage errors.
 mkdir "$SCRATCH/notraw"
 "$TD" record --recover "$SCRATCH/notraw" 2>"$SCRATCH/u1.err"
@@ -120,7 +144,5 @@ check "recover of another directory: says so" grep -q "not a trace-defer recordi
 check "--recover without record: status 2 (got $?)" [ $? = 2 ]
 "$TD" record --recover "$dir" -o - 2>"$SCRATCH/u3.err"
 check "recover to stdout: status 2 (got $?)" [ $? = 2 ]
-# The last killed run's instance: what --cleanup (or the next start) is for.
-td --cleanup
-check "--cleanup after the last killed run: instance removed" instance_gone
+check "instance removed" instance_gone
 finish

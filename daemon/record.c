@@ -547,9 +547,32 @@ static long long cut_raw(const char *dir, const struct raw_info *ri)
 	return pages;
 }
 
+/*
+ * The trace.dat a scratch directory was made for: its own path without
+ * ".raw.XXXXXX", next to it wherever the recover runs (the run may have
+ * been given a relative path; a completed shell word ends in '/').
+ */
+static int meant_path(const char *dir, char *buf, size_t size)
+{
+	size_t len = strlen(dir);
+	const char *tail;
+
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	if (len >= size || len < 12)
+		return -1;
+	memcpy(buf, dir, len);
+	buf[len] = '\0';
+	tail = buf + len - 11;
+	if (strncmp(tail, ".raw.", 5) || strchr(tail + 5, '/') || tail == buf || tail[-1] == '/')
+		return -1;
+	buf[len - 11] = '\0';
+	return 0;
+}
+
 int td_recorder_recover(const char *dir, const char *out)
 {
-	char now[64], head[PATH_MAX];
+	char now[64], head[PATH_MAX], meant[PATH_MAX];
 	struct raw_info ri;
 	struct stat st;
 	long long pages;
@@ -567,10 +590,16 @@ int td_recorder_recover(const char *dir, const char *out)
 		td_err("%s is a running recording's (its trace.dat comes when it ends)", dir);
 		return -EINVAL;
 	}
-	if (!out)
-		out = ri.output;
+	if (!out) {
+		if (meant_path(dir, meant, sizeof(meant))) {
+			td_err("%s is not named FILE.dat.raw.XXXXXX: give the trace.dat to write "
+			       "with -o (it was %s)", dir, ri.output);
+			return -EINVAL;
+		}
+		out = meant;
+	}
 	/* A trace.dat there may be an earlier run's: never replaced unasked. */
-	if (out == ri.output && !lstat(out, &st)) {
+	if (out == meant && !lstat(out, &st)) {
 		td_err("%s exists; give the trace.dat to write with -o", out);
 		return -EINVAL;
 	}

@@ -84,13 +84,16 @@ check "trace-defer report: every one with its stacks ($td_stack of $td_ev)" \
 	[ "${td_ev:-0}" -gt 0 -a "$td_stack" = "$td_ev" ]
 
 # After a reboot: the headers saved at the start, not the running system's.
+# Recorded with a relative path, recovered from elsewhere, the directory
+# given as a shell completes it (trailing /): the file goes next to it.
 rm -f "$SCRATCH/k.dat"
-killed_run "$SCRATCH/k.dat"
+(cd "$SCRATCH" && killed_run k.dat)
 dir=$(ls -d "$SCRATCH"/k.dat.raw.*)
 sed -i 's/^boot_id .*/boot_id 00000000-0000-0000-0000-000000000000/' "$dir/info"
-"$TD" record --recover "$dir" 2>"$SCRATCH/b.err"
+(cd / && "$TD" record --recover "$dir/") 2>"$SCRATCH/b.err"
 check "recover after a reboot: status 0 (got $?)" [ $? = 0 ]
-check "recover after a reboot: the meant file" [ -s "$SCRATCH/k.dat" ]
+check "recover after a reboot: the meant file, next to the directory" \
+	[ -s "$SCRATCH/k.dat" -a ! -e /k.dat ]
 check "recover after a reboot: says it used the saved headers" \
 	grep -q "headers saved when the recording started" "$SCRATCH/b.err"
 # Headers of before the programs ran: their names are in the events' fields
@@ -136,6 +139,11 @@ check "running recording: ends with its trace.dat" \
 
 # Usage errors.
 mkdir "$SCRATCH/notraw"
+cp -r "$dir" "$SCRATCH/renamed"
+"$TD" record --recover "$SCRATCH/renamed" 2>"$SCRATCH/u0.err"
+check "recover of a renamed directory without -o: status 2 (got $?)" [ $? = 2 ]
+check "recover of a renamed directory without -o: asks for -o" grep -q "give the trace.dat" \
+	"$SCRATCH/u0.err"
 "$TD" record --recover "$SCRATCH/notraw" 2>"$SCRATCH/u1.err"
 check "recover of another directory: status 2 (got $?)" [ $? = 2 ]
 check "recover of another directory: says so" grep -q "not a trace-defer recording" \

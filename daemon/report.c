@@ -165,7 +165,6 @@ static int apply(struct td_config *cfg, const char *key, const char *value, cons
 	return td_config_set(cfg, key, value, where);
 }
 
-/* Returns 0, 1 (help printed: exit 0) or -1 (usage error, printed). */
 static bool is_stdout(const char *path)
 {
 	return path && !strcmp(path, "-");
@@ -178,6 +177,7 @@ static bool to_stdout(const struct report *rp)
 	       is_stdout(rp->cfg.flamegraph) || is_stdout(rp->cfg.pprof);
 }
 
+/* Returns 0, 1 (help printed: exit 0) or -1 (usage error, printed). */
 static int parse_options(struct report *rp, int argc, char **argv)
 {
 	bool quiet = false;

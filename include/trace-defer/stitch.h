@@ -142,9 +142,10 @@ void td_stitch_free(struct td_stitcher *st);
 /*
  * Takes ownership of @ev (freed with td_event_free() when it is emitted or
  * packed to wait); the event emitted has its fields, as seq the order of
- * emission, and as pid, when it had none, the tgid its stack record says. May emit (synchronously) before returning: the event
- * itself when it has no cookie, is in-place or its stack is already here,
- * and the oldest pending event when max_pending_events is reached.
+ * emission, and as pid, when it had none, the tgid its stack record says.
+ * May emit (synchronously) before returning: the event itself when it has
+ * no cookie, is in-place or its stack is already here, and the oldest
+ * pending event when max_pending_events is reached.
  */
 void td_stitch_event(struct td_stitcher *st, struct td_event *ev);
 /*

@@ -55,6 +55,8 @@ struct td_daemon {
 	int epfd, sigfd, timerfd;
 	bool stop;
 	bool warned_write;		/* the first failed output write was reported */
+	uint64_t lost_warned;		/* lost events said so far (warn_lost()) */
+	uint64_t lost_warned_ns;	/* CLOCK_MONOTONIC when last said */
 	int exit_code;
 	uint64_t trace_now;		/* trace clock at the last drain, ns */
 	uint64_t last_stats_ns;		/* CLOCK_MONOTONIC of the last --stats-interval report */

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,8 @@
 /* After disabling the events, deferred stacks of requests already made may still come. */
 #define STOP_GRACE_MS		200
 #define HOUSEKEEPING_NS		(5ULL * 1000000000ULL)
+/* Lost events are said when first seen, then at most this often, and at the end. */
+#define LOST_WARN_NS		(60ULL * 1000000000ULL)
 #define EPOLL_TAG_SIGNAL	(-1)
 #define EPOLL_TAG_TIMER		(-2)
 
@@ -316,6 +319,42 @@ static void report_write_error(struct td_daemon *d)
 	d->warned_write = true;
 }
 
+/*
+ * Events the kernel overwrote or dropped before they were read: in the
+ * counters, and said once in words, since a recording or profile with a
+ * hole in it looks like one without. The reader falls behind when it is
+ * not scheduled or its output blocks (a slow or remote file system); a
+ * bigger buffer rides out a longer stall.
+ */
+static void warn_lost(struct td_daemon *d, uint64_t now_ns, bool final)
+{
+	char cpus[64] = "";
+	uint64_t lost = 0;
+	size_t len = 0;
+	ssize_t kb;
+
+	for (int i = 0; i < d->nr_cpus; i++) {
+		const struct td_cpu_counters *c = &d->counters.cpu[i];
+
+		if (!c->overrun && !c->dropped)
+			continue;
+		lost += c->overrun + c->dropped;
+		if (len < sizeof(cpus))
+			len += snprintf(cpus + len, sizeof(cpus) - len, "%s%d", len ? "," : "", i);
+	}
+	if (lost <= d->lost_warned)
+		return;
+	if (!final && d->lost_warned && now_ns - d->lost_warned_ns < LOST_WARN_NS)
+		return;
+	kb = d->inst.tfs ? tracefs_instance_get_buffer_size(d->inst.tfs, 0) : -1;
+	td_warn("%" PRIu64 " events lost%s: the kernel overwrote or dropped them before they were read "
+		"(cpu %s%s); the reader fell behind (a busy machine, or a slow file system "
+		"under the output); --buffer-kb (now %zd KiB per CPU) rides out longer stalls",
+		lost, final ? " in all" : " so far", cpus, len >= sizeof(cpus) ? "..." : "", kb);
+	d->lost_warned = lost;
+	d->lost_warned_ns = now_ns;
+}
+
 static void tick(struct td_daemon *d)
 {
 	uint64_t now_ns = td_now_mono_ns(), trace_now = 0, expirations;
@@ -332,6 +371,7 @@ static void tick(struct td_daemon *d)
 		if (t && (!trace_now || t < trace_now))
 			trace_now = t;
 	}
+	warn_lost(d, now_ns, false);
 	budget = d->cfg->buffer_kb ? (int)(d->cfg->buffer_kb * 2048 / d->page_size) : 4096;
 	if (budget < READ_BUDGET)
 		budget = READ_BUDGET;
@@ -454,6 +494,7 @@ void td_loop_drain_and_stop(struct td_daemon *d)
 		}
 		read_stats(d, r);
 	}
+	warn_lost(d, td_now_mono_ns(), true);
 	td_pipeline_flush(d->pl);
 	td_outputs_flush(&d->outputs);
 	report_write_error(d);

@@ -25,7 +25,7 @@ out=${MUTANT_OUT:-$top/vm-out/mutants}
 mutants=(
 "no_frames@kernel/trace/trace_user_unwind.c@s/nr = min_t(unsigned long, trace->nr, max \/ (sizeof(long) + 1));/nr = 0;/@every stack recorded empty"
 "top_buffer@kernel/trace/trace_user_unwind.c@0,/trace_user_unwind_record(tr, trace, cookie, maps,/s//trace_user_unwind_record(top_trace_array(), trace, cookie, maps,/@stacks of the first 63 instances go to the top buffer"
-"no_exec_flag@kernel/trace/trace_user_unwind.c@s/flags |= USER_UNWIND_STACK_EXEC;/flags = 0;/@a stack unwound after execve() is not marked"
+"no_exec_unwind@fs/exec.c@/^\tunwind_deferred_task_exec(me);$/d@an execve() entry event gets the new program's stack"
 "no_cookie@kernel/trace/trace_user_unwind.c@/^void trace_user_unwind_request/,/^}/s/entry->cookie = cookie;/entry->cookie = 0;/@cookie records carry no cookie"
 "zero_cookies@kernel/trace/trace_user_unwind.c@s/entry->cookie = cookie;/entry->cookie = 0;/@every record carries cookie 0"
 "no_release@kernel/trace/trace.c@/^\ttrace_user_unwind_release(tr);$/d@an instance removed after its module event's trigger keeps its unwind reference@stress"

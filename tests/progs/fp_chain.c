@@ -12,6 +12,7 @@
  *   fp_chain threads N MS COUNT     N threads, thread i doing `recurse i MS`
  *                                   COUNT times (prints each thread's tid)
  *   fp_chain spawn N                N short-lived children doing `sleep 1 1`
+ *   fp_chain exec PROG [ARG]...     main->a->b->c->execve(PROG, [PROG, ARG...])
  *
  * Prints "fp_chain pid=PID" on stdout before it starts.
  */
@@ -38,13 +39,17 @@ raw_syscall3(long nr, long a1, long a2, long a3)
 
 static int mode_read;
 static long sleep_ms;
+static char **exec_argv;	/* exec mode: PROG and its arguments */
+extern char **environ;
 
 __attribute__((noinline)) void c(void)
 {
 	struct timespec ts = { sleep_ms / 1000, (sleep_ms % 1000) * 1000000L };
 	char buf[64];
 
-	if (mode_read)
+	if (exec_argv)
+		raw_syscall3(SYS_execve, (long)exec_argv[0], (long)exec_argv, (long)environ);
+	else if (mode_read)
 		raw_syscall3(SYS_read, 0, (long)buf, sizeof(buf));
 	else
 		raw_syscall3(SYS_nanosleep, (long)&ts, 0, 0);
@@ -95,7 +100,7 @@ static void *thread_fn(void *arg)
 static int usage(void)
 {
 	fprintf(stderr, "usage: fp_chain sleep MS [COUNT] | recurse DEPTH MS | read |\n"
-			"                threads N MS COUNT | spawn N\n");
+			"                threads N MS COUNT | spawn N | exec PROG [ARG]...\n");
 	return 2;
 }
 
@@ -135,6 +140,11 @@ int main(int argc, char **argv)
 			pthread_join(t[i], NULL);
 		free(t);
 		return 0;
+	} else if (!strcmp(argv[1], "exec") && argc >= 3) {
+		exec_argv = argv + 2;
+		a(0);
+		fprintf(stderr, "fp_chain: cannot execute %s\n", exec_argv[0]);
+		return 1;
 	} else if (!strcmp(argv[1], "spawn") && argc >= 3) {
 		n = atol(argv[2]);
 		sleep_ms = 1;

@@ -79,30 +79,54 @@ check deep_stack_no_line_too_big test "$(grep -c 'LINE TOO BIG' /tmp/deep.trace)
 check deep_stack_text_says_more grep -q '^ => \.\.\. [1-9][0-9]* more frames$' /tmp/deep.trace
 rmdir "$d"
 
-# --- a stack unwound after an execve() is marked, the daemon drops it ----
+# --- an execve() gets the stack of the program that called it ------------
+# fp_chain exec: main -> a -> b -> c -> execve(/bin/true). The unwind runs
+# before the new program is mapped, so the syscall's entry event gets c, b,
+# a, main, unmarked, not the stack of /bin/true on the way out.
 d=$(new_instance exec)
 if [ -d "$d/events/syscalls/sys_enter_execve" ]; then
 	echo 1 > "$d/events/syscalls/sys_enter_execve/enable"
 	echo 1 > "$d/options/userstacktrace_delay"
-	for _ in 1 2 3; do "$fp" sleep 1 1 > /dev/null; done
+	pids=$(for _ in 1 2 3; do "$fp" exec /bin/true; done | sed -n 's/^fp_chain pid=//p')
 	echo 0 > "$d/events/enable"
 	echo 0 > "$d/options/userstacktrace_delay"
+	records "$d" > /tmp/exec.rec
+	cp /tmp/exec.rec "$TD_OUT/"
 	nexec=$(grep -c -- '-[0-9]* .*<user stack unwind cookie=0x[0-9a-f]* frames=[1-9][0-9]* exec>$' \
 		"$d/trace")
-	check exec_stack_marked test "$nexec" -ge 3
+	good=0
+	for pid in $pids; do
+		# The last execve() of the pid: the first is the shell's child running fp_chain
+		cookie=$(gawk -v p="$pid" '$1 == "E" && $3 == p && $5 == "sys_enter:sys_execve" { c = $6 } END { print c }' /tmp/exec.rec)
+		stack=$(gawk -v p="$pid" -v c="$cookie" '$1 == "S" && $3 == p && $5 == c { print $7; exit }' /tmp/exec.rec)
+		names=$(funcs "$fp" ${stack//,/ } | head -n 4 | tr '\n' ' ')
+		echo "exec: pid $pid cookie $cookie frames: $names"
+		[ "$names" = "c b a main " ] && good=$((good + 1))
+	done
+	check exec_stack_is_the_callers test "$good" -eq 3
+	check exec_stack_not_marked test "$nexec" -eq 0
 	rmdir "$d"
-	# The daemon: the execve events get no user stack (the new program's)
-	run_daemon /tmp/exec -e syscalls:sys_enter_execve --mode option -o /tmp/exec.json
-	for _ in 1 2 3; do "$fp" sleep 1 1 > /dev/null; done
+	# The daemon: the execve events are stitched, fp_chain's named c <- b <- a <- main
+	# (each pid also has the execve() of the shell's child that ran fp_chain)
+	run_daemon /tmp/exec -e syscalls:sys_enter_execve --mode option --json-layout=full \
+		-o /tmp/exec.json
+	pids=$(for _ in 1 2 3; do "$fp" exec /bin/true; done | sed -n 's/^fp_chain pid=//p')
 	sleep 0.5
 	stop_daemon
 	cp /tmp/exec.json /tmp/exec.stderr "$TD_OUT/" 2>/dev/null
-	nfp=$(jq -r 'select(.comm != null and .event == "syscalls:sys_enter_execve") | .status' \
-		/tmp/exec.json 2>/dev/null | sort | uniq -c | tr '\n' ' ')
+	sel=$(echo $pids | sed 's/ /, /g')
+	jq -r "select(.tid == ($sel) and .event == \"syscalls:sys_enter_execve\") |
+		.status + \":\" + ([.user_stack[:4][].sym] | join(\",\"))" /tmp/exec.json \
+		> /tmp/exec.status 2>/dev/null
+	nfp=$(sort /tmp/exec.status | uniq -c | tr '\n' ' ')
+	ncba=$(grep -c '^stitched:c,b,a,main$' /tmp/exec.status)
+	nother=$(grep -vc '^stitched:' /tmp/exec.status)
 	nst=$(sed -n 's/.* exec_stacks=\([0-9]*\).*/\1/p' /tmp/exec.stderr | tail -n 1)
-	echo "exec: daemon exit $drc, execve events by status: $nfp; exec_stacks=$nst"
-	check exec_daemon_counts test "$drc" -eq 0 -a "${nst:-0}" -ge 3
-	check exec_daemon_no_stitched_execve test -n "$nfp" -a -z "$(echo "$nfp" | grep -w stitched)"
+	echo "exec: daemon exit $drc, fp_chain's execve events: $nfp; exec_stacks=$nst"
+	check exec_daemon_exit test "$drc" -eq 0
+	check exec_daemon_execve_stitched_c_b_a_main test "$ncba" -eq 3
+	check exec_daemon_every_execve_stitched test "$nother" -eq 0 -a -s /tmp/exec.status
+	check exec_daemon_no_exec_stacks test "${nst:-x}" = 0
 else
 	fail exec_stack "no syscall events (CONFIG_FTRACE_SYSCALLS)"
 	rmdir "$d"

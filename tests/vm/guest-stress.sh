@@ -201,6 +201,8 @@ load() {
 	while [ "$(date +%s)" -lt "$end" ]; do
 		"$fp" threads 6 2 5 > /dev/null
 		"$fp" spawn 20 > /dev/null
+		# execve() unwinds what its entry asked for before the new program
+		"$fp" exec "$fp" sleep 1 1 > /dev/null
 		"$fp" recurse 100 1 > /dev/null
 		k=$((k + 1))
 	done

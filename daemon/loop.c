@@ -342,7 +342,8 @@ static void warn_lost(struct td_daemon *d, uint64_t now_ns, bool final)
 		if (len < sizeof(cpus))
 			len += snprintf(cpus + len, sizeof(cpus) - len, "%s%d", len ? "," : "", i);
 	}
-	if (lost <= d->lost_warned)
+	/* At exit the total, even if said already while running. */
+	if (!lost || (!final && lost == d->lost_warned))
 		return;
 	if (!final && d->lost_warned && now_ns - d->lost_warned_ns < LOST_WARN_NS)
 		return;

@@ -89,7 +89,7 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		" written=%" PRIu64 " write_errors=%" PRIu64 "\n",
 		ss->emitted[TD_STITCHED], ss->emitted[TD_INPLACE], ss->emitted[TD_NO_USER],
 		ss->emitted[TD_USER_LOST], ss->emitted[TD_UNWIND_FAILED], r->written,
-		r->pl.sink_errors);
+		r->pl.sink_errors + r->dropped);
 	fprintf(f, "trace-defer:   lost: without_stack=%" PRIu64 " evicted_events=%" PRIu64
 		" evicted_stacks=%" PRIu64 " orphan_stacks=%" PRIu64 " overruns=%" PRIu64
 		" dropped=%" PRIu64 " no_frames=%" PRIu64 "\n",

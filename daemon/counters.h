@@ -37,6 +37,7 @@ struct td_report {
 	struct td_pipeline_stats pl;
 	bool has_json;			/* a JSON output, with these counts: */
 	uint64_t written;		/* event lines written to it */
+	uint64_t dropped;		/* event lines dropped on a failed write */
 	struct td_json_stats js;
 	bool has_profiles;		/* a profile directory, with these counts: */
 	struct td_profiles_stats prof;

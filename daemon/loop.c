@@ -283,7 +283,8 @@ static void fill_report(struct td_daemon *d, struct td_report *rep)
 	td_pipeline_get_stats(d->pl, &rep->pl);
 	if (d->outputs.js.jw) {
 		rep->has_json = true;
-		rep->written = d->outputs.js.written;
+		rep->written = td_outputs_json_written(&d->outputs);
+		rep->dropped = d->outputs.json_dropped;
 		td_json_writer_stats(d->outputs.js.jw, &rep->js);
 	}
 	rep->has_profiles = td_outputs_profile_stats(&d->outputs, &rep->prof);
@@ -308,12 +309,13 @@ static void report_write_error(struct td_daemon *d)
 	if (d->warned_write)
 		return;
 	err = td_pipeline_error(d->pl, &sink);
-	if (!err && d->outputs.flush_error) {
-		err = d->outputs.flush_error;
-		sink = "json";
-	}
 	if (!err)
 		return;
+	/* The JSON file's failures are said where its lines are dropped (outputs.c). */
+	if (!strcmp(sink, "json") && d->outputs.flush_error) {
+		d->warned_write = true;
+		return;
+	}
 	td_err("cannot write an event to the %s output: %s (counting further errors)", sink,
 	       strerror(-err));
 	d->warned_write = true;

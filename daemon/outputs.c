@@ -4,8 +4,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "counters.h"
@@ -19,13 +22,20 @@ static bool is_stdout(const char *path)
 
 #define JSON_BUF_SIZE	(1 << 16)
 
+/* A regular file's size, or -1: a pipe or a terminal cannot be cut back. */
+static long long file_size(FILE *f)
+{
+	struct stat st;
+
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode))
+		return -1;
+	return st.st_size;
+}
+
 static int open_json(struct td_outputs *o, bool append)
 {
 	if (is_stdout(o->json_path)) {
 		o->js.f = stdout;
-		/* A terminal sees each record at once; a pipe gets them per drain tick. */
-		if (isatty(STDOUT_FILENO))
-			return 0;
 	} else {
 		o->js.f = fopen(o->json_path, append ? "ae" : "we");
 		if (!o->js.f) {
@@ -33,6 +43,12 @@ static int open_json(struct td_outputs *o, bool append)
 			return -1;
 		}
 	}
+	o->json_good_size = file_size(o->js.f);
+	o->json_flushed = o->js.written;
+	o->json_failed = o->js.failed;
+	/* A terminal sees each record at once; a pipe gets them per drain tick. */
+	if (o->js.f == stdout && isatty(STDOUT_FILENO))
+		return 0;
 	/*
 	 * A big buffer of our own (glibc ignores the size without one):
 	 * records are flushed on every drain tick anyway. stdout's is
@@ -153,16 +169,86 @@ int td_outputs_attach(struct td_outputs *o, struct td_pipeline *pl)
 	return 0;
 }
 
+#define SAY_EVERY_NS	(60 * 1000000000ULL)
+
+static const char *json_name(const struct td_outputs *o)
+{
+	return is_stdout(o->json_path) ? "standard output" : o->json_path;
+}
+
+/*
+ * The write of @o's JSON file failed (-@err): what stdio holds is dropped,
+ * and the file cut back to its size at the last good flush (what a failed
+ * write left of a line goes with it). The writer forgets the stacks and
+ * formats it defined, as for a new file: those after the cut are gone.
+ */
+static void json_drop(struct td_outputs *o, int err)
+{
+	uint64_t lost = o->js.written - o->json_flushed, now;
+	/* With the lines whose own write failed: gone as well. */
+	uint64_t streak = lost + o->js.failed - o->json_failed;
+	int fd = fileno(o->js.f);
+	bool cut = false;
+
+	__fpurge(o->js.f);
+	clearerr(o->js.f);
+	if (o->json_good_size >= 0)
+		cut = !ftruncate(fd, o->json_good_size) &&
+		      lseek(fd, o->json_good_size, SEEK_SET) >= 0;
+	td_json_writer_reset(o->js.jw);
+	o->json_dropped += lost;
+	o->json_flushed = o->js.written;
+	o->json_failed = o->js.failed;
+	o->json_failing = true;
+	if (!o->flush_error)
+		o->flush_error = err;
+	/* A disk that stays full fails every tick: said at most once a minute. */
+	now = td_now_mono_ns();
+	if (o->json_said_ns && now - o->json_said_ns < SAY_EVERY_NS)
+		return;
+	o->json_said_ns = now;
+	o->json_said = true;
+	td_err("cannot write %s: %s: %" PRIu64 " event lines dropped (%" PRIu64 " in all)%s",
+	       json_name(o), strerror(-err), streak,
+	       o->json_dropped + o->js.failed,
+	       cut ? ", the file cut back to its last whole line" :
+	       o->json_good_size < 0 ? ", not a file to cut back: a line may be cut short" :
+	       ", and the file could not be cut back: a line may be cut short");
+}
+
 void td_outputs_flush(struct td_outputs *o)
 {
-	if (!o->js.f || o->json_broken || !fflush(o->js.f))
+	int err;
+
+	if (!o->js.f || o->json_broken)
 		return;
-	if (errno == EPIPE)
+	errno = 0;
+	/* An error of a write within the tick counts too: stdio may have dropped bytes. */
+	if (!fflush(o->js.f) && !ferror(o->js.f)) {
+		if (o->json_failing && o->json_said)
+			td_notice("%s: writing again (%" PRIu64 " event lines dropped so far)",
+				  json_name(o), o->json_dropped + o->js.failed);
+		o->json_said &= !o->json_failing;
+		o->json_failing = false;
+		o->js.error = 0;
+		o->json_flushed = o->js.written;
+		o->json_failed = o->js.failed;
+		if (o->json_good_size >= 0)
+			o->json_good_size = file_size(o->js.f);
+		return;
+	}
+	err = errno ? -errno : o->js.error ? o->js.error : -EIO;
+	o->js.error = 0;
+	if (err == -EPIPE) {
 		o->json_broken = true;
-	else if (!o->flush_error)
-		o->flush_error = errno ? -errno : -EIO;
-	/* Reported once; later writes are tried again (space may come back). */
-	clearerr(o->js.f);
+		return;
+	}
+	json_drop(o, err);
+}
+
+uint64_t td_outputs_json_written(const struct td_outputs *o)
+{
+	return o->js.written - o->json_dropped;
 }
 
 void td_outputs_tick(struct td_outputs *o, uint64_t mono_ns)
@@ -268,6 +354,8 @@ int td_outputs_reopen(struct td_outputs *o)
 	int ret = 0;
 
 	if (o->js.f && !is_stdout(o->json_path)) {
+		/* What the old file can still take, or dropped with the file whole. */
+		td_outputs_flush(o);
 		if (fclose(o->js.f)) {
 			td_err("error closing %s: %s", o->json_path, strerror(errno));
 			ret = -1;
@@ -290,6 +378,10 @@ int td_outputs_close(struct td_outputs *o)
 		ret = -1;
 
 	if (o->js.f) {
+		/* A failed last write leaves the file whole, said once. */
+		td_outputs_flush(o);
+		if (o->json_failing)
+			ret = -1;
 		if (is_stdout(o->json_path)) {
 			if (fflush(o->js.f) && errno != EPIPE) {
 				td_err("error writing stdout: %s", strerror(errno));

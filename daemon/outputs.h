@@ -41,6 +41,19 @@ struct td_outputs {
 	uint64_t span_ns;
 	bool json_broken;		/* stdout reader went away (EPIPE on flush) */
 	int flush_error;		/* first failed flush of the JSON file (-errno) */
+	/*
+	 * A failed write (the disk full) drops what stdio still held of the
+	 * JSON file and cuts the file back to its size at the last good
+	 * flush, so that it ends on a whole line and defines every id it
+	 * uses; writing goes on at the next tick.
+	 */
+	uint64_t json_flushed;		/* js.written at the last good flush */
+	uint64_t json_failed;		/* js.failed then */
+	uint64_t json_dropped;		/* event lines dropped so (counted in js.written) */
+	long long json_good_size;	/* the file's size then; -1: not a regular file */
+	bool json_failing;		/* dropping since the last good flush */
+	bool json_said;			/* a drop was said, and no recovery since */
+	uint64_t json_said_ns;		/* when (monotonic): said at most once a minute */
 };
 
 /* Open or check every configured output. Returns 0 or -1 (message printed). */
@@ -52,8 +65,15 @@ int td_outputs_open(struct td_outputs *o, const struct td_config *cfg);
  */
 int td_outputs_attach(struct td_outputs *o, struct td_pipeline *pl);
 
-/* Push buffered JSON to the file (every drain tick, for bounded latency). */
+/*
+ * Push buffered JSON to the file (every drain tick, for bounded latency).
+ * On a failed write, drop and cut back as said above (message printed
+ * once per run of failures, flush_error set).
+ */
 void td_outputs_flush(struct td_outputs *o);
+
+/* Event lines in the JSON file: handed to it and not dropped since. */
+uint64_t td_outputs_json_written(const struct td_outputs *o);
 
 /* Every drain tick: cut the interval profile when its time is up. */
 void td_outputs_tick(struct td_outputs *o, uint64_t mono_ns);

@@ -35,6 +35,7 @@
 
 /* Move trace time on (hand on held events, expire waits) at most this often. */
 #define ADVANCE_NS	1000000ULL
+#define FLUSH_RECORDS	65536	/* records between two flushes of the JSON file */
 /* Kernel symbols of the running kernel looked up in the trace's, one per STRIDE. */
 #define KSYM_SAMPLES	16
 #define KSYM_STRIDE	1000
@@ -682,6 +683,17 @@ static int feed(struct report *rp, struct tep_record *rec, int cpu)
 	}
 	if (rp->text_broken || td_pipeline_broken(rp->pl))
 		return -1;
+	/*
+	 * Now and then, so that a failed write (the disk full) cuts the JSON
+	 * file back to a recent whole line, not to nothing; and stops here.
+	 */
+	if (!(rp->records % FLUSH_RECORDS)) {
+		td_outputs_flush(&rp->outputs);
+		if (rp->outputs.flush_error) {
+			rp->exit_code = TD_EXIT_RUNTIME;
+			return -1;
+		}
+	}
 	if (td_progress_due(&rp->progress)) {
 		struct td_pipeline_stats st;
 
@@ -782,7 +794,11 @@ static void summary(struct report *rp)
 
 	td_pipeline_get_stats(rp->pl, &st);
 	err = td_pipeline_error(rp->pl, &sink);
-	if (err) {
+	if (rp->outputs.flush_error) {
+		/* Its lines dropped were said where they were dropped. */
+		td_err("report: the JSON output could not be written whole");
+		rp->exit_code = TD_EXIT_RUNTIME;
+	} else if (err) {
 		td_err("report: cannot write the %s output: %s (%" PRIu64 " events not written)",
 		       sink, strerror(-err), st.sink_errors);
 		if (rp->exit_code == TD_EXIT_OK)
@@ -856,6 +872,7 @@ static int run(struct report *rp)
 	}
 	/* End of input: what still waits is written, stackless ones as user_lost. */
 	td_pipeline_flush(rp->pl);
+	td_outputs_flush(&rp->outputs);
 	summary(rp);
 	return rp->exit_code;
 }

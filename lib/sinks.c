@@ -15,8 +15,12 @@ static int json_write(void *priv, const struct td_resolved *r)
 	if (!js->f)
 		return 0;
 	ret = td_json_writer_write(js->jw, js->f, r);
-	if (!ret)
+	if (!ret) {
 		js->written++;
+	} else {
+		js->error = ret;
+		js->failed++;
+	}
 	return ret;
 }
 

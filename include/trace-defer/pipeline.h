@@ -123,6 +123,8 @@ struct td_json_sink {
 	struct td_json_writer *jw;
 	FILE *f;
 	uint64_t written;		/* events written */
+	uint64_t failed;		/* events whose write failed */
+	int error;			/* the last failed write's -errno (0: none) */
 };
 
 extern const struct td_sink_ops td_json_sink_ops;

@@ -1130,6 +1130,33 @@ static void test_library_sinks(void **state)
 	tep_free(tep);
 }
 
+/* A JSON sink whose writes fail counts them and keeps the error, not as written. */
+static void test_json_sink_full(void **state)
+{
+	struct tep_handle *tep = make_tep();
+	struct td_pipeline *pl = make(tep, TD_PIPE_ALL);
+	struct td_json_sink js = { .jw = td_json_writer_new(TD_JSON_INTERNED, 0) };
+	struct td_pipeline_stats st;
+
+	(void)state;
+	js.f = fopen("/dev/full", "we");
+	assert_non_null(js.f);
+	assert_non_null(js.jw);
+	setvbuf(js.f, NULL, _IONBF, 0);	/* every line written at once: ENOSPC */
+	assert_int_equal(td_pipeline_add_sink(pl, &td_json_sink_ops, &js), 0);
+	feed(pl, TID, uips, 4);
+	feed(pl, TID + 1, uips, 3);
+	assert_int_equal(js.written, 0);
+	assert_int_equal(js.failed, 2);
+	assert_int_equal(js.error, -ENOSPC);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.sink_errors, 2);
+	fclose(js.f);
+	td_json_writer_free(js.jw);
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
 static void test_bad_config(void **state)
 {
 	struct tep_handle *tep = make_tep();
@@ -1164,6 +1191,7 @@ int main(void)
 		cmocka_unit_test(test_live_names_this_process),
 		cmocka_unit_test(test_live_files_no_maps),
 		cmocka_unit_test(test_library_sinks),
+		cmocka_unit_test(test_json_sink_full),
 		cmocka_unit_test(test_named_once),
 		cmocka_unit_test(test_busy_stack_outlives_sweeps),
 		cmocka_unit_test(test_shared_user_stacks),

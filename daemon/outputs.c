@@ -67,9 +67,57 @@ static int open_json(struct td_outputs *o, bool append)
 	return 0;
 }
 
+/*
+ * Files written whole at exit and on SIGHUP (pprof, folded, SVG) go
+ * through PATH.tmp.PID, renamed over PATH once complete: a failed write
+ * (the disk full) leaves the last good file, not a cut one. Made with
+ * O_EXCL and mode 0666 less the umask, as fopen() would.
+ */
+static char *tmp_path(const char *path)
+{
+	char *tmp;
+
+	return asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0 ? NULL : tmp;
+}
+
+static FILE *open_tmp(const char *tmp)
+{
+	int fd;
+	FILE *f;
+
+	unlink(tmp);	/* left by a run of the same pid that died */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlink(tmp);
+	}
+	return f;
+}
+
+/* Close @f, written to @tmp with result @ret (0 or -errno), and put it in place. */
+static int close_tmp(FILE *f, const char *tmp, const char *path, int ret)
+{
+	if (fclose(f) && !ret)
+		ret = errno ? -errno : -EIO;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret) {
+		td_err("cannot write %s: %s (the file there, if any, is left as it was)", path,
+		       strerror(-ret));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
 /* Fail now, not after a long capture, if a file written at exit cannot be. */
 static int check_writable(const char *path)
 {
+	char *tmp;
+	FILE *f;
 	int fd;
 
 	if (is_stdout(path))
@@ -80,6 +128,18 @@ static int check_writable(const char *path)
 		return -1;
 	}
 	close(fd);
+	/* And its directory: the file is replaced through a temporary one there. */
+	tmp = tmp_path(path);
+	f = tmp ? open_tmp(tmp) : NULL;
+	if (!f) {
+		td_err("cannot write output %s: %s in its directory: %s", path,
+		       tmp ? "cannot create a file" : "out of memory", strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	fclose(f);
+	unlink(tmp);
+	free(tmp);
 	return 0;
 }
 
@@ -287,44 +347,49 @@ void td_outputs_trace_span(struct td_outputs *o, uint64_t span_ns)
 
 static int write_pprof(struct td_outputs *o)
 {
-	FILE *f = fopen(o->pprof_path, "we");
+	char *tmp = tmp_path(o->pprof_path);
+	FILE *f = tmp ? open_tmp(tmp) : NULL;
 	int ret;
 
 	if (!f) {
-		td_err("cannot write %s: %s", o->pprof_path, strerror(errno));
+		td_err("cannot write %s: %s", o->pprof_path, strerror(tmp ? errno : ENOMEM));
+		free(tmp);
 		return -1;
 	}
 	if (o->trace_span)
 		td_pprof_set_start(o->pprof, 0);
 	ret = td_pprof_write(o->pprof, f, o->trace_span ? o->span_ns : td_now_real_ns(), NULL);
-	if (fclose(f) && !ret)
-		ret = -errno;
-	if (ret) {
-		td_err("cannot write %s: %s", o->pprof_path, strerror(-ret));
-		return -1;
-	}
-	return 0;
+	ret = close_tmp(f, tmp, o->pprof_path, ret);
+	free(tmp);
+	return ret;
 }
 
 static int write_file(const char *path, const struct td_folded *fo, bool svg)
 {
 	struct td_flamegraph_opts opts = { .title = "trace-defer" };
-	bool std = is_stdout(path);
+	char *tmp = NULL;
 	FILE *f;
 	int ret;
 
-	f = std ? stdout : fopen(path, "we");
-	if (!f) {
-		td_err("cannot write %s: %s", path, strerror(errno));
-		return -1;
+	if (is_stdout(path)) {
+		f = stdout;
+	} else {
+		tmp = tmp_path(path);
+		f = tmp ? open_tmp(tmp) : NULL;
+		if (!f) {
+			td_err("cannot write %s: %s", path, strerror(tmp ? errno : ENOMEM));
+			free(tmp);
+			return -1;
+		}
 	}
 	ret = svg ? td_flamegraph_write(fo, f, &opts) : td_folded_write(fo, f);
-	if (std) {
-		if (fflush(f) && !ret)
-			ret = -errno;
-	} else if (fclose(f) && !ret) {
-		ret = -errno;
+	if (tmp) {
+		ret = close_tmp(f, tmp, path, ret);
+		free(tmp);
+		return ret;
 	}
+	if (fflush(f) && !ret)
+		ret = -errno;
 	if (ret) {
 		td_err("cannot write %s: %s", path, strerror(-ret));
 		return -1;

@@ -81,4 +81,22 @@ check "... says so" grep -q "cannot write $FULL/r.jsonl: No space left on device
 check "... and leaves whole lines only" [ "$(bad_lines "$FULL/r.jsonl")" = 0 ]
 cp "$FULL/r.jsonl" "$SCRATCH/r.jsonl"
 check "... whose stack ids are all defined" resolve "$SCRATCH/r.jsonl"
+
+# Files written whole at exit (pprof, folded): on a full disk the one
+# already there (from an earlier run, or SIGHUP) stays as it was, not cut.
+umount "$FULL" && mount -t tmpfs -o size=64k tmpfs "$FULL"
+echo previous > "$FULL/p.pb.gz"
+echo previous > "$FULL/f.folded"
+dd if=/dev/zero of="$FULL/fill" bs=4k 2>/dev/null
+td -d 1 --pprof "$FULL/p.pb.gz" --folded "$FULL/f.folded" 2>"$SCRATCH/p.err"
+rc=$?
+grep 'cannot write' "$SCRATCH/p.err" | sed 's/^/    /'
+check "pprof and folded on a full disk: exit 1 (got $rc)" [ "$rc" = 1 ]
+check "... says the pprof file was left as it was" \
+	grep -q "cannot write $FULL/p.pb.gz: No space left on device (the file there, if any, is left as it was)" \
+	"$SCRATCH/p.err"
+check "... and the folded file" grep -q "cannot write $FULL/f.folded: No space left" "$SCRATCH/p.err"
+check "... both still hold what they held" \
+	[ "$(cat "$FULL/p.pb.gz" "$FULL/f.folded")" = "$(printf 'previous\nprevious')" ]
+check "... and no temporary file is left" [ -z "$(ls "$FULL" | grep '\.tmp\.')" ]
 finish

@@ -176,7 +176,8 @@ bench: all
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man7 \
-		$(DESTDIR)$(SYSCONFDIR)/trace-defer $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PLUGINDIR)
+		$(DESTDIR)$(SYSCONFDIR)/trace-defer $(DESTDIR)$(SYSCONFDIR)/logrotate.d \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(PLUGINDIR)
 	install -m 0755 $(DAEMON) $(DESTDIR)$(BINDIR)/trace-defer
 	for p in $(PLUGINS); do install -m 0644 $$p $(DESTDIR)$(PLUGINDIR)/; done
 	for m in $(wildcard doc/*.8); do install -m 0644 $$m $(DESTDIR)$(MANDIR)/man8/; done
@@ -185,6 +186,9 @@ install: all
 	install -m 0644 README.md $(wildcard doc/*.md) $(DESTDIR)$(PREFIX)/share/doc/trace-defer/
 	test -e $(DESTDIR)$(SYSCONFDIR)/trace-defer/trace-defer.conf || \
 		install -m 0644 contrib/trace-defer.conf $(DESTDIR)$(SYSCONFDIR)/trace-defer/
+	test -e $(DESTDIR)$(SYSCONFDIR)/logrotate.d/trace-defer || \
+		install -m 0644 contrib/trace-defer.logrotate \
+		$(DESTDIR)$(SYSCONFDIR)/logrotate.d/trace-defer
 	sed 's|@BINDIR@|$(BINDIR)|g' trace-defer.service > $(DESTDIR)$(UNITDIR)/trace-defer.service
 
 uninstall:

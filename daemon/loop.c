@@ -424,7 +424,7 @@ static void handle_signals(struct td_daemon *d)
 			d->stop = true;
 			break;
 		case SIGHUP:
-			td_info("SIGHUP: reopening outputs");
+			td_notice("SIGHUP: reopening outputs");
 			if (td_outputs_reopen(&d->outputs))
 				d->exit_code = TD_EXIT_RUNTIME;
 			break;

@@ -15,7 +15,7 @@ pkgs=(
 	libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd
 	# symbolization, output, tests, service
 	libelf-dev libdw-dev libdebuginfod-dev elfutils binutils libjson-c-dev libcmocka-dev
-	libsystemd-dev
+	libsystemd-dev logrotate
 	# pprof profiles: protobuf-c and its compiler, zlib; go tool pprof reads them in tests
 	protobuf-c-compiler libprotobuf-c-dev zlib1g-dev golang-go
 	# kernel build and VM

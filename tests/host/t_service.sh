@@ -34,6 +34,19 @@ else
 	fail "systemd-analyze missing"
 fi
 
+# The shipped logrotate configuration (make install puts it in
+# /etc/logrotate.d) is one logrotate reads without complaint; the VM's
+# systemd stage runs it against the running service.
+if command -v logrotate >/dev/null; then
+	logrotate -d -s "$SCRATCH/lr.state" "$TOP/contrib/trace-defer.logrotate" >"$SCRATCH/lr.out" 2>&1
+	check "logrotate reads contrib/trace-defer.logrotate without errors" \
+		[ -z "$(grep -i '^error' "$SCRATCH/lr.out")" ]
+	check "... rotating the JSON lines the service writes" \
+		grep -q 'rotating pattern: /var/log/trace-defer/\*\.jsonl' "$SCRATCH/lr.out"
+else
+	fail "logrotate missing (scripts/install-deps.sh installs it)"
+fi
+
 # ProtectKernelLogs= would take CAP_SYSLOG out of the bounding set.
 check "the unit keeps CAP_SYSLOG (no ProtectKernelLogs)" \
 	[ -z "$(grep '^ProtectKernelLogs=yes' "$unit")" ]

@@ -131,11 +131,15 @@ head -n 10 /tmp/prof.top
 check profiles_pprof_c_b_a_main eval "awk '\$6 ~ /^(c|b|a|main)\$/ && \$4 > 0' /tmp/prof.top |
 	wc -l | grep -qx 4"
 
-# --- reload: logrotate moves the file away, then reload; nothing lost --------
-mv $logdir/events.jsonl $logdir/events.jsonl.1
-sleep 1		# still written to the moved file until the reload
-check reload systemctl reload $unit
+# --- rotation: the shipped logrotate configuration moves the file away and
+# reloads the service; nothing lost ----------------------------------------
+check logrotate_installed test -f /etc/logrotate.d/$unit
+sleep 1		# some lines before the rotation
+check logrotate_runs logrotate -f -s /tmp/logrotate.state /etc/logrotate.d/$unit
+check logrotate_moved test -s $logdir/events.jsonl.1
 check reload_same_process test "$(main_pid)" = "$pid"
+check logrotate_reloaded wait_for 10 eval "journalctl -u $unit -o cat --no-pager |
+	grep -q 'SIGHUP: reopening outputs'"
 check reload_new_file wait_for 20 stitched_in $logdir/events.jsonl
 check stop systemctl stop $unit
 check stopped test "$(systemctl is-active $unit)" = inactive

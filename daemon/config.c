@@ -69,7 +69,7 @@ void td_config_init(struct td_config *cfg)
 	cfg->verbosity = TD_LOG_WARN;
 }
 
-static void event_spec_free(struct td_event_spec *spec)
+void td_event_spec_free(struct td_event_spec *spec)
 {
 	free(spec->system);
 	free(spec->name);
@@ -80,7 +80,7 @@ static void event_spec_free(struct td_event_spec *spec)
 void td_config_clear_events(struct td_config *cfg)
 {
 	for (size_t i = 0; i < cfg->nr_events; i++)
-		event_spec_free(&cfg->events[i]);
+		td_event_spec_free(&cfg->events[i]);
 	free(cfg->events);
 	cfg->events = NULL;
 	cfg->nr_events = 0;
@@ -111,13 +111,16 @@ void td_config_free(struct td_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 }
 
-/* An ftrace system or event name: what the kernel allows in a directory name of events/. */
+/*
+ * An ftrace system or event name, what the kernel allows in a directory
+ * name of events/, or a shell pattern of one (fnmatch(3): * ? [...]).
+ */
 static bool valid_ident(const char *s, size_t len)
 {
 	if (!len)
 		return false;
 	for (size_t i = 0; i < len; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.')
+		if (!isalnum((unsigned char)s[i]) && !strchr("_-.*?[]!", s[i]))
 			return false;
 	return true;
 }
@@ -130,8 +133,20 @@ int td_event_spec_parse(struct td_event_spec *spec, const char *str, const char 
 	memset(spec, 0, sizeof(*spec));
 	c1 = strchr(str, ':');
 	if (!c1) {
-		td_err("%s: event '%s': expected SYSTEM:EVENT[:FILTER]", where, str);
-		return -1;
+		if (!valid_ident(str, strlen(str))) {
+			td_err("%s: event '%s': expected SYSTEM:EVENT[:FILTER], SYSTEM or EVENT",
+			       where, str);
+			return -1;
+		}
+		spec->bare = true;
+		spec->system = strdup(str);
+		spec->name = strdup("*");
+		if (!spec->system || !spec->name) {
+			td_event_spec_free(spec);
+			td_err("%s: out of memory", where);
+			return -1;
+		}
+		return 0;
 	}
 	c2 = strchr(c1 + 1, ':');
 	if (c2) {
@@ -151,7 +166,7 @@ int td_event_spec_parse(struct td_event_spec *spec, const char *str, const char 
 	spec->name = strndup(c1 + 1, c2 - c1 - 1);
 	spec->filter = filter ? strdup(filter) : NULL;
 	if (!spec->system || !spec->name || (filter && !spec->filter)) {
-		event_spec_free(spec);
+		td_event_spec_free(spec);
 		td_err("%s: out of memory", where);
 		return -1;
 	}
@@ -242,16 +257,16 @@ static int add_event(struct td_config *cfg, const char *value, const char *where
 		return -1;
 	for (size_t i = 0; i < cfg->nr_events; i++) {
 		if (!strcmp(cfg->events[i].system, spec.system) &&
-		    !strcmp(cfg->events[i].name, spec.name)) {
+		    !strcmp(cfg->events[i].name, spec.name) && cfg->events[i].bare == spec.bare) {
 			td_err("%s: event %s:%s given twice (put both conditions in one filter)",
 			       where, spec.system, spec.name);
-			event_spec_free(&spec);
+			td_event_spec_free(&spec);
 			return -1;
 		}
 	}
 	n = realloc(cfg->events, (cfg->nr_events + 1) * sizeof(*n));
 	if (!n) {
-		event_spec_free(&spec);
+		td_event_spec_free(&spec);
 		td_err("%s: out of memory", where);
 		return -1;
 	}
@@ -554,8 +569,11 @@ void td_config_dump(const struct td_config *cfg, FILE *f)
 	for (size_t i = 0; i < cfg->nr_events; i++) {
 		const struct td_event_spec *e = &cfg->events[i];
 
-		fprintf(f, "event = %s:%s%s%s\n", e->system, e->name, e->filter ? ":" : "",
-			e->filter ? e->filter : "");
+		if (e->bare)
+			fprintf(f, "event = %s\n", e->system);
+		else
+			fprintf(f, "event = %s:%s%s%s\n", e->system, e->name,
+				e->filter ? ":" : "", e->filter ? e->filter : "");
 	}
 	for (size_t i = 0; i < cfg->nr_pids; i++)
 		fprintf(f, "pid = %d\n", cfg->pids[i]);

@@ -35,10 +35,17 @@ enum td_mode {
 
 const char *td_mode_name(enum td_mode mode);
 
+/*
+ * An event to trace, as given: system and name may be shell patterns
+ * ("syscalls:sys_enter_*"), and a bare word ("sched", "sched_switch")
+ * names a system, or else an event of any system, as trace-cmd reads
+ * -e; event_glob.c turns them into events that exist.
+ */
 struct td_event_spec {
 	char *system;
-	char *name;
+	char *name;		/* "*" for a bare word */
 	char *filter;		/* NULL: no filter of the user's own */
+	bool bare;		/* given as a bare word: system, else event name */
 };
 
 struct td_config {
@@ -97,8 +104,13 @@ int td_config_set(struct td_config *cfg, const char *key, const char *value, con
 /* Read a config file. Returns 0 or -1 (message printed). */
 int td_config_load(struct td_config *cfg, const char *path);
 
-/* Parse "SYS:NAME[:FILTER]" into @spec. Returns 0 or -1 (message printed). */
+/*
+ * Parse "SYS:NAME[:FILTER]" or a bare "WORD" into @spec (patterns kept as
+ * given). Returns 0 or -1 (message printed).
+ */
 int td_event_spec_parse(struct td_event_spec *spec, const char *str, const char *where);
+
+void td_event_spec_free(struct td_event_spec *spec);
 
 /* Drop the event (or pid) list, before the command line replaces it. */
 void td_config_clear_events(struct td_config *cfg);

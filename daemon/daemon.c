@@ -18,6 +18,7 @@
 
 #include "capture.h"
 #include "daemon.h"
+#include "event_glob.h"
 #include "log.h"
 #include "record.h"
 #include "service.h"
@@ -135,7 +136,7 @@ int td_daemon_run(struct td_config *cfg)
 		goto out;
 	}
 	d.outputs_open = true;
-	if (td_tracefs_check() || check_events(cfg)) {
+	if (td_tracefs_check() || td_events_expand(cfg) || check_events(cfg)) {
 		code = TD_EXIT_TRACEFS;
 		goto out;
 	}

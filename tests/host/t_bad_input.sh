@@ -36,8 +36,8 @@ expect 3 "refused filter.*prev_pidd|Field not found" "bad filter: field" -- \
 expect 3 "kernel error_log says" "bad filter: error_log shown" -- \
 	td -e 'sched:sched_switch:prev_pid ==' -d 1 -o /dev/null
 check "error_log text has the caret line" grep -q '\^' "$SCRATCH/err"
-expect 2 "expected SYSTEM:EVENT" "event without system" -- \
-	td -e sched_switch -d 1 -o /dev/null
+expect 2 "expected SYSTEM:EVENT" "event name with a slash" -- \
+	td -e sched/sched_switch -d 1 -o /dev/null
 expect 2 "unrecognized option|unknown option" "unknown option" -- td --bogus
 expect 2 "unexpected argument 'extra'" "stray argument" -- td extra
 expect 2 "mode: 'fast' is not one of" "bad mode" -- td -m fast

@@ -85,8 +85,25 @@ static void test_event_spec(void **state)
 	free(s.system);
 	free(s.name);
 
-	assert_int_equal(td_event_spec_parse(&s, "sched_switch", "where"), -1);
-	assert_non_null(strstr(err_text(), "where: event 'sched_switch': expected"));
+	/* Patterns are kept as given; event_glob.c matches them. */
+	assert_int_equal(td_event_spec_parse(&s, "sys*:sys_enter_[rw]*:id == 0", "t"), 0);
+	assert_string_equal(s.system, "sys*");
+	assert_string_equal(s.name, "sys_enter_[rw]*");
+	assert_string_equal(s.filter, "id == 0");
+	assert_false(s.bare);
+	td_event_spec_free(&s);
+
+	/* A bare word: a system, or an event of any system. */
+	assert_int_equal(td_event_spec_parse(&s, "sched_switch", "where"), 0);
+	assert_true(s.bare);
+	assert_string_equal(s.system, "sched_switch");
+	assert_string_equal(s.name, "*");
+	assert_null(s.filter);
+	td_event_spec_free(&s);
+
+	assert_int_equal(td_event_spec_parse(&s, "sched/x", "where"), -1);
+	assert_non_null(strstr(err_text(), "where: event 'sched/x': expected"));
+	assert_int_equal(td_event_spec_parse(&s, "", "t"), -1);
 	assert_int_equal(td_event_spec_parse(&s, ":sched_switch", "t"), -1);
 	assert_int_equal(td_event_spec_parse(&s, "sched:", "t"), -1);
 	assert_int_equal(td_event_spec_parse(&s, "sc/hed:x", "t"), -1);
@@ -166,6 +183,9 @@ static void test_values(void **state)
 static void test_events_list(void **state)
 {
 	struct td_config c;
+	char *dump = NULL;
+	size_t len = 0;
+	FILE *f;
 
 	td_config_init(&c);
 	assert_int_equal(td_config_check(&c), 0);
@@ -182,6 +202,18 @@ static void test_events_list(void **state)
 	assert_int_equal(td_config_check(&c), 0);
 	assert_int_equal(c.nr_events, 2);
 	assert_string_equal(c.events[1].filter, "pid == 1");
+	/* A bare word and the same name as a system:event are two specs. */
+	assert_int_equal(td_config_set(&c, "event", "irq", "t"), 0);
+	assert_int_equal(td_config_set(&c, "event", "irq:*", "t"), 0);
+	assert_int_equal(td_config_set(&c, "event", "irq", "t"), -1);
+	assert_int_equal(c.nr_events, 4);
+	/* --print-config writes them back as given. */
+	f = open_memstream(&dump, &len);
+	assert_non_null(f);
+	td_config_dump(&c, f);
+	fclose(f);
+	assert_non_null(strstr(dump, "\nevent = irq\nevent = irq:*\n"));
+	free(dump);
 	td_config_free(&c);
 }
 

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# -e as trace-cmd users write it: shell patterns ("sched:sched_wak*"), a
+# bare system ("irq": all its events), a bare event name ("sched_switch",
+# found in whatever system has it). What is enabled in the instance is
+# checked against tracefs's own list of events, not against the daemon's
+# words; an event also given by name keeps its own filter; a pattern that
+# matches nothing is an error before anything is made.
+. "$(dirname "$0")/lib.sh"
+
+inst="$TRACEFS/instances/$NAME"
+# The events of tracefs under events/$1 whose names match pattern $2.
+count_events() {
+	local n=0 d
+	for d in "$TRACEFS"/events/$1/$2/; do
+		[ -f "$d/format" ] && n=$((n + 1))
+	done
+	echo $n
+}
+# The events enabled in our instance, as SYS/NAME lines.
+enabled() {
+	grep -l '^1' "$inst"/events/*/*/enable 2>/dev/null |
+		sed "s|^$inst/events/||; s|/enable$||" | sort
+}
+# run_with ARGS...: the daemon for 2 s; the events enabled meanwhile in $ON.
+run_with() {
+	td_bg -d 2 -o /dev/null --stats-interval 0 "$@" 2>"$SCRATCH/err"
+	wait_tracing || { ON=; wait_exit "$D" 50; return 1; }
+	ON=$(enabled)
+	wait_exit "$D" 100
+}
+
+run_with -e 'sched:sched_wak*'
+want=$(count_events sched 'sched_wak*')
+check "sched:sched_wak* enables the $want sched_wak* events of tracefs" \
+	[ "$(echo "$ON" | grep -c .)" = "$want" ] && [ "$want" -ge 2 ]
+check "... and says how many it traces" grep -q "tracing $want event(s)" "$SCRATCH/err"
+check "... sched_switch not among them" [ -z "$(echo "$ON" | grep -x sched/sched_switch)" ]
+check "... exit 0, instance removed" [ "${WAIT_RC:-1}" = 0 ] && instance_gone
+
+run_with -e irq
+want=$(count_events irq '*')
+check "a bare system (irq) enables each of its $want events" \
+	[ "$(echo "$ON" | grep -c '^irq/')" = "$want" ] && [ "$(echo "$ON" | grep -c .)" = "$want" ]
+
+run_with -e sched_switch
+check "a bare event name (sched_switch) enables sched:sched_switch alone" \
+	[ "$ON" = sched/sched_switch ]
+
+# The filter of the event named on its own stays; the pattern's others
+# have only the daemon's own (common_pid != its pid).
+td_bg -d 2 -o /dev/null --stats-interval 0 -e 'sched:sched_switch:prev_pid == 0' \
+	-e sched 2>"$SCRATCH/err"
+check "tracing with a pattern and a filtered event" wait_tracing
+check "... the named event keeps its filter" \
+	grep -q 'prev_pid == 0' "$inst/events/sched/sched_switch/filter"
+check "... the pattern's other events (sched_wakeup) are on, without it" \
+	[ "$(cat "$inst/events/sched/sched_wakeup/enable")" = 1 ] &&
+	[ -z "$(grep prev_pid "$inst/events/sched/sched_wakeup/filter")" ]
+wait_exit "$D" 100
+
+before=$(ls "$TRACEFS/instances" | sort)
+td -d 1 -o /dev/null -e 'sched:no_such_*' 2>"$SCRATCH/err"
+rc=$?
+check "a pattern that matches nothing: exit 3 (got $rc)" [ "$rc" = 3 ]
+check "... says which" grep -q "no event matches sched:no_such_\*" "$SCRATCH/err"
+td -d 1 -o /dev/null -e no_such_word 2>"$SCRATCH/err"
+rc=$?
+check "a bare word that is no system nor event: exit 3 (got $rc)" [ "$rc" = 3 ]
+check "... says so" grep -q "no event system or event is named no_such_word" "$SCRATCH/err"
+check "... and nothing was made in tracefs" [ "$before" = "$(ls "$TRACEFS/instances" | sort)" ]
+finish

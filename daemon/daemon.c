@@ -96,9 +96,12 @@ static int setup_pipeline(struct td_daemon *d)
 		.load_kallsyms = cfg->kernel_stack,
 		.live = true,
 	};
+	char *cmdlines;
 
 	td_config_stitch(cfg, &pc.stitch);
+	pc.saved_cmdlines = cmdlines = tracefs_get_tracing_file("saved_cmdlines");
 	d->pl = td_pipeline_new(d->tep, &pc);
+	tracefs_put_tracing_file(cmdlines);
 	if (!d->pl) {
 		if (errno == ENOMEM)
 			td_err("out of memory");

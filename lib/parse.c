@@ -47,9 +47,14 @@
 /*
  * Threads' names learned from sched_switch, direct-mapped by tid. Bounded
  * on purpose: an always-on reader meets every pid the kernel hands out,
- * and pids are reused. 64Ki slots of 20 bytes (1.25 MiB).
+ * and pids are reused. 64Ki slots of 24 bytes (1.5 MiB).
  */
 #define COMM_SLOTS		(1U << 16)
+/*
+ * A name the comm hook gave (live: /proc) is asked again after about a
+ * second of trace time (2^30 ns), as the thread may have exec'd since.
+ */
+#define COMM_ASK_SHIFT		30
 
 enum ev_kind {
 	K_OTHER = 0,
@@ -93,6 +98,8 @@ struct td_parser {
 	uint64_t hold_ns;
 	td_tgid_fn tgid_fn;
 	void *tgid_arg;
+	td_comm_fn comm_fn;
+	void *comm_arg;
 	bool no_raw;			/* events keep no copy of their record */
 
 	struct tep_event *ev_kstack, *ev_ustack, *ev_cookie, *ev_unwind, *ev_ufile, *ev_switch;
@@ -113,6 +120,7 @@ struct td_parser {
 	/* the latest name sched_switch gave a tid; see learn_comm() */
 	struct comm_slot {
 		int tid;		/* 0: empty (the idle task is never kept) */
+		uint32_t asked;		/* given by comm_fn at (ts >> COMM_ASK_SHIFT) + 1; 0: by a record */
 		char comm[TD_COMM_LEN];
 	} *comms;
 
@@ -314,6 +322,12 @@ void td_parser_set_tgid_fn(struct td_parser *p, td_tgid_fn fn, void *arg)
 {
 	p->tgid_fn = fn;
 	p->tgid_arg = arg;
+}
+
+void td_parser_set_comm_fn(struct td_parser *p, td_comm_fn fn, void *arg)
+{
+	p->comm_fn = fn;
+	p->comm_arg = arg;
 }
 
 void td_parser_set_keep_raw(struct td_parser *p, bool keep)
@@ -563,17 +577,37 @@ static void learn_comm(struct td_parser *p, const char *comm, int tid)
 		return;
 	s = &p->comms[(unsigned int)tid & (COMM_SLOTS - 1)];
 	s->tid = tid;
+	s->asked = 0;
 	td_comm_copy(s->comm, comm);
 }
 
-static void comm_of(struct td_parser *p, char *dst, int tid)
+/*
+ * A thread no record named: the comm hook's name (live: /proc), kept a
+ * while; without a hook, @tep's comm table (a trace.dat's saved cmdlines).
+ */
+static void comm_of(struct td_parser *p, char *dst, int tid, uint64_t ts)
 {
-	const struct comm_slot *s = &p->comms[(unsigned int)tid & (COMM_SLOTS - 1)];
+	struct comm_slot *s = &p->comms[(unsigned int)tid & (COMM_SLOTS - 1)];
+	/* 0 means "from a record": a wrapped count skips it. */
+	uint32_t now = (uint32_t)(ts >> COMM_ASK_SHIFT) + 1 ?: 1;
 
-	if (tid > 0 && s->tid == tid)
+	if (tid > 0 && s->tid == tid && (!s->asked || s->asked == now)) {
 		memcpy(dst, s->comm, TD_COMM_LEN);
-	else
-		set_comm(dst, tep_data_comm_from_pid(p->tep, tid), TD_COMM_LEN);
+		return;
+	}
+	if (tid > 0 && p->comm_fn) {
+		char comm[TD_COMM_LEN] = { 0 };
+
+		/* Not @tep's names: read at start, a reused pid's would be wrong. */
+		if (!p->comm_fn(tid, comm, p->comm_arg))
+			set_comm(comm, "<...>", TD_COMM_LEN);
+		s->tid = tid;
+		s->asked = now;
+		td_comm_copy(s->comm, comm);
+		memcpy(dst, s->comm, TD_COMM_LEN);
+		return;
+	}
+	set_comm(dst, tep_data_comm_from_pid(p->tep, tid), TD_COMM_LEN);
 }
 
 /*
@@ -639,7 +673,7 @@ static int new_event(struct td_parser *p, struct held *h, const struct evinfo *i
 	} else {
 		if (info->kind == K_EXEC)
 			exec_comm(p, tid, data, size);
-		comm_of(p, ev->comm, tid);
+		comm_of(p, ev->comm, tid, ts);
 	}
 	/*
 	 * Held on top of an event of the same task still waiting for

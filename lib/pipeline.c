@@ -402,6 +402,14 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 	to_sinks(pl, &res);
 }
 
+/* The parser's name of a thread no record named, live input only: /proc now. */
+static bool comm_now(int tid, char *comm, void *arg)
+{
+	struct td_pipeline *pl = arg;
+
+	return td_tgid_comm(pl->tgid, tid, comm);
+}
+
 /*
  * The parser's process lookup, live input only: at the moment a record is
  * read its task most likely still runs. A process seen for the first time
@@ -506,9 +514,12 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 	pl->cfg = *cfg;
 	pl->cfg.debug_dir = NULL;	/* the caller's: only td_sym_new() reads it */
 	pl->now_ns = mono_ns();
+	pl->cfg.saved_cmdlines = NULL;	/* the caller's too: given to the task module */
 	pl->tgid = td_tgid_new(NULL);
 	pl->files = td_filetab_new(0);
 	if (!pl->tgid || !pl->files)
+		goto fail;
+	if (cfg->live && td_tgid_set_cmdlines(pl->tgid, cfg->saved_cmdlines))
 		goto fail;
 	if (!cfg->no_memo && cfg->stage == TD_PIPE_ALL) {
 		pl->memo = td_memo_new(0);
@@ -532,8 +543,10 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 	if (cfg->hold_ns)
 		td_parser_set_hold_ns(pl->parser, cfg->hold_ns);
 	td_parser_set_filetab(pl->parser, pl->files);
-	if (cfg->live)
+	if (cfg->live) {
 		td_parser_set_tgid_fn(pl->parser, tgid_now, pl);
+		td_parser_set_comm_fn(pl->parser, comm_now, pl);
+	}
 	return pl;
 fail:
 	td_pipeline_free(pl);
@@ -593,6 +606,9 @@ void td_pipeline_advance(struct td_pipeline *pl, uint64_t trace_ns)
 	uint64_t held;
 
 	td_parser_advance(pl->parser, trace_ns);
+	/* Records read since: a gone thread's name is read from the kernel afresh. */
+	if (pl->cfg.live)
+		td_tgid_cmdlines_stale(pl->tgid);
 	if (!pl->stitcher)
 		return;
 	td_stitch_advance(pl->stitcher, trace_ns);

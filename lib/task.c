@@ -5,6 +5,7 @@
  * on the tid.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -29,9 +30,25 @@ struct tgid_entry {
 	bool dead;		/* found gone by one sweep already */
 };
 
+/*
+ * The kernel's saved_cmdlines (pid -> the name it had at its last switch
+ * while tracing), for threads gone before /proc could name them. Read
+ * whole, on a miss, at most once between two td_tgid_cmdlines_stale():
+ * a read after an event's pages were read knows the event's task, unless
+ * its pid was reused within that time. Kept sorted by pid.
+ */
+struct cmdline {
+	int tid;
+	char comm[TD_COMM_LEN];
+};
+
 struct td_tgid_cache {
 	char proc_root[PATH_MAX / 2];
 	struct htab tab;
+	char *cmdlines_path;		/* NULL: not asked */
+	struct cmdline *cmdlines;	/* the last read, by pid */
+	size_t nr_cmdlines, cap_cmdlines;
+	bool cmdlines_fresh;		/* read since the last td_tgid_cmdlines_stale() */
 };
 
 static void entry_free(struct hnode *n)
@@ -58,6 +75,8 @@ void td_tgid_free(struct td_tgid_cache *tc)
 	if (!tc)
 		return;
 	htab_destroy(&tc->tab, entry_free);
+	free(tc->cmdlines_path);
+	free(tc->cmdlines);
 	free(tc);
 }
 
@@ -122,6 +141,98 @@ static int read_tgid(const struct td_tgid_cache *tc, int tid)
 	return read_tgid_at(tc->proc_root, tid);
 }
 
+int td_tgid_set_cmdlines(struct td_tgid_cache *tc, const char *path)
+{
+	char *p = path ? strdup(path) : NULL;
+
+	if (path && !p)
+		return -ENOMEM;
+	free(tc->cmdlines_path);
+	tc->cmdlines_path = p;
+	tc->cmdlines_fresh = false;
+	return 0;
+}
+
+void td_tgid_cmdlines_stale(struct td_tgid_cache *tc)
+{
+	tc->cmdlines_fresh = false;
+}
+
+static int cmdline_cmp(const void *a, const void *b)
+{
+	const struct cmdline *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* Lines "PID NAME", all of them anew: no pid of an older read is left. */
+static void read_cmdlines(struct td_tgid_cache *tc)
+{
+	char line[128];
+	struct cmdline c;
+	FILE *f;
+
+	tc->cmdlines_fresh = true;
+	tc->nr_cmdlines = 0;
+	f = fopen(tc->cmdlines_path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%d %15[^\n]", &c.tid, c.comm) != 2 || c.tid <= 0 ||
+		    c.comm[0] == '<')
+			continue;
+		if (tc->nr_cmdlines == tc->cap_cmdlines) {
+			size_t cap = tc->cap_cmdlines ? 2 * tc->cap_cmdlines : 256;
+			struct cmdline *v = realloc(tc->cmdlines, cap * sizeof(*v));
+
+			if (!v)
+				break;	/* named from what fits */
+			tc->cmdlines = v;
+			tc->cap_cmdlines = cap;
+		}
+		tc->cmdlines[tc->nr_cmdlines++] = c;
+	}
+	fclose(f);
+	qsort(tc->cmdlines, tc->nr_cmdlines, sizeof(*tc->cmdlines), cmdline_cmp);
+}
+
+static bool cmdline_comm(struct td_tgid_cache *tc, int tid, char *comm)
+{
+	struct cmdline key = { .tid = tid };
+	const struct cmdline *c;
+
+	if (!tc->cmdlines_path)
+		return false;
+	if (!tc->cmdlines_fresh)
+		read_cmdlines(tc);
+	if (!tc->nr_cmdlines)
+		return false;
+	c = bsearch(&key, tc->cmdlines, tc->nr_cmdlines, sizeof(*c), cmdline_cmp);
+	if (!c)
+		return false;
+	memcpy(comm, c->comm, TD_COMM_LEN);
+	return true;
+}
+
+bool td_tgid_comm(struct td_tgid_cache *tc, int tid, char *comm)
+{
+	char buf[64];
+	size_t n;
+
+	if (tid <= 0)
+		return false;
+	if (read_small(tc->proc_root, tid, "comm", buf, sizeof(buf)) <= 0)
+		return cmdline_comm(tc, tid, comm);
+	n = strcspn(buf, "\n");
+	if (!n)
+		return false;
+	if (n > TD_COMM_LEN - 1)
+		n = TD_COMM_LEN - 1;
+	memcpy(comm, buf, n);
+	comm[n] = '\0';
+	return true;
+}
+
 /* Set (@tid -> @tgid); NULL when out of memory (then simply not cached). */
 static struct tgid_entry *insert(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns)
 {
@@ -130,6 +241,8 @@ static struct tgid_entry *insert(struct td_tgid_cache *tc, int tid, int tgid, ui
 	if (!e) {
 		if (tc->tab.nr >= TGID_MAX || !tc->tab.b) {
 			htab_destroy(&tc->tab, entry_free);
+	free(tc->cmdlines_path);
+	free(tc->cmdlines);
 			if (htab_init(&tc->tab))
 				return NULL;
 		}

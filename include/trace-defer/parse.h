@@ -49,6 +49,8 @@ struct td_parser_stats {
 
 /* Returns the thread group id of @tid, or 0 if unknown. */
 typedef int (*td_tgid_fn)(int tid, void *arg);
+/* Fills @comm (TD_COMM_LEN bytes) with @tid's name now; false if unknown. */
+typedef bool (*td_comm_fn)(int tid, char *comm, void *arg);
 
 struct td_parser;
 
@@ -94,6 +96,13 @@ void td_parser_set_filetab(struct td_parser *p, struct td_filetab *ft);
  * without it pid is 0 then.
  */
 void td_parser_set_tgid_fn(struct td_parser *p, td_tgid_fn fn, void *arg);
+/*
+ * Added later. Names an event's thread that no record named yet (tracing
+ * syscalls without sched_switch, say), instead of @tep's comm table; the
+ * answer is kept, and asked again after about a second of trace time (the
+ * thread may have exec'd). For live captures: /proc.
+ */
+void td_parser_set_comm_fn(struct td_parser *p, td_comm_fn fn, void *arg);
 /*
  * Added later. Whether an event keeps a copy of its record's data
  * (td_event.raw), default true; false when nothing will read its fields.

@@ -93,6 +93,12 @@ struct td_pipeline_config {
 	 * every event again (to measure what keeping them saves).
 	 */
 	bool no_memo;
+	/*
+	 * Added later, live only: the kernel's saved_cmdlines (tracefs), where
+	 * a thread that neither a record nor /proc names any more (it exited
+	 * before its event was read) is named; NULL: such a thread is "<...>".
+	 */
+	const char *saved_cmdlines;
 };
 
 /*

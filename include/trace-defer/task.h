@@ -37,6 +37,20 @@ int td_tgid_lookup(struct td_tgid_cache *tc, int tid, uint64_t now_ns);
  */
 int td_tgid_lookup_fresh(struct td_tgid_cache *tc, int tid, uint64_t now_ns, bool *fresh);
 
+/*
+ * @tid's name now (/proc/TID/comm) into @comm (TD_COMM_LEN bytes); for a
+ * thread already gone, the name the kernel's saved_cmdlines keeps for it
+ * (with td_tgid_set_cmdlines()); false when neither knows.
+ */
+bool td_tgid_comm(struct td_tgid_cache *tc, int tid, char *comm);
+/*
+ * Where the kernel's saved_cmdlines is (tracefs; NULL: not used). 0 or
+ * -ENOMEM. It is read on a miss, at most once until
+ * td_tgid_cmdlines_stale(), which the caller calls as new records come
+ * (a read after a record was read names its thread).
+ */
+int td_tgid_set_cmdlines(struct td_tgid_cache *tc, const char *path);
+void td_tgid_cmdlines_stale(struct td_tgid_cache *tc);
 /* Remember a tgid the event itself told us (e.g. the in-place user_stack record). */
 void td_tgid_note(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns);
 

@@ -4,7 +4,8 @@
 # (and been switched out as "bash") execs fp_chain, which sleeps 40 times:
 # with sched:sched_process_exec traced, every nanosleep event of that pid,
 # and its exec event, says "fp_chain", none the shell's name, though
-# fp_chain's first nanosleep comes before any switch names it so.
+# fp_chain's first nanosleep comes before any switch names it so. And with
+# no record that names tasks, /proc and the kernel's saved_cmdlines do.
 . "$(dirname "$0")/lib.sh"
 
 ev=syscalls/sys_enter_nanosleep
@@ -43,4 +44,39 @@ switched_as_bash=$(jq -r --argjson p "$sh_pid" 'select(.event == "sched:sched_sw
 	and .fields.prev_pid == $p and .fields.prev_comm == "bash") | .ts' \
 	"$SCRATCH/out.v1.jsonl" | wc -l)
 check "the shell was named bash before (a switch said so)" [ "$switched_as_bash" -ge 1 ]
+
+# Only a syscall traced: no record names anybody. Programs that exit at
+# once, gone before their events are read, are named all the same (the
+# kernel's saved_cmdlines, read after their events), and one that still
+# runs from /proc; none left "<...>", none given another task's name.
+cp /bin/cat "$SCRATCH/td-shortlived"
+td_bg -e syscalls:sys_enter_openat -q -o "$SCRATCH/sys.jsonl"
+check "tracing a syscall alone" wait_tracing
+pids=()
+for i in $(seq 20); do
+	"$SCRATCH/td-shortlived" /etc/hostname >/dev/null &
+	pids+=($!)
+	wait $!
+done
+"$FP_CHAIN" sleep 100 30 >/dev/null &
+live=$!
+sleep 1.5
+kill -TERM "$D"
+check "the daemon exits 0" wait_exit "$D" 100
+wait "$live"
+resolve "$SCRATCH/sys.jsonl"
+comms_of() {	# PID: the names its openat events were given, one per line
+	jq -r --argjson p "$1" 'select(.tid == $p) | .comm' "$SCRATCH/sys.v1.jsonl" | sort -u
+}
+named=0 other=
+for p in "${pids[@]}"; do
+	c=$(comms_of "$p")
+	[ "$c" = td-shortlived ] && named=$((named + 1))
+	[ -n "$c" ] && [ "$c" != td-shortlived ] && other+=" $p:$(echo $c | tr ' ' ,)"
+done
+log "short-lived programs named: $named of 20;${other:- no other name}"
+check "all 20 short-lived programs named, gone before they were read" [ "$named" = 20 ]
+check "... and given no other name" [ -z "$other" ]
+check "a running program is named from /proc (fp_chain)" \
+	[ "$(comms_of "$live")" = fp_chain ]
 finish

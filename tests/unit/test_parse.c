@@ -1113,6 +1113,50 @@ static void test_comms_latest(void **state)
 	assert_false(tep_is_pid_registered(c->tep, 1501));
 }
 
+/* A comm hook that names tid 1301 "first", then "second"; no other tid. */
+static int comm_asked;
+static bool fake_comm(int tid, char *comm, void *arg)
+{
+	(void)arg;
+	if (tid != 1301)
+		return false;
+	strcpy(comm, comm_asked++ ? "second" : "first");
+	return true;
+}
+
+/*
+ * Live: a thread no record named is named by the comm hook (/proc), asked
+ * once, then again a second (2^30 ns) of trace time later, as it may have
+ * exec'd; the tep's names are not used then (read at start, a reused pid's
+ * would be wrong); a record's name wins over the hook's.
+ */
+static void test_comms_hook(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t r[128];
+
+	comm_asked = 0;
+	assert_int_equal(tep_register_comm(c->tep, "stale", 1302), 0);
+	td_parser_set_comm_fn(c->p, fake_comm, NULL);
+	page_start(c, 100);
+	page_add(c, 100, r, rec_sys_enter(r, 1301, 0));
+	page_add(c, 200, r, rec_sys_enter(r, 1301, 0));
+	page_add(c, 300, r, rec_sys_enter(r, 1302, 0));
+	page_add(c, (1ULL << 30) + 400, r, rec_sys_enter(r, 1301, 0));
+	page_add(c, (1ULL << 30) + 500, r, rec_switch(r, "switched", 1301, "x", 0));
+	page_add(c, (1ULL << 30) + 600, r, rec_sys_enter(r, 1301, 0));
+	assert_int_equal(page_parse(c, 0), 6);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 6);
+	assert_string_equal(c->out[0].comm, "first");
+	assert_string_equal(c->out[1].comm, "first");
+	assert_string_equal(c->out[2].comm, "<...>");
+	assert_string_equal(c->out[3].comm, "second");
+	assert_string_equal(c->out[4].comm, "switched");
+	assert_string_equal(c->out[5].comm, "switched");
+	assert_int_equal(comm_asked, 2);
+}
+
 /* sched_process_exec, when traced, renames its task at once: no switch needed. */
 static void test_comms_exec(void **state)
 {
@@ -1630,6 +1674,7 @@ int main(void)
 		T(test_advance_hold),
 		T(test_comms),
 		T(test_comms_latest),
+		T(test_comms_hook),
 		T(test_comms_exec),
 		T(test_tgid_from_record),
 		T(test_tgid_fn),

@@ -264,6 +264,59 @@ static void test_check(void **state)
 	td_task_check_free(tc);
 }
 
+static void write_cmdlines(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A thread's name now: /proc while it runs, the kernel's saved_cmdlines once gone. */
+static void test_comm(void **state)
+{
+	struct td_tgid_cache *tc = td_tgid_new(root);
+	char comm[16], cmdlines[128];
+
+	assert_non_null(tc);
+	fake_task(301, 300);
+	set_comm(301, "a-name-longer-than-comm");
+	assert_true(td_tgid_comm(tc, 301, comm));
+	assert_string_equal(comm, "a-name-longer-t");	/* cut as the kernel cuts */
+	/* Gone, and no saved_cmdlines given: unknown. */
+	assert_false(td_tgid_comm(tc, 302, comm));
+
+	snprintf(cmdlines, sizeof(cmdlines), "%s/saved_cmdlines", root);
+	write_cmdlines(cmdlines, "302 short-lived\n8494 other\n");
+	assert_int_equal(td_tgid_set_cmdlines(tc, cmdlines), 0);
+	assert_true(td_tgid_comm(tc, 302, comm));
+	assert_string_equal(comm, "short-lived");
+	/* /proc first: a running thread is named by it, not by the kernel's list. */
+	write_cmdlines(cmdlines, "301 old-name\n302 short-lived\n");
+	td_tgid_cmdlines_stale(tc);
+	assert_true(td_tgid_comm(tc, 301, comm));
+	assert_string_equal(comm, "a-name-longer-t");
+	assert_true(td_tgid_comm(tc, 302, comm));	/* the list read now */
+	assert_string_equal(comm, "short-lived");
+	/* Read once until stale: a pid reused since is named anew only then. */
+	write_cmdlines(cmdlines, "302 reused\n");
+	assert_true(td_tgid_comm(tc, 302, comm));
+	assert_string_equal(comm, "short-lived");
+	td_tgid_cmdlines_stale(tc);
+	assert_true(td_tgid_comm(tc, 302, comm));
+	assert_string_equal(comm, "reused");
+	/* Not in the list (any more), or the kernel's own unknown: unknown. */
+	assert_false(td_tgid_comm(tc, 8494, comm));
+	write_cmdlines(cmdlines, "303 <...>\n");
+	td_tgid_cmdlines_stale(tc);
+	assert_false(td_tgid_comm(tc, 303, comm));
+	assert_false(td_tgid_comm(tc, 0, comm));
+	remove_task(301);
+	unlink(cmdlines);
+	td_tgid_free(tc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +327,7 @@ int main(void)
 		cmocka_unit_test(test_sweep_many),
 		cmocka_unit_test(test_many),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_comm),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

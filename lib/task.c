@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <trace-defer/task.h>
@@ -35,8 +36,12 @@ struct tgid_entry {
  * while tracing), for threads gone before /proc could name them. Read
  * whole, on a miss, at most once between two td_tgid_cmdlines_stale():
  * a read after an event's pages were read knows the event's task, unless
- * its pid was reused within that time. Kept sorted by pid.
+ * its pid was reused within that time. A pid it lacks (a task started
+ * after the read, its page read since) has it read again, at most every
+ * CMDLINES_AGAIN_NS. Kept sorted by pid.
  */
+#define CMDLINES_AGAIN_NS	(20 * 1000 * 1000ULL)
+
 struct cmdline {
 	int tid;
 	char comm[TD_COMM_LEN];
@@ -49,6 +54,7 @@ struct td_tgid_cache {
 	struct cmdline *cmdlines;	/* the last read, by pid */
 	size_t nr_cmdlines, cap_cmdlines;
 	bool cmdlines_fresh;		/* read since the last td_tgid_cmdlines_stale() */
+	uint64_t cmdlines_read_ns;	/* when (CLOCK_MONOTONIC) */
 };
 
 static void entry_free(struct hnode *n)
@@ -158,6 +164,14 @@ void td_tgid_cmdlines_stale(struct td_tgid_cache *tc)
 	tc->cmdlines_fresh = false;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static int cmdline_cmp(const void *a, const void *b)
 {
 	const struct cmdline *x = a, *y = b;
@@ -173,6 +187,7 @@ static void read_cmdlines(struct td_tgid_cache *tc)
 	FILE *f;
 
 	tc->cmdlines_fresh = true;
+	tc->cmdlines_read_ns = mono_ns();
 	tc->nr_cmdlines = 0;
 	f = fopen(tc->cmdlines_path, "re");
 	if (!f)
@@ -196,18 +211,28 @@ static void read_cmdlines(struct td_tgid_cache *tc)
 	qsort(tc->cmdlines, tc->nr_cmdlines, sizeof(*tc->cmdlines), cmdline_cmp);
 }
 
-static bool cmdline_comm(struct td_tgid_cache *tc, int tid, char *comm)
+static const struct cmdline *cmdline_find(const struct td_tgid_cache *tc, int tid)
 {
 	struct cmdline key = { .tid = tid };
+
+	if (!tc->nr_cmdlines)
+		return NULL;
+	return bsearch(&key, tc->cmdlines, tc->nr_cmdlines, sizeof(key), cmdline_cmp);
+}
+
+static bool cmdline_comm(struct td_tgid_cache *tc, int tid, char *comm)
+{
 	const struct cmdline *c;
 
 	if (!tc->cmdlines_path)
 		return false;
 	if (!tc->cmdlines_fresh)
 		read_cmdlines(tc);
-	if (!tc->nr_cmdlines)
-		return false;
-	c = bsearch(&key, tc->cmdlines, tc->nr_cmdlines, sizeof(*c), cmdline_cmp);
+	c = cmdline_find(tc, tid);
+	if (!c && mono_ns() - tc->cmdlines_read_ns >= CMDLINES_AGAIN_NS) {
+		read_cmdlines(tc);
+		c = cmdline_find(tc, tid);
+	}
 	if (!c)
 		return false;
 	memcpy(comm, c->comm, TD_COMM_LEN);

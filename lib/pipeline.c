@@ -17,6 +17,7 @@
 
 #include "kstack.h"
 #include "stackmemo.h"
+#include "monotime.h"
 
 /* Distinct traced events named once each ("system:name"); few are traced. */
 #define NAME_SLOTS	16
@@ -51,14 +52,6 @@ struct td_pipeline {
 	unsigned int nr_names;
 	struct td_pipeline_stats st;	/* the counters of this file; the rest asked for */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static const char *event_name(struct td_pipeline *pl, const struct tep_event *event)
 {
@@ -513,7 +506,7 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 		goto fail_early;
 	pl->cfg = *cfg;
 	pl->cfg.debug_dir = NULL;	/* the caller's: only td_sym_new() reads it */
-	pl->now_ns = mono_ns();
+	pl->now_ns = td_mono_ns();
 	pl->cfg.saved_cmdlines = NULL;	/* the caller's too: given to the task module */
 	pl->tgid = td_tgid_new(NULL);
 	pl->files = td_filetab_new(0);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "procmaps.h"
+#include "monotime.h"
 
 struct td_proc {
 	int pid;
@@ -43,14 +44,6 @@ struct td_procs {
 	size_t buf_alloc;
 	struct td_procs_stats stats;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- parsing ---------------------------------------------------------- */
 
@@ -363,7 +356,7 @@ static int proc_read(struct td_procs *procs, struct td_proc *p)
 	ssize_t len;
 	int err;
 
-	p->read_ns = now_ns();
+	p->read_ns = td_mono_ns();
 	procs->stats.reads++;
 	/*
 	 * Most short-lived processes are gone by the time their records are
@@ -535,7 +528,7 @@ struct td_mapping *td_procs_find(struct td_procs *procs, int pid, uint64_t addr,
 		procs->last = p;
 	}
 	m = maps_lookup(p, addr);
-	if (!m && now_ns() - p->read_ns >= procs->refresh_ns) {
+	if (!m && td_mono_ns() - p->read_ns >= procs->refresh_ns) {
 		proc_read(procs, p);
 		m = maps_lookup(p, addr);
 	}

@@ -12,13 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <trace-defer/task.h>
 #include <trace-defer/types.h>
 
 #include "htab.h"
+#include "monotime.h"
 
 #define TGID_MAX	(1u << 15)	/* entries; then the cache starts again */
 #define TGID_TTL_NS	(10ULL * 1000000000ULL)
@@ -164,14 +164,6 @@ void td_tgid_cmdlines_stale(struct td_tgid_cache *tc)
 	tc->cmdlines_fresh = false;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static int cmdline_cmp(const void *a, const void *b)
 {
 	const struct cmdline *x = a, *y = b;
@@ -187,7 +179,7 @@ static void read_cmdlines(struct td_tgid_cache *tc)
 	FILE *f;
 
 	tc->cmdlines_fresh = true;
-	tc->cmdlines_read_ns = mono_ns();
+	tc->cmdlines_read_ns = td_mono_ns();
 	tc->nr_cmdlines = 0;
 	f = fopen(tc->cmdlines_path, "re");
 	if (!f)
@@ -229,7 +221,7 @@ static bool cmdline_comm(struct td_tgid_cache *tc, int tid, char *comm)
 	if (!tc->cmdlines_fresh)
 		read_cmdlines(tc);
 	c = cmdline_find(tc, tid);
-	if (!c && mono_ns() - tc->cmdlines_read_ns >= CMDLINES_AGAIN_NS) {
+	if (!c && td_mono_ns() - tc->cmdlines_read_ns >= CMDLINES_AGAIN_NS) {
 		read_cmdlines(tc);
 		c = cmdline_find(tc, tid);
 	}

@@ -15,9 +15,6 @@
 #include "capture.h"
 #include "log.h"
 
-/* Thread ids added for one -p PID; more would make an unwieldy kernel filter. */
-#define MAX_FILTER_TIDS		256
-
 bool td_capture_kernel_has_deferred(void)
 {
 	return tracefs_event_file_exists(NULL, "ftrace", "user_unwind_cookie", "format") &&
@@ -105,12 +102,12 @@ static void sb_add(struct strbuf *sb, const char *fmt, ...)
 	}
 }
 
-/* Thread ids of process @pid as "common_pid == T" terms; @pid alone if /proc says nothing. */
-static void add_pid_terms(struct strbuf *sb, int pid, int *nr_terms)
+/* The thread ids of process @pid, each followed by a space; @pid alone if /proc lists none. */
+static void add_tids(struct strbuf *sb, int pid)
 {
 	char path[64];
 	struct dirent *d;
-	int added = 0;
+	bool added = false;
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
@@ -120,18 +117,54 @@ static void add_pid_terms(struct strbuf *sb, int pid, int *nr_terms)
 
 		if (tid <= 0)
 			continue;
-		if (added >= MAX_FILTER_TIDS) {
-			td_warn("pid %d has more than %d threads: filtering on the first %d",
-				pid, MAX_FILTER_TIDS, MAX_FILTER_TIDS);
-			break;
-		}
-		sb_add(sb, "%scommon_pid == %d", (*nr_terms)++ ? " || " : "", tid);
-		added++;
+		sb_add(sb, "%d ", tid);
+		added = true;
 	}
 	if (dir)
 		closedir(dir);
 	if (!added)
-		sb_add(sb, "%scommon_pid == %d", (*nr_terms)++ ? " || " : "", pid);
+		sb_add(sb, "%d ", pid);
+}
+
+/* Write every thread of the processes of -p to set_event_pid (@append: add to it). */
+static int write_event_pids(struct tracefs_instance *tfs, const struct td_config *cfg,
+			    bool append)
+{
+	struct strbuf sb = { 0 };
+	int ret;
+
+	for (size_t i = 0; i < cfg->nr_pids; i++)
+		add_tids(&sb, cfg->pids[i]);
+	if (sb.oom) {
+		free(sb.s);
+		td_err("out of memory");
+		return -1;
+	}
+	ret = append ? tracefs_instance_file_append(tfs, "set_event_pid", sb.s) :
+		       tracefs_instance_file_write(tfs, "set_event_pid", sb.s);
+	free(sb.s);
+	if (ret < 0) {
+		td_err("cannot write the threads of the traced processes to set_event_pid: %s",
+		       strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * -p: the kernel's pid list holds every thread of the processes, and with
+ * the option event-fork also the threads they start later (and their child
+ * processes, which the pipeline drops). With the option on first, a thread
+ * started after the first read of /proc is either in the second one or
+ * started by a listed thread.
+ */
+static int follow_pids(struct tracefs_instance *tfs, const struct td_config *cfg)
+{
+	if (tracefs_option_enable(tfs, TRACEFS_OPTION_EVENT_FORK)) {
+		td_err("cannot set option event-fork: %s", strerror(errno));
+		return -1;
+	}
+	return write_event_pids(tfs, cfg, false) || write_event_pids(tfs, cfg, true) ? -1 : 0;
 }
 
 /* The whole filter of one event, or NULL when there is none (or out of memory: *oom). */
@@ -144,17 +177,13 @@ static char *build_filter(const struct td_config *cfg, const struct td_event_spe
 		sb_add(&sb, "(%s)", ev->filter);
 		parts++;
 	}
-	if (cfg->nr_pids) {
-		int terms = 0;
-
-		sb_add(&sb, "%s(", parts++ ? " && " : "");
-		for (size_t i = 0; i < cfg->nr_pids; i++)
-			add_pid_terms(&sb, cfg->pids[i], &terms);
-		sb_add(&sb, ")");
-	} else {
-		/* Never trace ourselves: every wake-up of the reader would make more events. */
-		sb_add(&sb, "%scommon_pid != %d", parts++ ? " && " : "", (int)getpid());
-	}
+	/*
+	 * Never trace ourselves: every wake-up of the reader would make more
+	 * events. Also with -p (set_event_pid): the term makes the triggers
+	 * conditional, and the kernel calls an unconditional trigger before
+	 * it looks at the pid list, for every task.
+	 */
+	sb_add(&sb, "%scommon_pid != %d", parts++ ? " && " : "", (int)getpid());
 	if (cfg->comm) {
 		/* COMM is the current task's comm, for every event; ~ takes a glob. */
 		sb_add(&sb, "%sCOMM %s \"%s\"", parts++ ? " && " : "",
@@ -273,6 +302,8 @@ int td_capture_setup(struct tracefs_instance *tfs, const struct td_config *cfg, 
 		td_err("cannot set buffer_percent to %s: %s", num, strerror(errno));
 		return -1;
 	}
+	if (cfg->nr_pids && follow_pids(tfs, cfg))
+		return -1;
 	for (size_t i = 0; i < cfg->nr_events; i++)
 		if (setup_event(tfs, cfg, &cfg->events[i], mode))
 			return -1;

@@ -86,10 +86,10 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		ps->bad_records, secs > 0 ? ps->events / secs : 0.0);
 	fprintf(f, "trace-defer:   emitted: stitched=%" PRIu64 " inplace=%" PRIu64
 		" no_user=%" PRIu64 " user_lost=%" PRIu64 " unwind_failed=%" PRIu64
-		" written=%" PRIu64 " write_errors=%" PRIu64 "\n",
+		" other_processes=%" PRIu64 " written=%" PRIu64 " write_errors=%" PRIu64 "\n",
 		ss->emitted[TD_STITCHED], ss->emitted[TD_INPLACE], ss->emitted[TD_NO_USER],
-		ss->emitted[TD_USER_LOST], ss->emitted[TD_UNWIND_FAILED], r->written,
-		r->pl.sink_errors + r->dropped);
+		ss->emitted[TD_USER_LOST], ss->emitted[TD_UNWIND_FAILED], r->pl.other_pids,
+		r->written, r->pl.sink_errors + r->dropped);
 	fprintf(f, "trace-defer:   lost: without_stack=%" PRIu64 " evicted_events=%" PRIu64
 		" evicted_stacks=%" PRIu64 " orphan_stacks=%" PRIu64 " overruns=%" PRIu64
 		" dropped=%" PRIu64 " no_frames=%" PRIu64 "\n",

@@ -15,6 +15,7 @@
 #include <tracefs.h>
 
 #include <trace-defer/pipeline.h>
+#include <trace-defer/task.h>
 
 #include "capture.h"
 #include "daemon.h"
@@ -78,6 +79,29 @@ static int load_formats(struct td_daemon *d)
 	return 0;
 }
 
+/*
+ * The process of each -p, for the pipeline's filter: a thread id given
+ * names its process. NULL when out of memory.
+ */
+static int *pid_tgids(const struct td_config *cfg)
+{
+	struct td_tgid_cache *tc = td_tgid_new(NULL);
+	int *tgids = calloc(cfg->nr_pids, sizeof(*tgids));
+
+	if (!tc || !tgids) {
+		td_tgid_free(tc);
+		free(tgids);
+		return NULL;
+	}
+	for (size_t i = 0; i < cfg->nr_pids; i++) {
+		int tgid = td_tgid_lookup(tc, cfg->pids[i], 0);
+
+		tgids[i] = tgid > 0 ? tgid : cfg->pids[i];
+	}
+	td_tgid_free(tc);
+	return tgids;
+}
+
 static int setup_pipeline(struct td_daemon *d)
 {
 	const struct td_config *cfg = d->cfg;
@@ -97,11 +121,22 @@ static int setup_pipeline(struct td_daemon *d)
 		.live = true,
 	};
 	char *cmdlines;
+	int *tgids = NULL;
 
 	td_config_stitch(cfg, &pc.stitch);
+	if (cfg->nr_pids) {
+		tgids = pid_tgids(cfg);
+		if (!tgids) {
+			td_err("out of memory");
+			return -1;
+		}
+		pc.pids = tgids;
+		pc.nr_pids = cfg->nr_pids;
+	}
 	pc.saved_cmdlines = cmdlines = tracefs_get_tracing_file("saved_cmdlines");
 	d->pl = td_pipeline_new(d->tep, &pc);
 	tracefs_put_tracing_file(cmdlines);
+	free(tgids);
 	if (!d->pl) {
 		if (errno == ENOMEM)
 			td_err("out of memory");

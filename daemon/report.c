@@ -100,6 +100,7 @@ static const struct option long_opts[] = {
 	{ "flamegraph",		required_argument, NULL, 'F' },
 	{ "pprof",		required_argument, NULL, OPT_PPROF },
 	{ "buffer",		required_argument, NULL, 'B' },
+	{ "pid",		required_argument, NULL, 'p' },
 	{ "no-symbolize",	no_argument,	   NULL, OPT_NO_SYMBOLIZE },
 	{ "debug-dir",		required_argument, NULL, OPT_DEBUG_DIR },
 	{ "max-pending",	required_argument, NULL, OPT_MAX_PENDING },
@@ -133,6 +134,9 @@ static void usage(FILE *f)
 "Input and naming:\n"
 "  -B, --buffer NAME      read the instance buffer NAME (trace-cmd record -B)\n"
 "                         instead of the top-level one\n"
+"  -p, --pid PID          only events of process PID (repeatable); a trace of\n"
+"                         trace-defer record -p or trace-cmd record -P also\n"
+"                         holds switches into it from other tasks\n"
 "      --no-symbolize     raw addresses only\n"
 "      --debug-dir DIR    separate debug files (default /usr/lib/debug)\n"
 "      --max-pending N    events waiting for their user stack\n"
@@ -186,7 +190,7 @@ static int parse_options(struct report *rp, int argc, char **argv)
 
 	opterr = 1;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "o:f:F:B:qvh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:f:F:B:p:qvh", long_opts, NULL)) != -1) {
 		int ret = 0;
 
 		switch (c) {
@@ -207,6 +211,9 @@ static int parse_options(struct report *rp, int argc, char **argv)
 			break;
 		case OPT_TEXT:
 			rp->text = true;
+			break;
+		case 'p':
+			ret = apply(&rp->cfg, "pid", optarg, "--pid");
 			break;
 		case OPT_JSON_LAYOUT:
 			ret = apply(&rp->cfg, "json_layout", optarg, "--json-layout");
@@ -590,6 +597,8 @@ static int setup_pipeline(struct report *rp)
 		 * task of the file.
 		 */
 		.hooks = { .kernel_sym = kernel_sym, .task_live = task_live, .arg = rp },
+		.pids = cfg->pids,
+		.nr_pids = (unsigned int)cfg->nr_pids,
 	};
 
 	if (td_counters_init(&rp->counters, rp->nr_cpus)) {

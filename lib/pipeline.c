@@ -50,6 +50,7 @@ struct td_pipeline {
 		char name[128];
 	} names[NAME_SLOTS];
 	unsigned int nr_names;
+	int *pids;			/* cfg.pids, our copy */
 	struct td_pipeline_stats st;	/* the counters of this file; the rest asked for */
 };
 
@@ -300,6 +301,15 @@ reused:
 	return found;
 }
 
+/* Is @pid one of cfg.pids? A few are given (-p), so a scan. */
+static bool pid_wanted(const struct td_pipeline *pl, int pid)
+{
+	for (unsigned int i = 0; i < pl->cfg.nr_pids; i++)
+		if (pl->pids[i] == pid)
+			return true;
+	return false;
+}
+
 static void to_sinks(struct td_pipeline *pl, const struct td_resolved *res)
 {
 	pl->st.resolved++;
@@ -351,6 +361,11 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 		pid = td_tgid_lookup(pl->tgid, ev->tid, pl->now_ns);
 	if (ev->tid > 0 && pid <= 0)
 		pl->st.no_pid++;
+	/* Before any frame is named: most of what is dropped here costs nothing more. */
+	if (pl->cfg.nr_pids && !pid_wanted(pl, pid)) {
+		pl->st.other_pids++;
+		return;
+	}
 	/* /proc/TID/maps is the process's too, should the tgid be unknown. */
 	maps_pid = live ? (pid > 0 ? pid : ev->tid) : 0;
 
@@ -498,7 +513,8 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 	struct td_pipeline *pl;
 	int err = EINVAL;
 
-	if (!tep || !cfg || cfg->nr_cpus <= 0 || cfg->stage > TD_PIPE_STITCH)
+	if (!tep || !cfg || cfg->nr_cpus <= 0 || cfg->stage > TD_PIPE_STITCH ||
+	    (cfg->nr_pids && !cfg->pids))
 		goto fail_early;
 	err = ENOMEM;
 	pl = calloc(1, sizeof(*pl));
@@ -508,6 +524,13 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 	pl->cfg.debug_dir = NULL;	/* the caller's: only td_sym_new() reads it */
 	pl->now_ns = td_mono_ns();
 	pl->cfg.saved_cmdlines = NULL;	/* the caller's too: given to the task module */
+	pl->cfg.pids = NULL;
+	if (cfg->nr_pids) {
+		pl->pids = malloc(cfg->nr_pids * sizeof(*pl->pids));
+		if (!pl->pids)
+			goto fail;
+		memcpy(pl->pids, cfg->pids, cfg->nr_pids * sizeof(*pl->pids));
+	}
 	pl->tgid = td_tgid_new(NULL);
 	pl->files = td_filetab_new(0);
 	if (!pl->tgid || !pl->files)
@@ -559,6 +582,7 @@ void td_pipeline_free(struct td_pipeline *pl)
 	td_filetab_free(pl->files);
 	td_tgid_free(pl->tgid);
 	td_memo_free(pl->memo);
+	free(pl->pids);
 	free(pl->sinks);
 	free(pl->kframes);
 	free(pl->uframes);

@@ -99,6 +99,16 @@ struct td_pipeline_config {
 	 * before its event was read) is named; NULL: such a thread is "<...>".
 	 */
 	const char *saved_cmdlines;
+	/*
+	 * Added later: only events of these processes (thread group ids)
+	 * reach the sinks; an event whose process neither a record nor /proc
+	 * says is dropped too. For a capture that follows new threads
+	 * (set_event_pid with event-fork), whose kernel side also records
+	 * switches into the process from other tasks, and other processes
+	 * the ones followed start. Copied; nr_pids 0: every event.
+	 */
+	const int *pids;
+	unsigned int nr_pids;
 };
 
 /*
@@ -162,6 +172,8 @@ struct td_pipeline_stats {
 	 * the task_live hook said their task no longer runs.
 	 */
 	uint64_t uframes_gone;
+	/* Added later: events of a process not in cfg.pids, or of an unknown one, dropped. */
+	uint64_t other_pids;
 };
 
 struct td_pipeline;

@@ -33,8 +33,11 @@ check "instance removed" instance_gone
 td -p "$FP_PID" -d 1.5 -o "$SCRATCH/b.jsonl" --record "$SCRATCH/b.dat" 2>/dev/null
 check "--record with -o exits 0" [ $? = 0 ]
 json=$(grep -c '"type":"event"' "$SCRATCH/b.jsonl")
-dat=$(trace-cmd report "$SCRATCH/b.dat" 2>/dev/null | grep -c ' sched_switch: ')
-check "JSON and trace.dat hold the same events ($json, $dat)" [ "$json" = "$dat" -a "$json" -gt 10 ]
+# The file also holds the switches into fp_chain from other tasks (set_event_pid).
+dat=$(trace-cmd report "$SCRATCH/b.dat" 2>/dev/null |
+	grep -c "fp_chain-$FP_PID *\[.* sched_switch: ")
+check "JSON and trace.dat hold the same events of fp_chain ($json, $dat)" \
+	[ "$json" = "$dat" -a "$json" -gt 10 ]
 
 # Usage errors.
 td_record -d 1 2>"$SCRATCH/c.err"

@@ -409,6 +409,70 @@ static void test_report_pid_from_stack(void **state)
 	tep_free(tep);
 }
 
+/*
+ * -p: only events of the processes asked for reach the sinks; another
+ * process's, and one whose process nothing says, are counted and dropped.
+ * The pipeline keeps its own copy of the list.
+ */
+static void test_pids_filter(void **state)
+{
+	static uint8_t page[TD_PAGE_SIZE];
+	struct tep_handle *tep = make_tep_of(fmt_unwind_stack_tgid);
+	struct hooks_seen h = { .live = false };
+	int pids[] = { 4242 };
+	struct td_pipeline_config cfg = {
+		.nr_cpus = 2, .symbolize = true,
+		.hooks = { .kernel_sym = kernel_sym, .task_live = task_live, .arg = &h },
+		.pids = pids, .nr_pids = 1,
+	};
+	uint64_t c1 = 0x100000001ULL, c2 = 0x200000001ULL;
+	struct td_pipeline_stats st;
+	struct td_pipeline *pl;
+	struct td_pagegen pg;
+	struct seen s = { 0 };
+	uint8_t rec[256];
+
+	(void)state;
+	cfg.pids = NULL;
+	errno = 0;
+	assert_null(td_pipeline_new(tep, &cfg));
+	assert_int_equal(errno, EINVAL);
+	cfg.pids = pids;
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	pids[0] = 5000;		/* the caller's array: not what filters */
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	td_pagegen_start(&pg, page, sizeof(page), 1000);
+	/* Process 5000's thread, then ours (4242), then one nothing names. */
+	assert_int_equal(td_pagegen_add(&pg, 1000, rec,
+					rec_switch(rec, "worker", 5001, "swapper/0", 0)), 0);
+	assert_int_equal(td_pagegen_add(&pg, 1001, rec, rec_cookie(rec, 5001, c2)), 0);
+	assert_int_equal(td_pagegen_add(&pg, 1002, rec,
+					rec_unwind_tgid(rec, 5001, c2, uips, 2, 0, 0, 5000)), 0);
+	assert_int_equal(td_pagegen_add(&pg, 1010, rec,
+					rec_switch(rec, "worker", 4243, "swapper/0", 0)), 0);
+	assert_int_equal(td_pagegen_add(&pg, 1011, rec, rec_cookie(rec, 4243, c1)), 0);
+	assert_int_equal(td_pagegen_add(&pg, 1012, rec,
+					rec_unwind_tgid(rec, 4243, c1, uips, 2, 0, 0, 4242)), 0);
+	assert_int_equal(td_pagegen_add(&pg, 1020, rec,
+					rec_switch(rec, "worker", 6001, "swapper/0", 0)), 0);
+	td_pagegen_finish(&pg, false, 0);
+	assert_int_equal(td_pipeline_page(pl, 0, page, sizeof(page)), 7);
+	td_pipeline_flush(pl);
+	assert_int_equal(s.calls, 1);
+	assert_int_equal(s.tid, 4243);
+	assert_int_equal(s.pid, 4242);
+	assert_int_equal(s.status, TD_STITCHED);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.emitted, 3);
+	assert_int_equal(st.other_pids, 2);
+	assert_int_equal(st.resolved, 1);
+	/* Dropped before naming: only the kept event's user frames were. */
+	assert_int_equal(st.uframes, 2);
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
 /* Not static, not inlined: named from this program's symbol table. */
 __attribute__((noinline)) uint64_t test_pipeline_marker(void);
 __attribute__((noinline)) uint64_t test_pipeline_marker(void)
@@ -1188,6 +1252,7 @@ int main(void)
 		cmocka_unit_test(test_short_stages),
 		cmocka_unit_test(test_report_hooks),
 		cmocka_unit_test(test_report_pid_from_stack),
+		cmocka_unit_test(test_pids_filter),
 		cmocka_unit_test(test_live_names_this_process),
 		cmocka_unit_test(test_live_files_no_maps),
 		cmocka_unit_test(test_library_sinks),

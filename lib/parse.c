@@ -22,6 +22,7 @@
  * a record (fixed size, dynamic fields) in a table filled on first sight.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -904,7 +905,12 @@ int td_parser_record(struct td_parser *p, int cpu, struct tep_record *rec)
 
 /* ---- sub-buffers ---- */
 
-int td_parser_page(struct td_parser *p, int cpu, void *page, int size)
+/*
+ * Records in bytes (from, to] of the data of @page; @to of UINT_MAX: up to
+ * the page's commit, which must then fit in @size.
+ */
+static int parse_page(struct td_parser *p, int cpu, const void *page, int size,
+		      unsigned int from, unsigned int to)
 {
 	const unsigned int hdr = TD_PAGE_HDR_SIZE;
 	const uint8_t *buf = page, *data;
@@ -913,22 +919,25 @@ int td_parser_page(struct td_parser *p, int cpu, void *page, int size)
 	unsigned int limit, len;
 	int n = 0, ret = 0, err;
 
-	if (!p || !page || cpu < 0 || cpu >= p->nr_cpus || size < (int)hdr)
+	if (!p || !page || cpu < 0 || cpu >= p->nr_cpus || size < (int)hdr || from > to)
 		return -EINVAL;
-	p->stats.pages++;
+	if (!from)
+		p->stats.pages++;
 	word = td_get_le64(buf + 8);
-	commit = word & TD_PAGE_COMMIT_MASK;
+	commit = to == UINT_MAX ? word & TD_PAGE_COMMIT_MASK : to;
 	limit = size - hdr;
 	if (commit <= limit)
 		limit = commit;
 
-	if (word & TD_PAGE_MISSED_EVENTS) {
+	if ((word & TD_PAGE_MISSED_EVENTS) && !from) {
 		/* Records were lost before this page: the held one's followers may be too. */
 		p->stats.missed_pages++;
 		hand_on(p, &p->held[cpu]);
 	}
 	td_pagewalk_start(&w, buf + hdr, limit, td_get_le64(buf));
 	while (td_pagewalk_next(&w, &ts, &data, &len)) {
+		if (w.off <= from)
+			continue;
 		err = parse_record(p, cpu, ts, (void *)data, (int)len);
 		if (err)
 			ret = err;
@@ -940,11 +949,25 @@ int td_parser_page(struct td_parser *p, int cpu, void *page, int size)
 		p->stats.bad_pages++;
 		/* What was cut may have held the followers: nothing may join across it. */
 		hand_on(p, &p->held[cpu]);
-	} else if ((word & TD_PAGE_MISSED_EVENTS) && (word & TD_PAGE_MISSED_STORED) &&
+	} else if ((word & TD_PAGE_MISSED_EVENTS) && (word & TD_PAGE_MISSED_STORED) && !from &&
+		   commit == (word & TD_PAGE_COMMIT_MASK) &&
 		   hdr + commit + 8 <= (unsigned int)size) {
 		p->stats.missed_events += td_get_le64(buf + hdr + commit);
 	}
 	return ret ? ret : n;
+}
+
+int td_parser_page(struct td_parser *p, int cpu, void *page, int size)
+{
+	return parse_page(p, cpu, page, size, 0, UINT_MAX);
+}
+
+int td_parser_page_range(struct td_parser *p, int cpu, const void *page, int size,
+			 unsigned int from, unsigned int to)
+{
+	if (to == UINT_MAX)
+		return -EINVAL;
+	return parse_page(p, cpu, page, size, from, to);
 }
 
 /* ---- time ---- */

@@ -366,6 +366,22 @@ static void test_report_hooks(void **state)
 }
 
 /*
+ * A switch of thread @tid at @ts, its cookie, and its deferred stack
+ * record, which says the process (@tgid).
+ */
+static void add_switch_stacked(struct td_pagegen *pg, uint64_t ts, int tid, int tgid,
+			       uint64_t cookie)
+{
+	uint8_t rec[256];
+
+	assert_int_equal(td_pagegen_add(pg, ts, rec,
+					rec_switch(rec, "worker", tid, "swapper/0", 0)), 0);
+	assert_int_equal(td_pagegen_add(pg, ts + 1, rec, rec_cookie(rec, tid, cookie)), 0);
+	assert_int_equal(td_pagegen_add(pg, ts + 2, rec,
+					rec_unwind_tgid(rec, tid, cookie, uips, 2, 0, 0, tgid)), 0);
+}
+
+/*
  * A trace of another time whose stack records say the tgid: the process is
  * known though /proc may not be asked (the hook says the tid is another
  * task's now), and the thread is filed under it.
@@ -384,18 +400,13 @@ static void test_report_pid_from_stack(void **state)
 	struct td_pipeline *pl;
 	struct td_pagegen pg;
 	struct seen s = { 0 };
-	uint8_t rec[256];
 
 	(void)state;
 	pl = td_pipeline_new(tep, &cfg);
 	assert_non_null(pl);
 	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
 	td_pagegen_start(&pg, page, sizeof(page), 1000);
-	assert_int_equal(td_pagegen_add(&pg, 1000, rec,
-					rec_switch(rec, "worker", 4243, "swapper/0", 0)), 0);
-	assert_int_equal(td_pagegen_add(&pg, 1001, rec, rec_cookie(rec, 4243, cookie)), 0);
-	assert_int_equal(td_pagegen_add(&pg, 1002, rec,
-					rec_unwind_tgid(rec, 4243, cookie, uips, 2, 0, 0, 4242)), 0);
+	add_switch_stacked(&pg, 1000, 4243, 4242, cookie);
 	td_pagegen_finish(&pg, false, 0);
 	assert_int_equal(td_pipeline_page(pl, 0, page, sizeof(page)), 3);
 	td_pipeline_flush(pl);
@@ -444,16 +455,8 @@ static void test_pids_filter(void **state)
 	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
 	td_pagegen_start(&pg, page, sizeof(page), 1000);
 	/* Process 5000's thread, then ours (4242), then one nothing names. */
-	assert_int_equal(td_pagegen_add(&pg, 1000, rec,
-					rec_switch(rec, "worker", 5001, "swapper/0", 0)), 0);
-	assert_int_equal(td_pagegen_add(&pg, 1001, rec, rec_cookie(rec, 5001, c2)), 0);
-	assert_int_equal(td_pagegen_add(&pg, 1002, rec,
-					rec_unwind_tgid(rec, 5001, c2, uips, 2, 0, 0, 5000)), 0);
-	assert_int_equal(td_pagegen_add(&pg, 1010, rec,
-					rec_switch(rec, "worker", 4243, "swapper/0", 0)), 0);
-	assert_int_equal(td_pagegen_add(&pg, 1011, rec, rec_cookie(rec, 4243, c1)), 0);
-	assert_int_equal(td_pagegen_add(&pg, 1012, rec,
-					rec_unwind_tgid(rec, 4243, c1, uips, 2, 0, 0, 4242)), 0);
+	add_switch_stacked(&pg, 1000, 5001, 5000, c2);
+	add_switch_stacked(&pg, 1010, 4243, 4242, c1);
 	assert_int_equal(td_pagegen_add(&pg, 1020, rec,
 					rec_switch(rec, "worker", 6001, "swapper/0", 0)), 0);
 	td_pagegen_finish(&pg, false, 0);

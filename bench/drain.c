@@ -7,12 +7,10 @@
  * tracefs_cpu_read, a 200 ms tick that drains every CPU), but does nothing
  * with the pages except count the sched_switch records in them.
  *
- *   drain -i INSTANCE [--deferred] [--mmap] [--no-user-stack] [--no-kernel-stack]
+ *   drain -i INSTANCE [--deferred] [--no-user-stack] [--no-kernel-stack]
  *
  * --deferred uses the option userstacktrace_delay instead, as the daemon
- * does on a kernel with the deferred stack events. --mmap reads each CPU's
- * buffer through its memory mapping (libtracedefer's td_ringmap, as the
- * daemon does by default) instead of tracefs_cpu_read.
+ * does on a kernel with the deferred stack events.
  *
  * Tracing is on once the instance's tracing_on reads 1. SIGUSR1 prints
  * "drain: events=N records=N bytes=N pages=N" on stderr; SIGINT/SIGTERM
@@ -33,8 +31,6 @@
 
 #include <tracefs.h>
 
-#include <trace-defer/ringmap.h>
-
 #include "rbwalk.h"
 
 #define MAX_CPUS	256
@@ -46,7 +42,6 @@
 struct cpu_reader {
 	int cpu, fd;
 	struct tracefs_cpu *tcpu;
-	struct td_ringmap *map;		/* --mmap */
 };
 
 struct drain {
@@ -79,16 +74,7 @@ static void take(struct drain *d, int n)
 /* Read one CPU until empty or @budget pages (budget < 0: no limit). */
 static void drain_cpu(struct drain *d, struct cpu_reader *r, int budget)
 {
-	while (r->map && (budget < 0 || budget-- > 0)) {
-		unsigned int from, to;
-		const void *page;
-
-		if (td_ringmap_next(r->map, &page, &from, &to) <= 0)
-			return;
-		d->bytes += to - from;
-		rbwalk_page_range(d->walk, page, from, to, count, d);
-	}
-	while (!r->map && (budget < 0 || budget-- > 0)) {
+	while (budget < 0 || budget-- > 0) {
 		int n = tracefs_cpu_read(r->tcpu, d->page, true);
 
 		if (n <= 0)
@@ -111,8 +97,7 @@ static int epoll_add(int ep, int fd, int tag)
 	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
-static int setup(struct drain *d, const char *name, bool ustack, bool deferred, bool kstack,
-		 bool map)
+static int setup(struct drain *d, const char *name, bool ustack, bool deferred, bool kstack)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 
@@ -148,18 +133,6 @@ static int setup(struct drain *d, const char *name, bool ustack, bool deferred, 
 		if (r->fd < 0)
 			continue;
 		r->cpu = cpu;
-		if (map) {
-			int err = td_ringmap_open(r->fd, d->page_size, &r->map);
-
-			if (err) {
-				fprintf(stderr, "drain: cpu %d: cannot map its buffer: %s\n", cpu,
-					strerror(-err));
-				close(r->fd);
-				return -1;
-			}
-			d->nr++;
-			continue;
-		}
 		r->tcpu = tracefs_cpu_alloc_fd(r->fd, d->page_size, true);
 		if (!r->tcpu) {
 			close(r->fd);
@@ -173,9 +146,7 @@ static int setup(struct drain *d, const char *name, bool ustack, bool deferred, 
 static void teardown(struct drain *d)
 {
 	for (int i = 0; i < d->nr; i++) {
-		if (d->r[i].tcpu)
-			tracefs_cpu_free_fd(d->r[i].tcpu);
-		td_ringmap_close(d->r[i].map);
+		tracefs_cpu_free_fd(d->r[i].tcpu);
 		close(d->r[i].fd);
 	}
 	if (d->inst) {
@@ -243,7 +214,7 @@ static int loop(struct drain *d)
 		int n;
 
 		drain_cpu(d, &d->r[i], -1);
-		while (!d->r[i].map && (n = tracefs_cpu_flush(d->r[i].tcpu, d->page)) > 0)
+		while ((n = tracefs_cpu_flush(d->r[i].tcpu, d->page)) > 0)
 			take(d, n);
 	}
 	report(d);
@@ -260,12 +231,11 @@ int main(int argc, char **argv)
 		{ "deferred", no_argument, NULL, 'D' },
 		{ "no-user-stack", no_argument, NULL, 'U' },
 		{ "no-kernel-stack", no_argument, NULL, 'K' },
-		{ "mmap", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct drain d = { 0 };
 	const char *name = NULL;
-	bool ustack = true, kstack = true, deferred = false, map = false;
+	bool ustack = true, kstack = true, deferred = false;
 	int c, ret = 1;
 
 	while ((c = getopt_long(argc, argv, "i:", lopts, NULL)) != -1) {
@@ -282,16 +252,13 @@ int main(int argc, char **argv)
 		case 'K':
 			kstack = false;
 			break;
-		case 'M':
-			map = true;
-			break;
 		default:
 			goto usage;
 		}
 	}
 	if (!name)
 		goto usage;
-	if (!setup(&d, name, ustack, deferred, kstack, map) && !loop(&d))
+	if (!setup(&d, name, ustack, deferred, kstack) && !loop(&d))
 		ret = 0;
 	else
 		fprintf(stderr, "drain: %s\n", strerror(errno));
@@ -299,7 +266,6 @@ int main(int argc, char **argv)
 	return ret;
 usage:
 	fprintf(stderr,
-		"usage: drain -i INSTANCE [--deferred] [--mmap] [--no-user-stack]"
-		" [--no-kernel-stack]\n");
+		"usage: drain -i INSTANCE [--deferred] [--no-user-stack] [--no-kernel-stack]\n");
 	return 2;
 }

@@ -64,37 +64,6 @@ int rbwalk_page(struct rbwalk *w, void *page, int size, rbwalk_fn fn, void *arg)
 	return n;
 }
 
-int rbwalk_page_range(struct rbwalk *w, const void *page, unsigned int from, unsigned int to,
-		      rbwalk_fn fn, void *arg)
-{
-	unsigned long long ts;
-	uint16_t type;
-	void *data;
-	int n = 0;
-
-	/* kbuffer only reads the page, whatever its prototype says. */
-	if (kbuffer_load_subbuffer(w->kbuf, (void *)page) < 0)
-		return -1;
-	w->commit_bytes += to - from;
-	w->pages += !from;
-	for (data = kbuffer_read_event(w->kbuf, &ts); data;
-	     data = kbuffer_next_event(w->kbuf, &ts)) {
-		/* Where the record ends in the data: the page's commit may have grown past @to. */
-		unsigned int end = kbuffer_curr_index(w->kbuf) + kbuffer_curr_size(w->kbuf);
-
-		if (end > to)
-			break;
-		if (end <= from)
-			continue;
-		memcpy(&type, data, sizeof(type));
-		if (fn)
-			fn(le16toh(type), data, kbuffer_event_size(w->kbuf), arg);
-		n++;
-	}
-	w->records += n;
-	return n;
-}
-
 uint64_t rbwalk_records(const struct rbwalk *w)
 {
 	return w->records;

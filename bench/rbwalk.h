@@ -21,14 +21,6 @@ void rbwalk_free(struct rbwalk *w);
 /* Walk one page; returns the number of records, -1 for a page kbuffer refuses. */
 int rbwalk_page(struct rbwalk *w, void *page, int size, rbwalk_fn fn, void *arg);
 
-/*
- * The records of a sub-buffer still being written (a mapped reader page)
- * that end in bytes (@from, @to] of its data (td_ringmap_next()); the
- * page counts once, when @from is 0.
- */
-int rbwalk_page_range(struct rbwalk *w, const void *page, unsigned int from, unsigned int to,
-		      rbwalk_fn fn, void *arg);
-
 /* Totals so far. */
 uint64_t rbwalk_records(const struct rbwalk *w);
 uint64_t rbwalk_commit_bytes(const struct rbwalk *w);

@@ -353,15 +353,14 @@ def with_startup(x):
     return 1e6 * (x["cpu_s"] + x.get("warmup_cpu_s", 0)) / ev if ev else 0
 
 
-def paired_ratios(rows, rate, per_event=lambda x: x["us_per_event"], num="profiles",
-                  den="drain"):
-    """@num / @den CPU per event of each round at @rate, both without overruns."""
+def paired_ratios(rows, rate, per_event=lambda x: x["us_per_event"]):
+    """Always-on / drain CPU per event of each round at @rate, both without overruns."""
     out = []
     for rnd in sorted({x.get("round", 1) for x in rows}):
         step = {x["reader"]: x for x in rows
                 if x.get("round", 1) == rnd and x["rate_cap"] == rate
                 and x["overruns"] + x["dropped"] == 0}
-        p, d = step.get(num), step.get(den)
+        p, d = step.get("profiles"), step.get("drain")
         if p and d and per_event(d):
             out.append(per_event(p) / per_event(d))
     return out
@@ -374,7 +373,7 @@ def live_rows(r, rows, title, where):
         what = "fallback mode: sched_switch + kernel_stack + in-place user_stack per event"
     print("\n%s (%s), ping-pong pinned to CPUs 0 and 1, %d s per step"
           % (title, what, rows[0]["secs"]))
-    w = (13, 9, 11, 11, 8, 10, 9, 11)
+    w = (8, 9, 11, 11, 8, 10, 9, 11)
     r.row(("reader", "trips cap", "trips/s", "events/s", "cpu %", "us/event", "overruns",
            "start-up"), w)
     best = {}
@@ -389,7 +388,7 @@ def live_rows(r, rows, title, where):
                 "events_per_s", -1):
             best[x["reader"]] = x
     res = {"steps": rows, "best": best}
-    for rd in ("daemon", "profiles", "drain", "profiles_read", "drain_mmap"):
+    for rd in ("daemon", "profiles", "drain"):
         if rd in best:
             b = best[rd]
             print("  %s: highest rate without overruns %s events/s at %.1f%% of a core "
@@ -433,18 +432,6 @@ def live_rows(r, rows, title, where):
                       "%s s warm-up and its CPU included): %s; median %.2fx"
                       % (rows[0]["warmup_secs"], ", ".join("%.2fx" % x for x in cold),
                          res["cpu_ratio_with_startup"]))
-        # The daemon maps the buffers, the drain loop of the target read()s
-        # them: each also measured reading as the other does.
-        for key, num, den, what in (
-                ("cpu_ratio_read_over_drain", "profiles_read", "drain",
-                 "both with read() (always-on --no-mmap / drain loop)"),
-                ("cpu_ratio_profiles_over_drain_mmap", "profiles", "drain_mmap",
-                 "both mapped (always-on / drain loop --mmap)")):
-            same = paired_ratios(rows, pr["rate_cap"], num=num, den=den)
-            if same:
-                res[key] = statistics.median(same)
-                print("  %s: %s; median %.2fx"
-                      % (what, ", ".join("%.2fx" % x for x in same), res[key]))
         r.target("%s: always-on daemon (profiles) CPU per event vs the drain loop (%s)"
                  % (where, rows[0].get("mode")),
                  "<= 1.5x", round(res["cpu_ratio_profiles_over_drain"], 2),

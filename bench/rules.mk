@@ -33,7 +33,7 @@ $(BENCH_DIR)/profiles: $(BUILD)/obj/bench/profiles.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(QUIET_LD)$(CC) $(LDFLAGS) $(LTO_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BENCH_DIR)/drain: $(BUILD)/obj/bench/drain.o $(BUILD)/obj/bench/rbwalk.o $(LIB)
+$(BENCH_DIR)/drain: $(BUILD)/obj/bench/drain.o $(BUILD)/obj/bench/rbwalk.o
 	@mkdir -p $(dir $@)
 	$(QUIET_LD)$(CC) $(LDFLAGS) $(LTO_LDFLAGS) -o $@ $^ $(LDLIBS)
 

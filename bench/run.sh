@@ -266,7 +266,7 @@ run_load() {
 # reader_events READER ERR N: the events the reader had read at its Nth
 # SIGUSR1 (the daemon's counters, or the drain loop's line).
 reader_events() {
-	if [ "${1#drain}" = "$1" ]; then
+	if [ "$1" != drain ]; then
 		grep -o 'read: records=[0-9]* events=[0-9]*' "$2" | sed -n "$3p" | sed 's/.*events=//'
 	else
 		grep -o 'drain: events=[0-9]*' "$2" | sed -n "$3p" | sed 's/.*events=//'
@@ -281,19 +281,12 @@ live_step() {	# READER RATE [LOAD: pingpong (default) or spawn] [ROUND]
 	if [ "$reader" = daemon ]; then
 		"$BUILD/trace-defer" -i "$name" --run-dir "$work/run" -q -o /dev/null \
 			--stats-interval 0 2> "$err" &
-	elif [ "$reader" = profiles ] || [ "$reader" = profiles_read ]; then
+	elif [ "$reader" = profiles ]; then
 		# The shipped always-on configuration: interval profiles (per
-		# minute: the step's one profile is cut at exit), no JSON;
-		# profiles_read reads the buffers with read(), as the drain loop.
-		local pdir=$work/profiles-$load-$rate-$round read_opt=
-		if [ "$reader" = profiles_read ]; then
-			pdir=$work/profiles-read-$load-$rate-$round read_opt=--no-mmap
-		fi
+		# minute: the step's one profile is cut at exit), no JSON.
 		"$BUILD/trace-defer" -i "$name" --run-dir "$work/run" -q \
-			--profile-dir "$pdir" --profile-interval "$profile_interval" \
-			--stats-interval 0 $read_opt 2> "$err" &
-	elif [ "$reader" = drain_mmap ]; then
-		"$out/drain" -i "$name" $drain_mode --mmap 2> "$err" &
+			--profile-dir "$work/profiles-$load-$rate-$round" --profile-interval "$profile_interval" \
+			--stats-interval 0 2> "$err" &
 	else
 		"$out/drain" -i "$name" $drain_mode 2> "$err" &
 	fi
@@ -373,10 +366,7 @@ live_section() {
 	case " $live_loads " in *" pingpong "*)
 		for rate in $live_rates; do
 			for round in $(seq "$live_rounds"); do
-				# profiles_read and drain_mmap: the always-on reader
-				# with read(), the drain loop mapped, each reading as
-				# the other does.
-				for reader in daemon profiles drain profiles_read drain_mmap; do
+				for reader in daemon profiles drain; do
 					live_step "$reader" "$rate" pingpong "$round" || broken=1
 				done
 			done

@@ -60,7 +60,6 @@ void td_config_init(struct td_config *cfg)
 	/* Wake the reader at 10%: the drain tick catches everything else. */
 	cfg->buffer_percent = 10;
 	cfg->kernel_stack = true;
-	cfg->mmap = true;
 	cfg->symbolize = true;
 	cfg->json_layout = TD_JSON_INTERNED;
 	cfg->profile_interval = 60;
@@ -408,8 +407,6 @@ int td_config_set(struct td_config *cfg, const char *key, const char *value, con
 		return set_clock(cfg, value, where);
 	if (!strcmp(key, "kernel_stack"))
 		return parse_bool(value, &cfg->kernel_stack, where, key);
-	if (!strcmp(key, "mmap"))
-		return parse_bool(value, &cfg->mmap, where, key);
 	if (!strcmp(key, "output"))
 		return set_string(&cfg->output, value, where, key);
 	if (!strcmp(key, "output_append"))
@@ -586,7 +583,6 @@ void td_config_dump(const struct td_config *cfg, FILE *f)
 	if (cfg->trace_clock)
 		fprintf(f, "trace_clock = %s\n", cfg->trace_clock);
 	fprintf(f, "kernel_stack = %s\n", cfg->kernel_stack ? "yes" : "no");
-	fprintf(f, "mmap = %s\n", cfg->mmap ? "yes" : "no");
 	if (cfg->output)
 		fprintf(f, "output = %s\n", cfg->output);
 	fprintf(f, "output_append = %s\n", cfg->output_append ? "yes" : "no");

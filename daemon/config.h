@@ -62,7 +62,6 @@ struct td_config {
 	int buffer_percent;	/* wake-up watermark of the readers */
 	char *trace_clock;	/* NULL = kernel default */
 	bool kernel_stack;	/* option/trigger `stacktrace` as well */
-	bool mmap;		/* read the buffers through their mapping, if the kernel can */
 
 	char *output;		/* JSON lines, "-" = stdout, NULL = none */
 	bool output_append;	/* open outputs with O_APPEND instead of truncating */

@@ -32,7 +32,6 @@ struct td_cpu_reader {
 	int fd;			/* per_cpu/cpuN/trace_pipe_raw, O_NONBLOCK | O_CLOEXEC */
 	int stats_fd;		/* per_cpu/cpuN/stats */
 	struct tracefs_cpu *tcpu;
-	struct td_ringmap *map;	/* the buffer mapped (then tcpu is not used), or NULL */
 	bool dead;		/* CPU gone (EPOLLERR, ENODEV): no longer read */
 };
 

@@ -33,7 +33,6 @@
 #include "daemon.h"
 #include "log.h"
 #include "record.h"
-#include <trace-defer/ringmap.h>
 #include "service.h"
 
 #define TICK_MS			200
@@ -77,14 +76,6 @@ static int open_reader(struct td_daemon *d, struct td_cpu_reader *r, int cpu)
 		td_err("cannot open %s: %s", path, strerror(errno));
 		return -1;
 	}
-	/* A trace.dat is made of whole sub-buffers, which read() gives. */
-	if (d->cfg->mmap && !d->recorder) {
-		int err = td_ringmap_open(r->fd, d->page_size, &r->map);
-
-		if (!err)
-			return 0;
-		td_info("cpu %d: buffer read with read(), not mapped (%s)", cpu, strerror(-err));
-	}
 	r->tcpu = tracefs_cpu_alloc_fd(r->fd, d->page_size, true);
 	if (!r->tcpu) {
 		td_err("cannot set up the reader of cpu %d: %s", cpu, strerror(errno));
@@ -97,8 +88,6 @@ static void close_reader(struct td_cpu_reader *r)
 {
 	if (r->tcpu)
 		tracefs_cpu_free_fd(r->tcpu);
-	td_ringmap_close(r->map);
-	r->map = NULL;
 	if (r->fd >= 0)
 		close(r->fd);
 	if (r->stats_fd >= 0)
@@ -110,7 +99,6 @@ static void close_reader(struct td_cpu_reader *r)
 static int setup_readers(struct td_daemon *d)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	int mapped = 0;
 
 	if (ncpu < 1)
 		ncpu = 1;
@@ -139,9 +127,6 @@ static int setup_readers(struct td_daemon *d)
 		td_err("no per_cpu directories in the instance");
 		return -1;
 	}
-	for (int i = 0; i < d->nr_readers; i++)
-		mapped += d->readers[i].map != NULL;
-	td_info("%d of %d CPU buffers read through their memory mapping", mapped, d->nr_readers);
 	return 0;
 }
 
@@ -245,42 +230,6 @@ static void reader_dead(struct td_daemon *d, struct td_cpu_reader *r)
 		r->cpu);
 }
 
-/* A read that failed with @err: 1 (nothing to read now, or the CPU is gone), or -1 (stop). */
-static int read_failed(struct td_daemon *d, struct td_cpu_reader *r, int err)
-{
-	if (err == EINTR || err == EAGAIN)
-		return 1;
-	if (err == ENODEV) {
-		reader_dead(d, r);
-		return 1;
-	}
-	td_err("reading cpu %d: %s", r->cpu, strerror(err));
-	d->stop = true;
-	d->exit_code = TD_EXIT_TRACEFS;
-	return -1;
-}
-
-/* drain_cpu() of a mapped buffer: the records are parsed where they lie. */
-static int drain_mapped(struct td_daemon *d, struct td_cpu_reader *r, int budget)
-{
-	struct td_cpu_counters *c = &d->counters.cpu[r->cpu];
-
-	while (!r->dead && (budget < 0 || budget-- > 0)) {
-		unsigned int from, to;
-		const void *page;
-		int n = td_ringmap_next(r->map, &page, &from, &to);
-
-		if (n == 0)
-			return 1;
-		if (n < 0)
-			return read_failed(d, r, -n);
-		c->reads++;
-		c->bytes += to - from;
-		td_pipeline_page_range(d->pl, r->cpu, page, d->page_size, from, to);
-	}
-	return 0;
-}
-
 /*
  * Read sub-buffers of one CPU until it is empty or @budget is spent
  * (budget < 0: no limit). Returns 1 if it was emptied, 0 if the budget ran
@@ -290,15 +239,23 @@ static int drain_cpu(struct td_daemon *d, struct td_cpu_reader *r, int budget)
 {
 	struct td_cpu_counters *c = &d->counters.cpu[r->cpu];
 
-	if (r->map)
-		return drain_mapped(d, r, budget);
 	while (!r->dead && (budget < 0 || budget-- > 0)) {
 		int n = tracefs_cpu_read(r->tcpu, d->page, true);
 
 		if (n == 0)
 			return 1;
-		if (n < 0)
-			return read_failed(d, r, errno);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				return 1;
+			if (errno == ENODEV) {
+				reader_dead(d, r);
+				return 1;
+			}
+			td_err("reading cpu %d: %s", r->cpu, strerror(errno));
+			d->stop = true;
+			d->exit_code = TD_EXIT_TRACEFS;
+			return -1;
+		}
 		c->reads++;
 		c->bytes += n;
 		if (d->recorder)
@@ -531,10 +488,7 @@ void td_loop_drain_and_stop(struct td_daemon *d)
 		struct td_cpu_counters *c = &d->counters.cpu[r->cpu];
 		int n;
 
-		/* A mapped buffer hands out its last, partly filled sub-buffer as any other. */
-		if (r->map && !r->dead)
-			drain_mapped(d, r, -1);
-		while (!r->map && !r->dead && (n = tracefs_cpu_flush(r->tcpu, d->page)) > 0) {
+		while (!r->dead && (n = tracefs_cpu_flush(r->tcpu, d->page)) > 0) {
 			c->reads++;
 			c->bytes += n;
 			if (d->recorder)

@@ -30,7 +30,6 @@ enum {
 	OPT_BUFFER_PERCENT,
 	OPT_CLOCK,
 	OPT_NO_KSTACK,
-	OPT_NO_MMAP,
 	OPT_NO_SYMBOLIZE,
 	OPT_DEBUG_DIR,
 	OPT_RUN_DIR,
@@ -77,7 +76,6 @@ static const struct option long_opts[] = {
 	{ "buffer-percent",	required_argument, NULL, OPT_BUFFER_PERCENT },
 	{ "clock",		required_argument, NULL, OPT_CLOCK },
 	{ "no-kernel-stack",	no_argument,	   NULL, OPT_NO_KSTACK },
-	{ "no-mmap",		no_argument,	   NULL, OPT_NO_MMAP },
 	{ "no-symbolize",	no_argument,	   NULL, OPT_NO_SYMBOLIZE },
 	{ "debug-dir",		required_argument, NULL, OPT_DEBUG_DIR },
 	{ "run-dir",		required_argument, NULL, OPT_RUN_DIR },
@@ -118,7 +116,6 @@ static void usage(FILE *f)
 "  -b, --buffer-kb N      ring buffer size per CPU, KiB\n"
 "      --buffer-percent N reader wake-up watermark, 0-100 (default 10)\n"
 "      --clock NAME       trace clock: local, global, mono, mono_raw, boot, tai, perf\n"
-"      --no-mmap          read the buffers with read(), not through their mapping\n"
 "  -i, --instance NAME    tracefs instance name (default trace-defer)\n"
 "      --run-dir DIR      where the instance lock lives (default /run/trace-defer)\n"
 "  -d, --duration SEC     stop after SEC seconds\n"
@@ -300,9 +297,6 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 			break;
 		case OPT_NO_KSTACK:
 			cfg->kernel_stack = false;
-			break;
-		case OPT_NO_MMAP:
-			cfg->mmap = false;
 			break;
 		case OPT_NO_SYMBOLIZE:
 			cfg->symbolize = false;

@@ -22,7 +22,6 @@
  * a record (fixed size, dynamic fields) in a table filled on first sight.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -905,12 +904,7 @@ int td_parser_record(struct td_parser *p, int cpu, struct tep_record *rec)
 
 /* ---- sub-buffers ---- */
 
-/*
- * Records in bytes (from, to] of the data of @page; @to of UINT_MAX: up to
- * the page's commit, which must then fit in @size.
- */
-static int parse_page(struct td_parser *p, int cpu, const void *page, int size,
-		      unsigned int from, unsigned int to)
+int td_parser_page(struct td_parser *p, int cpu, void *page, int size)
 {
 	const unsigned int hdr = TD_PAGE_HDR_SIZE;
 	const uint8_t *buf = page, *data;
@@ -919,25 +913,22 @@ static int parse_page(struct td_parser *p, int cpu, const void *page, int size,
 	unsigned int limit, len;
 	int n = 0, ret = 0, err;
 
-	if (!p || !page || cpu < 0 || cpu >= p->nr_cpus || size < (int)hdr || from > to)
+	if (!p || !page || cpu < 0 || cpu >= p->nr_cpus || size < (int)hdr)
 		return -EINVAL;
-	if (!from)
-		p->stats.pages++;
+	p->stats.pages++;
 	word = td_get_le64(buf + 8);
-	commit = to == UINT_MAX ? word & TD_PAGE_COMMIT_MASK : to;
+	commit = word & TD_PAGE_COMMIT_MASK;
 	limit = size - hdr;
 	if (commit <= limit)
 		limit = commit;
 
-	if ((word & TD_PAGE_MISSED_EVENTS) && !from) {
+	if (word & TD_PAGE_MISSED_EVENTS) {
 		/* Records were lost before this page: the held one's followers may be too. */
 		p->stats.missed_pages++;
 		hand_on(p, &p->held[cpu]);
 	}
 	td_pagewalk_start(&w, buf + hdr, limit, td_get_le64(buf));
 	while (td_pagewalk_next(&w, &ts, &data, &len)) {
-		if (w.off <= from)
-			continue;
 		err = parse_record(p, cpu, ts, (void *)data, (int)len);
 		if (err)
 			ret = err;
@@ -949,25 +940,11 @@ static int parse_page(struct td_parser *p, int cpu, const void *page, int size,
 		p->stats.bad_pages++;
 		/* What was cut may have held the followers: nothing may join across it. */
 		hand_on(p, &p->held[cpu]);
-	} else if ((word & TD_PAGE_MISSED_EVENTS) && (word & TD_PAGE_MISSED_STORED) && !from &&
-		   commit == (word & TD_PAGE_COMMIT_MASK) &&
+	} else if ((word & TD_PAGE_MISSED_EVENTS) && (word & TD_PAGE_MISSED_STORED) &&
 		   hdr + commit + 8 <= (unsigned int)size) {
 		p->stats.missed_events += td_get_le64(buf + hdr + commit);
 	}
 	return ret ? ret : n;
-}
-
-int td_parser_page(struct td_parser *p, int cpu, void *page, int size)
-{
-	return parse_page(p, cpu, page, size, 0, UINT_MAX);
-}
-
-int td_parser_page_range(struct td_parser *p, int cpu, const void *page, int size,
-			 unsigned int from, unsigned int to)
-{
-	if (to == UINT_MAX)
-		return -EINVAL;
-	return parse_page(p, cpu, page, size, from, to);
 }
 
 /* ---- time ---- */

@@ -613,12 +613,6 @@ int td_pipeline_page(struct td_pipeline *pl, int cpu, void *page, int size)
 	return td_parser_page(pl->parser, cpu, page, size);
 }
 
-int td_pipeline_page_range(struct td_pipeline *pl, int cpu, const void *page, int size,
-			   unsigned int from, unsigned int to)
-{
-	return td_parser_page_range(pl->parser, cpu, page, size, from, to);
-}
-
 int td_pipeline_record(struct td_pipeline *pl, int cpu, struct tep_record *rec)
 {
 	return td_parser_record(pl->parser, cpu, rec);

@@ -115,17 +115,6 @@ void td_parser_set_keep_raw(struct td_parser *p, bool keep);
  * size), -ENOMEM (some records could not be kept; the rest were parsed).
  */
 int td_parser_page(struct td_parser *p, int cpu, void *page, int size);
-/*
- * Added later. The same for a sub-buffer that is still being written (the
- * reader page of a memory-mapped ring buffer): only the records that lie
- * in bytes (@from, @to] of its data, @to being the commit the caller read
- * (the page's own commit word may have grown since). Those before @from
- * were parsed before and are only walked for their time deltas; the
- * page's lost-events flag counts only when @from is 0. The page is read,
- * never written, and not kept.
- */
-int td_parser_page_range(struct td_parser *p, int cpu, const void *page, int size,
-			 unsigned int from, unsigned int to);
 /* Parse one record (e.g. from libtracecmd). Returns 0, -EINVAL or -ENOMEM. */
 int td_parser_record(struct td_parser *p, int cpu, struct tep_record *rec);
 /*

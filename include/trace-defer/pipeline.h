@@ -200,9 +200,6 @@ struct td_filetab *td_pipeline_filetab(struct td_pipeline *pl);
 
 /* One raw sub-buffer of @cpu (td_parser_page()). */
 int td_pipeline_page(struct td_pipeline *pl, int cpu, void *page, int size);
-/* Added later: part of a sub-buffer still being written (td_parser_page_range()). */
-int td_pipeline_page_range(struct td_pipeline *pl, int cpu, const void *page, int size,
-			   unsigned int from, unsigned int to);
 /* One record of @cpu (td_parser_record()). */
 int td_pipeline_record(struct td_pipeline *pl, int cpu, struct tep_record *rec);
 /*

@@ -26,7 +26,7 @@ for k in $keys; do
 	mode) v="inplace" ;;
 	json_layout) v="full" ;;
 	trace_clock) v="mono" ;;
-	kernel_stack | mmap | output_append | symbolize | profile_folded) v="yes" ;;
+	kernel_stack | output_append | symbolize | profile_folded) v="yes" ;;
 	instance | comm) v="x" ;;
 	run_dir | debug_dir) v="/tmp" ;;
 	output | folded | flamegraph | pprof | profile_dir) v="/tmp/x" ;;

@@ -7,7 +7,6 @@
  */
 #include <endian.h>
 #include <errno.h>
-#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -983,59 +982,6 @@ static void test_missed_events_page(void **state)
 	assert_int_equal(s.bad_pages, 0);
 }
 
-/*
- * A sub-buffer read while it fills (a mapped ring buffer's reader page):
- * each range parses only its new records, with the times of a walk from
- * the start; the lost-events flag counts once; the page is never written.
- */
-static void test_page_range(void **state)
-{
-	static const uint64_t ts[] = { 1000, 1500, 2000 + (1ULL << 28), (1ULL << 28) + 4000 };
-	struct ctx *c = *state;
-	struct td_parser_stats s;
-	unsigned int first, all;
-	uint8_t r[128];
-	int i;
-
-	page_start(c, 1000);
-	page_add(c, ts[0], r, rec_sys_enter(r, 1, 0));
-	page_add(c, ts[1], r, rec_sys_enter(r, 1, 1));
-	first = c->pg.len;
-	page_add(c, ts[2], r, rec_sys_enter(r, 1, 2));
-	page_add(c, ts[3], r, rec_sys_enter(r, 1, 3));
-	all = c->pg.len;
-	td_pagegen_finish(&c->pg, false, 0);
-	assert_true(c->pg.extends >= 1);
-	assert_int_equal(mprotect(c->page, TD_PAGE_SIZE, PROT_READ), 0);
-	assert_int_equal(td_parser_page_range(c->p, 0, c->page, TD_PAGE_SIZE, 0, first), 2);
-	assert_int_equal(td_parser_page_range(c->p, 0, c->page, TD_PAGE_SIZE, first, all), 2);
-	assert_int_equal(td_parser_page_range(c->p, 0, c->page, TD_PAGE_SIZE, all, all), 0);
-	assert_int_equal(td_parser_page_range(c->p, 0, c->page, TD_PAGE_SIZE, all, first),
-			 -EINVAL);
-	assert_int_equal(td_parser_page_range(c->p, 0, c->page, TD_PAGE_SIZE, 0, UINT_MAX),
-			 -EINVAL);
-	assert_int_equal(mprotect(c->page, TD_PAGE_SIZE, PROT_READ | PROT_WRITE), 0);
-	flush_all(c);
-	assert_int_equal(c->nr_out, 4);
-	for (i = 0; i < 4; i++)
-		assert_int_equal(c->out[i].ts, ts[i]);
-
-	/* After lost events: flagged, the count stored past the commit, read once. */
-	page_start(c, 9000);
-	page_add(c, 9000, r, rec_sys_enter(r, 1, 4));
-	first = c->pg.len;
-	page_add(c, 9100, r, rec_sys_enter(r, 1, 5));
-	all = c->pg.len;
-	td_pagegen_finish(&c->pg, false, 7);
-	assert_int_equal(td_parser_page_range(c->p, 0, c->page, TD_PAGE_SIZE, 0, all), 2);
-	assert_int_equal(td_parser_page_range(c->p, 0, c->page, TD_PAGE_SIZE, first, all), 1);
-	s = stats_of(c);
-	assert_int_equal(s.pages, 2);
-	assert_int_equal(s.missed_pages, 1);
-	assert_int_equal(s.missed_events, 7);
-	assert_int_equal(s.bad_pages, 0);
-}
-
 /* Time extends, discarded events, an absolute time stamp, tail padding. */
 static void test_timestamps_through_parser(void **state)
 {
@@ -1724,7 +1670,6 @@ int main(void)
 		T(test_fuzzed_pages),
 		T(test_missed_events_page),
 		T(test_timestamps_through_parser),
-		T(test_page_range),
 		T(test_null_padding_tail),
 		T(test_advance_hold),
 		T(test_comms),

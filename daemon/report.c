@@ -460,8 +460,9 @@ static bool same_system(struct tep_handle *tep)
 }
 
 /* Kernel frames: the kallsyms saved in the trace.dat, loaded into its tep. */
-static int kernel_sym(uint64_t addr, struct td_frame *out, void *arg)
+static int kernel_sym(uint64_t addr, bool return_addr, struct td_frame *out, void *arg)
 {
+	uint64_t look = return_addr && addr ? addr - 1 : addr;
 	struct report *rp = arg;
 	unsigned long long start;
 	unsigned long size;
@@ -473,8 +474,8 @@ static int kernel_sym(uint64_t addr, struct td_frame *out, void *arg)
 	 */
 	*out = (struct td_frame){ .addr = addr, .strings_id = rp->kernel_strings };
 	rp->kernel_lookups++;
-	if (tep_find_function_info(rp->tep, addr, &name, &start, &size) != 1 || !name ||
-	    addr < start) {
+	if (tep_find_function_info(rp->tep, look, &name, &start, &size) != 1 || !name ||
+	    look < start) {
 		rp->kernel_unknown++;
 		return -ENOENT;
 	}

@@ -99,16 +99,17 @@ static const struct td_ips *user_ips(const struct td_event *ev, const struct td_
 	}
 }
 
-static void name_kernel(struct td_pipeline *pl, struct td_frame *f, uint64_t addr)
+static void name_kernel(struct td_pipeline *pl, struct td_frame *f, uint64_t addr,
+			bool return_addr)
 {
 	memset(f, 0, sizeof(*f));
 	f->addr = addr;
 	if (!pl->sym)
 		return;
 	if (pl->cfg.hooks.kernel_sym)
-		pl->cfg.hooks.kernel_sym(addr, f, pl->cfg.hooks.arg);
+		pl->cfg.hooks.kernel_sym(addr, return_addr, f, pl->cfg.hooks.arg);
 	else
-		td_sym_kernel(pl->sym, addr, f);
+		td_sym_kernel(pl->sym, addr, return_addr, f);
 }
 
 /*
@@ -157,7 +158,8 @@ static const struct td_memo_stack *kernel_frames(struct td_pipeline *pl, const s
 	pl->st.stacks_named++;
 	*own = (struct td_memo_stack){ .frames = pl->kframes, .nr = nr };
 	for (unsigned int i = 0; i < nr; i++) {
-		name_kernel(pl, &pl->kframes[i], ips->ips[i]);
+		/* The first is where the stack was taken, the others return addresses. */
+		name_kernel(pl, &pl->kframes[i], ips->ips[i], i > 0);
 		own->named += pl->kframes[i].symbol != NULL;
 	}
 	found = keep_named(pl, &key, true, own);
@@ -503,7 +505,7 @@ static int setup_symbolizer(struct td_pipeline *pl, const char *debug_dir)
 		return errno ? -errno : -ENOMEM;
 	/* Reading kallsyms takes long enough for a ring buffer to overrun meanwhile. */
 	if (pl->cfg.load_kallsyms && !pl->cfg.hooks.kernel_sym)
-		td_sym_kernel(pl->sym, 0, &f);
+		td_sym_kernel(pl->sym, 0, false, &f);
 	return 0;
 }
 

@@ -556,8 +556,11 @@ int td_sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_a
 	return ret;
 }
 
-int td_sym_kernel(struct td_symbolizer *sym, uint64_t addr, struct td_frame *out)
+int td_sym_kernel(struct td_symbolizer *sym, uint64_t addr, bool return_addr,
+		  struct td_frame *out)
 {
+	/* Cached by the address looked up: what it names does not depend on @addr. */
+	uint64_t look = return_addr && addr ? addr - 1 : addr;
 	struct kcache_entry *e = NULL;
 	const char *name, *object;
 	uint64_t off;
@@ -572,26 +575,26 @@ int td_sym_kernel(struct td_symbolizer *sym, uint64_t addr, struct td_frame *out
 			sym->kcache = calloc(1U << KCACHE_BITS, sizeof(*sym->kcache));
 	}
 	if (sym->kcache) {
-		e = &sym->kcache[(addr * 0x9e3779b97f4a7c15ULL) >> (64 - KCACHE_BITS)];
-		if (e->valid && e->addr == addr) {
+		e = &sym->kcache[(look * 0x9e3779b97f4a7c15ULL) >> (64 - KCACHE_BITS)];
+		if (e->valid && e->addr == look) {
 			if (!e->name)
 				goto unknown;
 			out->symbol = e->name;
-			out->sym_offset = e->offset;
+			out->sym_offset = e->offset + (addr - look);
 			out->object = e->object;
 			return 0;
 		}
 	}
-	if (td_kallsyms_find(sym->ksyms, addr, &name, &off, &object)) {
+	if (td_kallsyms_find(sym->ksyms, look, &name, &off, &object)) {
 		if (e)
-			*e = (struct kcache_entry){ .addr = addr, .valid = true };
+			*e = (struct kcache_entry){ .addr = look, .valid = true };
 		goto unknown;
 	}
 	if (e)
-		*e = (struct kcache_entry){ .addr = addr, .name = name, .object = object,
+		*e = (struct kcache_entry){ .addr = look, .name = name, .object = object,
 					    .offset = off, .valid = true };
 	out->symbol = name;
-	out->sym_offset = off;
+	out->sym_offset = off + (addr - look);
 	out->object = object;
 	return 0;
 unknown:

@@ -47,10 +47,11 @@ enum td_pipeline_stage {
 struct td_pipeline_hooks {
 	/*
 	 * Name a kernel address instead of this machine's /proc/kallsyms
-	 * (e.g. from the kallsyms saved in a trace.dat). Returns 0, or
-	 * -ENOENT (@out then holds only the address).
+	 * (e.g. from the kallsyms saved in a trace.dat), @return_addr as
+	 * td_sym_kernel() takes it. Returns 0, or -ENOENT (@out then holds
+	 * only the address).
 	 */
-	int (*kernel_sym)(uint64_t addr, struct td_frame *out, void *arg);
+	int (*kernel_sym)(uint64_t addr, bool return_addr, struct td_frame *out, void *arg);
 	/*
 	 * May /proc/@tid be asked about this task (its process and maps)?
 	 * false when the thread id may now name another task: the pid stays

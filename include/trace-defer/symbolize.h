@@ -125,8 +125,16 @@ void td_sym_free(struct td_symbolizer *sym);
 int td_sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_addr,
 		struct td_frame *out);
 
-/* Name a kernel address. Returns 0 or -ENOENT. */
-int td_sym_kernel(struct td_symbolizer *sym, uint64_t addr, struct td_frame *out);
+/*
+ * Name a kernel address. @return_addr as for td_sym_user(): every frame of
+ * a kernel stack but the first is a return address, and one that follows a
+ * call to a function that does not return (start_kernel(), do_exit()) is
+ * the first byte of the next symbol; the kernel's own backtraces (%pB)
+ * look such addresses up at addr - 1 too. sym_offset stays that of @addr.
+ * Returns 0 or -ENOENT.
+ */
+int td_sym_kernel(struct td_symbolizer *sym, uint64_t addr, bool return_addr,
+		  struct td_frame *out);
 
 /*
  * Name an address in an ELF file directly (no process): used by the

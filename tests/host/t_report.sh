@@ -110,7 +110,7 @@ check "-o FILE writes the same JSON as --json" cmp -s "$SCRATCH/rep.jsonl" "$SCR
 # How users meet raw frames: fp_chain runs 60 ms and is gone when its trace
 # is read. Without file identity its frames cannot be named then, and the
 # report says so and why; with it (a patched kernel) they are named.
-td_bg --record "$SCRATCH/short.dat" -o /dev/null 2>"$SCRATCH/short.live.err"
+td_bg --record "$SCRATCH/short.dat" -o "$SCRATCH/short.live.jsonl" 2>"$SCRATCH/short.live.err"
 check "short: tracing on" wait_tracing
 for _ in 1 2 3; do
 	"$FP_CHAIN" sleep 20 3 >>"$SCRATCH/short.out"
@@ -121,6 +121,13 @@ check "short: daemon exits 0" eval 'wait_exit "$D" && [ "$WAIT_RC" = 0 ]'
 "$TD" report "$SCRATCH/short.dat" --json >"$SCRATCH/short.jsonl" 2>"$SCRATCH/short.err"
 check "short: report exits 0" [ $? = 0 ]
 resolve "$SCRATCH/short.jsonl"
+resolve "$SCRATCH/short.live.jsonl"
+# Every task, the idle ones too: their kernel stacks hold the return from
+# start_kernel(), which does not return (the next symbol's first byte).
+check "short: live kernel frames named as the kernel's backtraces name them" \
+	python3 "$TOP/tests/host/check_kframes.py" "$SCRATCH/short.live.v1.jsonl" 100
+check "short: report kernel frames named as the kernel's backtraces name them" \
+	python3 "$TOP/tests/host/check_kframes.py" "$SCRATCH/short.v1.jsonl" 100
 short_pids=$(sed -n 's/^fp_chain pid=//p' "$SCRATCH/short.out" | paste -sd, -)
 # The innermost user frame (c) of fp_chain's switches into a sleep: named or not.
 short_c=$(jq -r --argjson p "[$short_pids]" 'select(.tid as $t | $p | index($t)) |

@@ -297,6 +297,7 @@ static void test_short_stages(void **state)
 
 struct hooks_seen {
 	int live_calls, ksym_calls;
+	int ksym_return;	/* bit i: kips[i] was asked as a return address */
 	bool live;
 };
 
@@ -309,11 +310,14 @@ static bool task_live(int tid, const char *comm, void *arg)
 	return h->live;
 }
 
-static int kernel_sym(uint64_t addr, struct td_frame *out, void *arg)
+static int kernel_sym(uint64_t addr, bool return_addr, struct td_frame *out, void *arg)
 {
 	struct hooks_seen *h = arg;
 
 	h->ksym_calls++;
+	for (unsigned int i = 0; i < NR_KIPS; i++)
+		if (addr == kips[i] && return_addr)
+			h->ksym_return |= 1 << i;
 	out->addr = addr;
 	out->symbol = addr == KADDR ? "from_the_file" : NULL;
 	return out->symbol ? 0 : -ENOENT;
@@ -340,6 +344,8 @@ static void test_report_hooks(void **state)
 	feed(pl, getpid(), uips, 2);
 	assert_int_equal(h.live_calls, 1);
 	assert_int_equal(h.ksym_calls, NR_KIPS);
+	/* Where the stack was taken, then return addresses. */
+	assert_int_equal(h.ksym_return, (1 << NR_KIPS) - 2);
 	assert_string_equal(s.ksym, "from_the_file");
 	assert_int_equal(s.pid, 0);	/* the hook said no: not read from /proc */
 	td_pipeline_get_stats(pl, &st);

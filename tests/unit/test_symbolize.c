@@ -1201,7 +1201,7 @@ static void test_kallsyms(void **state)
 	write_file(path, text);
 	sym = kallsyms_sym(path);
 
-	assert_int_equal(td_sym_kernel(sym, 0xffffffff81000010ull, &fr), 0);
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81000010ull, false, &fr), 0);
 	assert_int_equal(fr.addr, 0xffffffff81000010ull);
 	assert_string_equal(fr.symbol, "_stext");
 	assert_int_equal(fr.sym_offset, 0x10);
@@ -1209,38 +1209,61 @@ static void test_kallsyms(void **state)
 	assert_null(fr.build_id);
 
 	/* Data symbols do not cut a function short. */
-	assert_int_equal(td_sym_kernel(sym, 0xffffffff81001950ull, &fr), 0);
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81001950ull, false, &fr), 0);
 	assert_string_equal(fr.symbol, "first_func");
 	assert_int_equal(fr.sym_offset, 0x950);
 
-	assert_int_equal(td_sym_kernel(sym, 0xffffffff81002000ull, &fr), 0);
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81002000ull, false, &fr), 0);
 	assert_string_equal(fr.symbol, "second_func");
 	assert_int_equal(fr.sym_offset, 0);
 
-	assert_int_equal(td_sym_kernel(sym, 0xffffffff81003004ull, &fr), 0);
+	/*
+	 * The same address as the return of a call that ends first_func
+	 * (a function that does not return): first_func's, its offset that
+	 * of the address; then as the cache has both, each answer again.
+	 */
+	for (int round = 0; round < 2; round++) {
+		assert_int_equal(td_sym_kernel(sym, 0xffffffff81002000ull, true, &fr), 0);
+		assert_int_equal(fr.addr, 0xffffffff81002000ull);
+		assert_string_equal(fr.symbol, "first_func");
+		assert_int_equal(fr.sym_offset, 0x1000);
+		assert_int_equal(td_sym_kernel(sym, 0xffffffff81002000ull, false, &fr), 0);
+		assert_string_equal(fr.symbol, "second_func");
+		assert_int_equal(fr.sym_offset, 0);
+	}
+	/* Inside a function a return address is named as any other. */
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81002010ull, true, &fr), 0);
+	assert_string_equal(fr.symbol, "second_func");
+	assert_int_equal(fr.sym_offset, 0x10);
+	/* One past the first symbol: its start, not below everything. */
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81000001ull, true, &fr), 0);
+	assert_string_equal(fr.symbol, "_stext");
+	assert_int_equal(fr.sym_offset, 1);
+
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81003004ull, false, &fr), 0);
 	assert_string_equal(fr.symbol, "weak_func");
 
-	assert_int_equal(td_sym_kernel(sym, 0xffffffffc0001024ull, &fr), 0);
+	assert_int_equal(td_sym_kernel(sym, 0xffffffffc0001024ull, false, &fr), 0);
 	assert_string_equal(fr.symbol, "mod_helper");
 	assert_int_equal(fr.sym_offset, 0x24);
 	assert_string_equal(fr.object, "[mymod]");
 
-	assert_int_equal(td_sym_kernel(sym, 0xffffffffc0000008ull, &fr), 0);
+	assert_int_equal(td_sym_kernel(sym, 0xffffffffc0000008ull, false, &fr), 0);
 	assert_string_equal(fr.symbol, "mod_init");
 	assert_string_equal(fr.object, "[mymod]");
 
-	assert_int_equal(td_sym_kernel(sym, 0xffffffffc0100001ull, &fr), 0);
+	assert_int_equal(td_sym_kernel(sym, 0xffffffffc0100001ull, false, &fr), 0);
 	assert_string_equal(fr.object, "[other_mod]");
 
 	/* Below everything, and far past the last symbol. */
-	assert_int_equal(td_sym_kernel(sym, 0xffffffff80000000ull, &fr), -ENOENT);
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff80000000ull, false, &fr), -ENOENT);
 	assert_int_equal(fr.addr, 0xffffffff80000000ull);
 	assert_null(fr.symbol);
-	assert_int_equal(td_sym_kernel(sym, 0xffffffffc0100000ull + (4u << 20), &fr), -ENOENT);
-	assert_int_equal(td_sym_kernel(sym, 0x401000, &fr), -ENOENT);
+	assert_int_equal(td_sym_kernel(sym, 0xffffffffc0100000ull + (4u << 20), false, &fr), -ENOENT);
+	assert_int_equal(td_sym_kernel(sym, 0x401000, false, &fr), -ENOENT);
 
 	td_sym_get_stats(sym, &st);
-	assert_int_equal(st.kernel_lookups, 10);
+	assert_int_equal(st.kernel_lookups, 16);
 	assert_int_equal(st.kernel_unknown, 3);
 	td_sym_free(sym);
 	unlink(path);
@@ -1281,7 +1304,7 @@ static void test_kallsyms_cache(void **state)
 			int want = td_kallsyms_find(ks, addr, &name, &off, &object);
 
 			lookups++;
-			assert_int_equal(td_sym_kernel(sym, addr, &fr), want);
+			assert_int_equal(td_sym_kernel(sym, addr, false, &fr), want);
 			assert_int_equal(fr.addr, addr);
 			assert_null(fr.build_id);
 			assert_int_equal(fr.file_offset, 0);
@@ -1318,14 +1341,14 @@ static void test_kallsyms_unusable(void **state)
 
 	write_file(path, zeros);
 	sym = kallsyms_sym(path);
-	assert_int_equal(td_sym_kernel(sym, 0xffffffff81000010ull, &fr), -ENOENT);
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81000010ull, false, &fr), -ENOENT);
 	assert_null(fr.symbol);
 	td_sym_free(sym);
 	unlink(path);
 
 	sym = kallsyms_sym("/nonexistent/kallsyms");
-	assert_int_equal(td_sym_kernel(sym, 0xffffffff81000010ull, &fr), -ENOENT);
-	assert_int_equal(td_sym_kernel(sym, 0xffffffff81000010ull, &fr), -ENOENT);
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81000010ull, false, &fr), -ENOENT);
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81000010ull, false, &fr), -ENOENT);
 	td_sym_free(sym);
 }
 
@@ -1902,7 +1925,7 @@ static void test_strings_id_new(void **state)
 	struct td_frame fr;
 
 	(void)state;
-	td_sym_kernel(sym, 0xffffffff81000000ULL, &fr);
+	td_sym_kernel(sym, 0xffffffff81000000ULL, false, &fr);
 	assert_int_not_equal(fr.strings_id, 0);
 	assert_int_not_equal(a, 0);
 	assert_int_not_equal(b, 0);
@@ -1912,7 +1935,7 @@ static void test_strings_id_new(void **state)
 	td_sym_free(sym);
 	/* Nor one a symbolizer made later gets. */
 	sym = new_sym(0, "debug");
-	td_sym_kernel(sym, 0xffffffff81000000ULL, &fr);
+	td_sym_kernel(sym, 0xffffffff81000000ULL, false, &fr);
 	assert_int_not_equal(fr.strings_id, a);
 	assert_int_not_equal(fr.strings_id, b);
 	td_sym_free(sym);

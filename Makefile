@@ -21,7 +21,9 @@ V		?=
 PKGS		:= libtracefs libtraceevent json-c libdw libelf libdebuginfod libsystemd \
 		   libprotobuf-c zlib
 PKG_CFLAGS	:= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS	:= $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# libiberty (a static archive, no pkg-config file): the demangler binutils
+# and GDB use, for C++ and both Rust manglings.
+PKG_LIBS	:= $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty
 
 # $(call cc-option,FLAG): FLAG if $(CC) takes it, else nothing ($(comma) for a comma).
 comma		:= ,

@@ -4,15 +4,14 @@
  * object is being read; what the symbolizer keeps (segments, build-id, the
  * sorted symbol table) is copied out so no file stays open.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <gelf.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <elfutils/libdwfl.h>
+#include <libiberty/demangle.h>
 
 #include "elfsyms.h"
 
@@ -24,7 +23,7 @@ struct td_elf_priv {
 	GElf_Addr bias;		/* module address - ELF address (0: placed at its vaddrs) */
 };
 
-#define SYM_MANGLED	0x1	/* "_Z...": not demangled yet */
+#define SYM_MANGLED	0x1	/* "_Z..." or "_R...": not demangled yet */
 #define SYM_OWNED	0x2	/* name is a malloc'ed demangled string */
 
 struct sym_info {
@@ -44,44 +43,35 @@ struct td_elfsyms {
 /* ---- demangling ------------------------------------------------------- */
 
 /*
- * libdw has no demangler and libiberty is not installed here, so the one of
- * libstdc++ (the same code as libiberty's cplus_demangle) is loaded at run
- * time: a C program gets C++ names without linking the C++ runtime.
+ * The prefixes of the manglings libiberty's demangler knows that matter
+ * here: C++ and Rust's legacy mangling ("_ZN...17h<hash>E", an Itanium
+ * name with a hash, which the demangler leaves out as rustfilt does) share
+ * "_Z"; Rust's v0 mangling is "_R...".
  */
-typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
-
-static pthread_once_t demangle_once = PTHREAD_ONCE_INIT;
-static cxa_demangle_fn cxa_demangle;
-
-static void demangle_init(void)
+static bool is_mangled(const char *name)
 {
-	void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
-
-	if (h)
-		cxa_demangle = (cxa_demangle_fn)dlsym(h, "__cxa_demangle");
-	/* The handle stays open: the function is used until exit. */
+	return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
 }
+
+/* Parameters shown (C++ overloads differ by them), the language guessed. */
+#define DEMANGLE_OPTS	(DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO)
 
 char *td_demangle(const char *name)
 {
 	const char *at;
 	char *base, *d, *res;
-	int status = 0;
 	size_t len;
 
-	if (strncmp(name, "_Z", 2))
-		return NULL;
-	pthread_once(&demangle_once, demangle_init);
-	if (!cxa_demangle)
+	if (!is_mangled(name))
 		return NULL;
 	/* "name@@VERSION" from a .symtab: demangle the name, keep the version. */
 	at = strchr(name, '@');
 	if (!at)
-		return cxa_demangle(name, NULL, NULL, &status);
+		return cplus_demangle(name, DEMANGLE_OPTS);
 	base = strndup(name, (size_t)(at - name));
 	if (!base)
 		return NULL;
-	d = cxa_demangle(base, NULL, NULL, &status);
+	d = cplus_demangle(base, DEMANGLE_OPTS);
 	free(base);
 	if (!d)
 		return NULL;
@@ -407,7 +397,7 @@ struct td_elfsyms *td_elf_symbols(struct td_elf *e)
 		t->info[i] = (struct sym_info){
 			.size = b.v[i].size,
 			.name = name,
-			.flags = strncmp(name, "_Z", 2) ? 0 : SYM_MANGLED,
+			.flags = is_mangled(name) ? SYM_MANGLED : 0,
 		};
 	}
 	t->nr = b.nr;

@@ -77,9 +77,9 @@ bool td_elfsyms_full(const struct td_elfsyms *t);
 void td_elfsyms_free(struct td_elfsyms *t);
 
 /*
- * Demangle a C++ name with libstdc++'s __cxa_demangle (dlopen'ed once).
- * Returns a malloc'ed string, or NULL when @name is not a mangled C++ name
- * or the demangler is not available.
+ * Demangle a C++ or Rust (legacy or v0) name with libiberty's demangler,
+ * as c++filt does; a "@VERSION" suffix is kept. Returns a malloc'ed
+ * string, or NULL when @name is not a name it can demangle.
  */
 char *td_demangle(const char *name);
 

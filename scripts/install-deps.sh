@@ -14,7 +14,8 @@ pkgs=(
 	# tracing libraries and tools
 	libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd
 	# symbolization, output, tests, service
-	libelf-dev libdw-dev libdebuginfod-dev elfutils binutils libjson-c-dev libcmocka-dev
+	libelf-dev libdw-dev libdebuginfod-dev elfutils binutils libiberty-dev libjson-c-dev
+	libcmocka-dev
 	libsystemd-dev logrotate
 	# pprof profiles: protobuf-c and its compiler, zlib; go tool pprof reads them in tests
 	protobuf-c-compiler libprotobuf-c-dev zlib1g-dev golang-go

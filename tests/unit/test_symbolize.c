@@ -500,6 +500,10 @@ static void test_cxx_demangle(void **state)
 		{ "frob", "fxns::frob(int, char const*)" },
 		{ "make", "fxns::Widget::make(int)" },
 		{ "twice", "long fxns::twice<long>(long)" },
+		/* Rust: the legacy hash left out, as rustfilt does; v0 too. */
+		{ "rs_legacy", "mycrt::worker" },
+		{ "rs_v0", "mycrt::main" },
+		{ "rs_v0_impl", "<std::thread::thread::Thread>::park_timeout" },
 	};
 	struct td_symbolizer *sym = new_sym(0, "debug");
 	struct td_frame fr;

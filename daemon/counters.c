@@ -108,10 +108,11 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		r->pl.fileid_named, r->pl.fileid_unknown, r->pl.sym.files_mismatch);
 	fprintf(f, "trace-defer:   names: stacks_named=%" PRIu64 " stacks_reused=%" PRIu64
 		" memo_sweeps=%" PRIu64 " memo_swept=%" PRIu64 " memo_resets=%" PRIu64
-		" maps_reads=%" PRIu64 " maps_unread=%" PRIu64 " processes_gone=%" PRIu64 "\n",
+		" maps_reads=%" PRIu64 " maps_unread=%" PRIu64 " processes_gone=%" PRIu64
+		" jit_named=%" PRIu64 "\n",
 		r->pl.stacks_named, r->pl.stacks_reused, r->pl.stack_sweeps, r->pl.stacks_swept,
 		r->pl.stack_resets, r->pl.sym.maps_reads, r->pl.sym.maps_read_errors,
-		r->pl.sym.maps_gone);
+		r->pl.sym.maps_gone, r->pl.sym.jit_named);
 	fprintf(f, "trace-defer:   pending: events=%zu stacks=%zu\n", ss->pending_events,
 		ss->pending_stacks);
 	fprintf(f, "trace-defer:   stitch: late_events=%" PRIu64 " settled_stacks=%" PRIu64

@@ -16,7 +16,9 @@
  *   tables, live until td_sym_free(), as the header promises;
  * - recorded files (file identity: path + build-id) are resolved once to
  *   an object, or to none, and the outcome kept by (path, build-id) and on
- *   the td_file itself.
+ *   the td_file itself;
+ * - code in anonymous memory (a JIT's) is named from the process's perf
+ *   map file, if its JIT writes one: perfmap.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +38,7 @@
 #include "elfsyms.h"
 #include "htab.h"
 #include "kallsyms.h"
+#include "perfmap.h"
 #include "procmaps.h"
 
 /* ---- caches ----------------------------------------------------------- */
@@ -121,6 +124,7 @@ struct td_symbolizer {
 	char *kallsyms_path;
 	char *proc_root;		/* "/proc", or the tests' */
 	struct td_procs *procs;
+	struct td_perfmaps *perfmaps;
 	struct htab strings;
 	struct htab objects;
 	struct htab symtabs;		/* by build-id */
@@ -415,6 +419,10 @@ struct td_symbolizer *td_sym_new(const struct td_sym_config *cfg)
 	sym->procs = td_procs_new(sym->proc_root, refresh_us * 1000, intern, sym);
 	if (!sym->procs)
 		goto fail;
+	sym->perfmaps = td_perfmaps_new(cfg->perfmap_dir ? cfg->perfmap_dir : "/tmp",
+					sym->proc_root, intern, sym);
+	if (!sym->perfmaps)
+		goto fail;
 	return sym;
 fail:
 	td_sym_free(sym);
@@ -449,6 +457,7 @@ void td_sym_free(struct td_symbolizer *sym)
 	if (!sym)
 		return;
 	td_procs_free(sym->procs);
+	td_perfmaps_free(sym->perfmaps);
 	htab_destroy(&sym->objects, free_object);
 	htab_destroy(&sym->symtabs, free_nothing);
 	htab_destroy(&sym->fileids, free_fres);
@@ -482,6 +491,25 @@ static inline struct ucache_entry *ucache_slot(struct td_symbolizer *sym, int pi
 	return &sym->ucache[h >> (64 - UCACHE_BITS)];
 }
 
+/*
+ * A frame in anonymous memory of process @pid: JIT code, if the JIT wrote
+ * a perf map that covers @look. The object is then that file.
+ */
+static bool name_jit(struct td_symbolizer *sym, int pid, uint64_t look, uint64_t addr,
+		     struct td_frame *out)
+{
+	const char *name, *file;
+	uint64_t start;
+
+	if (td_perfmap_find(sym->perfmaps, pid, look, &name, &start, &file))
+		return false;
+	out->symbol = name;
+	out->sym_offset = addr - start;
+	out->object = file;
+	sym->stats.jit_named++;
+	return true;
+}
+
 /* The lookup itself; @out is set up by the caller. */
 static int sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_addr,
 		    struct td_frame *out)
@@ -501,7 +529,8 @@ static int sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool retu
 	if (!m->is_file) {
 		/* [vdso], [stack], [heap], [anon]...: offset in the mapping. */
 		out->file_offset = addr - m->start;
-		sym->stats.user_no_symbol++;
+		if (!name_jit(sym, pid, look, addr, out))
+			sym->stats.user_no_symbol++;
 		return 0;
 	}
 	out->file_offset = addr - m->start + m->pgoff;
@@ -852,6 +881,12 @@ int td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const str
 	case TD_FILE_VDSO:
 		out->object = "[vdso]";
 		return 0;
+	case TD_FILE_ANON:
+		/* A JIT's code: named by @pid's perf map, so for @pid alone. */
+		if (sym && pid > 0 &&
+		    name_jit(sym, pid, return_addr && addr ? addr - 1 : addr, addr, out))
+			return 1;
+		return 0;
 	default:
 		return 0;
 	}
@@ -860,6 +895,7 @@ int td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const str
 void td_sym_forget(struct td_symbolizer *sym, int pid)
 {
 	td_procs_forget(sym->procs, pid);
+	td_perfmap_forget(sym->perfmaps, pid);
 }
 
 uint64_t td_sym_maps_gen(struct td_symbolizer *sym, int pid)

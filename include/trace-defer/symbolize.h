@@ -77,6 +77,8 @@ struct td_sym_config {
 	 * of them would cost a full maps read.
 	 */
 	unsigned int maps_refresh_us;
+	/* Where JITs write perf-PID.map (default "/tmp"; tests point it elsewhere). */
+	const char *perfmap_dir;
 };
 
 /* Counters since td_sym_new(), for the daemon's status output. */
@@ -106,6 +108,7 @@ struct td_sym_stats {
 	uint64_t debuginfod_queries;	/* files asked of debuginfod */
 	/* Added later: */
 	uint64_t files_proc_root;	/* found only through /proc/PID/root (pid given) */
+	uint64_t jit_named;		/* anonymous-memory frames named by a perf map */
 };
 
 struct td_symbolizer;
@@ -119,6 +122,9 @@ void td_sym_free(struct td_symbolizer *sym);
  * @return_addr says @addr is a return address (every frame but the first of
  * a stack): the lookup then uses addr - 1 so a call at the end of a function
  * is named correctly; sym_offset and file_offset stay those of @addr.
+ * An address in anonymous memory (a JIT's code) is named from the perf map
+ * its JIT writes, perfmap_dir/perf-PID.map, if there is one that covers it:
+ * the object is then that file.
  * Returns 0 when the address was found in a mapping, -ENOENT otherwise
  * (out still holds addr).
  */
@@ -197,9 +203,11 @@ int td_sym_file_id_pid(struct td_symbolizer *sym, struct td_file *file, int pid,
 		       uint64_t file_offset, bool return_addr, struct td_frame *out);
 /*
  * td_sym_ufile_pid() returns 0 when the frame came out as it would for any
- * process (its file found without @pid's root, or nothing to find), and
+ * process (its file found without @pid's root, or nothing to find),
  * -ENOENT when its recorded file was found nowhere, not through @pid's
- * root either: another process's root may still find it.
+ * root either: another process's root may still find it, and 1 when a
+ * frame in anonymous memory was named from @pid's perf map (a JIT's code,
+ * see td_sym_user()): that name holds for @pid alone.
  */
 int td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const struct td_ufile *uf,
 		     int pid, uint64_t addr, bool return_addr, struct td_frame *out);

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sched.h>
 #include <linux/capability.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/prctl.h>
@@ -490,6 +491,104 @@ static void test_build_id_debug_dir(void **state)
 	assert_non_null(fr.build_id);
 	assert_string_equal(fr.build_id, bid_full);
 	td_sym_free(sym);
+}
+
+/* Append @fmt to @path (created). */
+static void append_file(const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f = fopen(path, "a");
+
+	assert_non_null(f);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * JIT code: anonymous executable memory of this process, named by the perf
+ * map a JIT writes ("START SIZE NAME", hex). A later line wins at the same
+ * start, a malformed one is skipped, a line still being written (no
+ * newline) is read once it is done; the name holds for this process only
+ * (file identity's TD_FILE_ANON frames too), and is forgotten with it.
+ */
+static void test_jit_perfmap(void **state)
+{
+	char dir[] = "/tmp/td-perfmap-XXXXXX", path[PATH_MAX];
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *code = mmap(NULL, 4 * page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+			     -1, 0);
+	uint64_t a = (uintptr_t)code;
+	struct td_sym_config cfg = { .perfmap_dir = dir };
+	struct td_ufile anon = { .kind = TD_FILE_ANON };
+	struct td_symbolizer *sym;
+	struct td_sym_stats st;
+	struct td_frame fr;
+	int pid = getpid();
+
+	assert_true(code != MAP_FAILED);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/perf-%d.map", dir, pid);
+	append_file(path, "%" PRIx64 " 40 jit_one\n", a);
+	append_file(path, "0x%" PRIx64 " 0x20 LazyCompile:*tick /srv/app.js:12\n", a + 0x40);
+	append_file(path, "not a perf map line\n");
+	append_file(path, "%" PRIx64 " 10 old_code\n%" PRIx64 " 10 new_code\n", a + 0x100, a + 0x100);
+	append_file(path, "%" PRIx64 " 10 half_written", a + 0x200);
+	sym = td_sym_new(&cfg);
+	assert_non_null(sym);
+
+	assert_int_equal(td_sym_user(sym, pid, a + 0x10, false, &fr), 0);
+	assert_string_equal(fr.symbol, "jit_one");
+	assert_int_equal(fr.sym_offset, 0x10);
+	assert_string_equal(fr.object, path);
+	/* A return address one past jit_one's end is jit_one's; names with spaces. */
+	assert_int_equal(td_sym_user(sym, pid, a + 0x40, true, &fr), 0);
+	assert_string_equal(fr.symbol, "jit_one");
+	assert_int_equal(fr.sym_offset, 0x40);
+	assert_int_equal(td_sym_user(sym, pid, a + 0x41, true, &fr), 0);
+	assert_string_equal(fr.symbol, "LazyCompile:*tick /srv/app.js:12");
+	assert_int_equal(fr.sym_offset, 1);
+	assert_int_equal(td_sym_user(sym, pid, a + 0x104, false, &fr), 0);
+	assert_string_equal(fr.symbol, "new_code");
+	/* In no entry: the mapping's offset only. */
+	assert_int_equal(td_sym_user(sym, pid, a + 0x800, false, &fr), 0);
+	assert_null(fr.symbol);
+	assert_string_equal(fr.object, "[anon]");
+	assert_int_equal(fr.file_offset, 0x800);
+	assert_int_equal(td_sym_user(sym, pid, a + 0x204, false, &fr), 0);
+	assert_null(fr.symbol);
+	/* The JIT finishes the line and compiles more: read again on the miss. */
+	append_file(path, "\n%" PRIx64 " 100 later_fn\n", a + 0x400);
+	assert_int_equal(td_sym_user(sym, pid, a + 0x208, false, &fr), 0);
+	assert_string_equal(fr.symbol, "half_written");
+	assert_int_equal(td_sym_user(sym, pid, a + 0x4ff, false, &fr), 0);
+	assert_string_equal(fr.symbol, "later_fn");
+
+	/* File identity's frames in anonymous memory: named for this process alone. */
+	assert_int_equal(td_sym_ufile_pid(sym, NULL, &anon, pid, a + 0x14, false, &fr), 1);
+	assert_string_equal(fr.symbol, "jit_one");
+	assert_int_equal(fr.sym_offset, 0x14);
+	assert_string_equal(fr.object, path);
+	assert_int_equal(td_sym_ufile_pid(sym, NULL, &anon, 0, a + 0x14, false, &fr), 0);
+	assert_null(fr.symbol);
+	assert_null(fr.object);
+
+	/* Forgotten with the process: another with its pid has a map of its own. */
+	td_sym_forget(sym, pid);
+	assert_int_equal(unlink(path), 0);
+	append_file(path, "%" PRIx64 " 10 next_process_fn\n", a + 0x600);
+	assert_int_equal(td_sym_ufile_pid(sym, NULL, &anon, pid, a + 0x14, false, &fr), 0);
+	assert_null(fr.symbol);
+	assert_int_equal(td_sym_ufile_pid(sym, NULL, &anon, pid, a + 0x608, false, &fr), 1);
+	assert_string_equal(fr.symbol, "next_process_fn");
+
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.jit_named, 8);
+	td_sym_free(sym);
+	unlink(path);
+	rmdir(dir);
+	munmap(code, 4 * page);
 }
 
 static void test_cxx_demangle(void **state)
@@ -1957,6 +2056,7 @@ int main(void)
 		cmocka_unit_test(test_debuglink_bad_crc),
 		cmocka_unit_test(test_build_id_debug_dir),
 		cmocka_unit_test(test_cxx_demangle),
+		cmocka_unit_test(test_jit_perfmap),
 		cmocka_unit_test(test_special_mappings),
 		cmocka_unit_test(test_unmapped),
 		cmocka_unit_test(test_gone_without_proc),

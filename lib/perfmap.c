@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Perf map files of JITs (see perfmap.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "htab.h"
+#include "perfmap.h"
+
+struct pentry {
+	uint64_t start, end;
+	const char *name;
+	size_t line;		/* a later line wins over an earlier one at the same start */
+};
+
+struct pmap {
+	struct hnode node;
+	int pid;
+	off_t size;		/* of the file when read; -1: there was none */
+	const char *file;
+	struct pentry *v;
+	size_t nr;
+};
+
+struct td_perfmaps {
+	struct htab maps;
+	char *dir;
+	char *proc_root;
+	td_intern_fn intern;
+	void *intern_ctx;
+};
+
+static uint64_t pid_hash(int pid)
+{
+	return htab_hash_u64(HTAB_SEED, (uint32_t)pid);
+}
+
+struct td_perfmaps *td_perfmaps_new(const char *dir, const char *proc_root, td_intern_fn intern,
+				    void *intern_ctx)
+{
+	struct td_perfmaps *pm = calloc(1, sizeof(*pm));
+
+	if (!pm)
+		return NULL;
+	pm->dir = strdup(dir);
+	pm->proc_root = strdup(proc_root);
+	if (!pm->dir || !pm->proc_root || htab_init(&pm->maps)) {
+		free(pm->dir);
+		free(pm->proc_root);
+		free(pm);
+		return NULL;
+	}
+	pm->intern = intern;
+	pm->intern_ctx = intern_ctx;
+	return pm;
+}
+
+static void pmap_free(struct hnode *n)
+{
+	struct pmap *m = container_of(n, struct pmap, node);
+
+	free(m->v);
+	free(m);
+}
+
+void td_perfmaps_free(struct td_perfmaps *pm)
+{
+	if (!pm)
+		return;
+	htab_destroy(&pm->maps, pmap_free);
+	free(pm->dir);
+	free(pm->proc_root);
+	free(pm);
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct pentry *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* One "START SIZE NAME" line (@len bytes, no newline) into @e; false if malformed. */
+static bool parse_line(struct td_perfmaps *pm, const char *p, size_t len, struct pentry *e)
+{
+	char buf[64], *end;
+	const char *sp;
+	uint64_t size;
+	size_t n;
+
+	/* The two numbers, copied out: strtoull() needs a terminated string. */
+	sp = memchr(p, ' ', len);
+	if (!sp)
+		return false;
+	sp = memchr(sp + 1, ' ', len - (size_t)(sp + 1 - p));
+	if (!sp || (size_t)(sp - p) >= sizeof(buf))
+		return false;
+	memcpy(buf, p, (size_t)(sp - p));
+	buf[sp - p] = '\0';
+	errno = 0;
+	e->start = strtoull(buf, &end, 16);
+	if (end == buf || *end != ' ')
+		return false;
+	size = strtoull(end + 1, &end, 16);
+	if (errno || *end || !size || e->start + size < e->start)
+		return false;
+	e->end = e->start + size;
+	n = len - (size_t)(sp + 1 - p);
+	while (n && (sp[n] == '\r' || sp[n] == ' '))
+		n--;
+	if (!n)
+		return false;
+	e->name = pm->intern(pm->intern_ctx, sp + 1, n);
+	return e->name != NULL;
+}
+
+/* Read @fd (@size bytes when opened) into @m's table. 0 or -ENOMEM / -EIO. */
+static int read_map(struct td_perfmaps *pm, struct pmap *m, int fd, off_t size)
+{
+	struct pentry *v = NULL, *nv;
+	size_t nr = 0, cap = 0, line = 0, got = 0;
+	char *text = malloc((size_t)size + 1);
+	const char *p, *nl, *stop;
+	ssize_t r;
+	int ret = 0;
+
+	if (!text)
+		return -ENOMEM;
+	while (got < (size_t)size) {
+		r = read(fd, text + got, (size_t)size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	/* A line being written has no newline yet: read again later. */
+	stop = text + got;
+	for (p = text; p < stop; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(stop - p));
+		if (!nl) {
+			got = (size_t)(p - text);
+			break;
+		}
+		if (nr == cap) {
+			cap = cap ? 2 * cap : 256;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			v = nv;
+		}
+		v[nr].line = line++;
+		if (parse_line(pm, p, (size_t)(nl - p), &v[nr]))
+			nr++;
+	}
+	if (nr)
+		qsort(v, nr, sizeof(*v), entry_cmp);
+	free(m->v);
+	m->v = v;
+	m->nr = nr;
+	m->size = (off_t)got;
+	v = NULL;
+out:
+	free(v);
+	free(text);
+	return ret;
+}
+
+/*
+ * @pid's file: through its root first, where /tmp is the one the process
+ * writes to (the service's PrivateTmp= gives the daemon another), then as
+ * the daemon sees it (the process may be gone). O_NONBLOCK, O_NOCTTY: a
+ * path under /tmp may be anyone's FIFO or device, refused below.
+ */
+static int open_map(const struct td_perfmaps *pm, int pid, const char *file)
+{
+	const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+	char path[PATH_MAX];
+	int fd = -1;
+
+	if (snprintf(path, sizeof(path), "%s/%d/root%s", pm->proc_root, pid, file) <
+	    (int)sizeof(path))
+		fd = open(path, flags);
+	return fd >= 0 ? fd : open(file, flags);
+}
+
+/* (Re)read @m's file if it has grown or appeared since. */
+static int refresh(struct td_perfmaps *pm, struct pmap *m)
+{
+	struct stat st;
+	int fd, ret;
+
+	fd = open_map(pm, m->pid, m->file);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size == m->size) {
+		close(fd);
+		return 0;
+	}
+	ret = read_map(pm, m, fd, st.st_size);
+	close(fd);
+	return ret;
+}
+
+static struct pmap *pmap_get(struct td_perfmaps *pm, int pid)
+{
+	uint64_t h = pid_hash(pid);
+	char path[PATH_MAX];
+	struct hnode *n;
+	struct pmap *m;
+
+	for (n = htab_first(&pm->maps, h); n; n = htab_next(n)) {
+		m = container_of(n, struct pmap, node);
+		if (m->pid == pid)
+			return m;
+	}
+	if (snprintf(path, sizeof(path), "%s/perf-%d.map", pm->dir, pid) >= (int)sizeof(path))
+		return NULL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->pid = pid;
+	m->size = -1;
+	m->file = pm->intern(pm->intern_ctx, path, strlen(path));
+	if (!m->file) {
+		free(m);
+		return NULL;
+	}
+	htab_add(&pm->maps, &m->node, h);
+	return m;
+}
+
+static const struct pentry *lookup(const struct pmap *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nr, k;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* The latest entry at or below @addr that covers it (code may be replaced). */
+	for (k = 0; k < 4 && hi > 0; k++, hi--)
+		if (addr < m->v[hi - 1].end)
+			return &m->v[hi - 1];
+	return NULL;
+}
+
+int td_perfmap_find(struct td_perfmaps *pm, int pid, uint64_t addr, const char **name,
+		    uint64_t *start, const char **file)
+{
+	const struct pentry *e;
+	struct pmap *m;
+	int ret;
+
+	if (pid <= 0)
+		return -ENOENT;
+	m = pmap_get(pm, pid);
+	if (!m)
+		return -ENOMEM;
+	e = lookup(m, addr);
+	if (!e) {
+		ret = refresh(pm, m);
+		if (ret)
+			return ret;
+		e = lookup(m, addr);
+		if (!e)
+			return -ENOENT;
+	}
+	*name = e->name;
+	*start = e->start;
+	*file = m->file;
+	return 0;
+}
+
+void td_perfmap_forget(struct td_perfmaps *pm, int pid)
+{
+	uint64_t h = pid_hash(pid);
+	struct hnode *n;
+
+	for (n = htab_first(&pm->maps, h); n; n = htab_next(n)) {
+		struct pmap *m = container_of(n, struct pmap, node);
+
+		if (m->pid == pid) {
+			htab_del(&pm->maps, n);
+			pmap_free(n);
+			return;
+		}
+	}
+}

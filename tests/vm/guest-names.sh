@@ -256,6 +256,7 @@ cp "$fp" /tmp/del/fp_chain
 run_daemon /tmp/n-hard -e sched:sched_switch -o /tmp/n-hard.jsonl --record /tmp/n-hard.dat
 "$fid" dlopen "$libfid" 20 1 > /dev/null
 "$fid" exec 1 "$fp" sleep 1 3 > /dev/null
+"$build/progs/jit_sleep" 20 20 > /tmp/n-jit.out
 /tmp/del/fp_chain sleep 100 8 > /dev/null &
 delpid=$!
 sleep 0.35
@@ -269,6 +270,14 @@ nlib=$("$TD_RESOLVE" /tmp/n-hard.jsonl |
 	jq -r '.user_stack // [] | .[] | select(.sym == "fid_lib_inner") | .sym' | wc -l)
 echo "names_hard: $nlib frames named fid_lib_inner"
 check names_dlclosed_library_named test "$nlib" -ge 10
+# A JIT's code, in anonymous memory (file identity: no file): named from the
+# perf map the JIT wrote, /tmp/perf-PID.map, while it ran.
+jpid=$(sed -n 's/^jit_sleep pid=\([0-9]*\) .*/\1/p' /tmp/n-jit.out)
+njit=$("$TD_RESOLVE" /tmp/n-hard.jsonl | jq -r --argjson p "${jpid:-0}" \
+	'select(.tid == $p and .status == "stitched") | .user_stack[0] // {} |
+	 select(.sym == "jit_sleeper" and .obj == "/tmp/perf-\($p).map") | .sym' | wc -l)
+echo "names_hard: $njit stacks of jit_sleep (pid ${jpid:-?}) innermost in its JIT code, named"
+check names_jit_code_named test "$njit" -ge 10
 "$td" report /tmp/n-hard.dat -o /tmp/n-hard-report.jsonl 2> /tmp/n-hard.rstderr
 check_right names_hard_report_right /tmp/n-hard-report.jsonl 50
 cp /tmp/n-hard.jsonl "$TD_OUT/" 2>/dev/null

@@ -23,7 +23,8 @@ struct pentry {
 struct pmap {
 	struct hnode node;
 	int pid;
-	off_t size;		/* of the file when read; -1: there was none */
+	off_t size;		/* bytes of the file read (whole lines); -1: none yet */
+	size_t lines;		/* lines read, numbering the next one */
 	const char *file;
 	struct pentry *v;
 	size_t nr;
@@ -123,20 +124,25 @@ static bool parse_line(struct td_perfmaps *pm, const char *p, size_t len, struct
 	return e->name != NULL;
 }
 
-/* Read @fd (@size bytes when opened) into @m's table. 0 or -ENOMEM / -EIO. */
-static int read_map(struct td_perfmaps *pm, struct pmap *m, int fd, off_t size)
+/*
+ * Add the lines of @fd from byte @from to @size to @m's table (@from 0: a
+ * new table). A JIT only appends: a file that grew is read from where the
+ * last read stopped. 0 or -ENOMEM.
+ */
+static int read_map(struct td_perfmaps *pm, struct pmap *m, int fd, off_t from, off_t size)
 {
-	struct pentry *v = NULL, *nv;
-	size_t nr = 0, cap = 0, line = 0, got = 0;
-	char *text = malloc((size_t)size + 1);
+	size_t len = (size_t)(size - from), got = 0, nr = from ? m->nr : 0;
+	size_t cap = from ? m->nr : 0;
+	struct pentry *v = from ? m->v : NULL, *nv;
+	char *text = malloc(len + 1);
 	const char *p, *nl, *stop;
-	ssize_t r;
 	int ret = 0;
+	ssize_t r;
 
 	if (!text)
 		return -ENOMEM;
-	while (got < (size_t)size) {
-		r = read(fd, text + got, (size_t)size - got);
+	while (got < len) {
+		r = pread(fd, text + got, len - got, from + (off_t)got);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -147,32 +153,29 @@ static int read_map(struct td_perfmaps *pm, struct pmap *m, int fd, off_t size)
 	stop = text + got;
 	for (p = text; p < stop; p = nl + 1) {
 		nl = memchr(p, '\n', (size_t)(stop - p));
-		if (!nl) {
-			got = (size_t)(p - text);
+		if (!nl)
 			break;
-		}
 		if (nr == cap) {
 			cap = cap ? 2 * cap : 256;
 			nv = realloc(v, cap * sizeof(*v));
 			if (!nv) {
+				/* Keep the lines read so far; the rest is read next time. */
 				ret = -ENOMEM;
-				goto out;
+				break;
 			}
 			v = nv;
 		}
-		v[nr].line = line++;
+		v[nr].line = m->lines++;
 		if (parse_line(pm, p, (size_t)(nl - p), &v[nr]))
 			nr++;
 	}
 	if (nr)
 		qsort(v, nr, sizeof(*v), entry_cmp);
-	free(m->v);
+	if (!from && m->v != v)
+		free(m->v);
 	m->v = v;
 	m->nr = nr;
-	m->size = (off_t)got;
-	v = NULL;
-out:
-	free(v);
+	m->size = from + (off_t)(p - text);
 	free(text);
 	return ret;
 }
@@ -208,7 +211,14 @@ static int refresh(struct td_perfmaps *pm, struct pmap *m)
 		close(fd);
 		return 0;
 	}
-	ret = read_map(pm, m, fd, st.st_size);
+	/* Shorter: another file now (a process with the pid again), read whole. */
+	if (m->size < 0 || st.st_size < m->size) {
+		m->size = 0;
+		m->lines = 0;
+		ret = read_map(pm, m, fd, 0, st.st_size);
+	} else {
+		ret = read_map(pm, m, fd, m->size, st.st_size);
+	}
 	close(fd);
 	return ret;
 }

@@ -582,9 +582,14 @@ static void test_jit_perfmap(void **state)
 	assert_null(fr.symbol);
 	assert_int_equal(td_sym_ufile_pid(sym, NULL, &anon, pid, a + 0x608, false, &fr), 1);
 	assert_string_equal(fr.symbol, "next_process_fn");
+	/* Rewritten shorter (not appended to): read whole again on a miss. */
+	assert_int_equal(truncate(path, 0), 0);
+	append_file(path, "%" PRIx64 " 8 short\n", a + 0x700);
+	assert_int_equal(td_sym_ufile_pid(sym, NULL, &anon, pid, a + 0x704, false, &fr), 1);
+	assert_string_equal(fr.symbol, "short");
 
 	td_sym_get_stats(sym, &st);
-	assert_int_equal(st.jit_named, 8);
+	assert_int_equal(st.jit_named, 9);
 	td_sym_free(sym);
 	unlink(path);
 	rmdir(dir);

@@ -12,7 +12,16 @@
 #include <unistd.h>
 
 #include "htab.h"
+#include "monotime.h"
 #include "perfmap.h"
+
+/*
+ * A process without a map (most are) is asked again only this long after:
+ * every frame in anonymous memory of every new process would otherwise
+ * cost two failed open() calls, and an unwind through code without frame
+ * pointers yields many such frames.
+ */
+#define ABSENT_RECHECK_NS	1000000000ULL
 
 struct pentry {
 	uint64_t start, end;
@@ -25,6 +34,7 @@ struct pmap {
 	int pid;
 	off_t size;		/* bytes of the file read (whole lines); -1: none yet */
 	size_t lines;		/* lines read, numbering the next one */
+	uint64_t absent_ns;	/* monotonic time the file was last found missing, or 0 */
 	const char *file;
 	struct pentry *v;
 	size_t nr;
@@ -201,12 +211,18 @@ static int open_map(const struct td_perfmaps *pm, int pid, const char *file)
 /* (Re)read @m's file if it has grown or appeared since. */
 static int refresh(struct td_perfmaps *pm, struct pmap *m)
 {
+	uint64_t now = td_mono_ns();
 	struct stat st;
 	int fd, ret;
 
-	fd = open_map(pm, m->pid, m->file);
-	if (fd < 0)
+	if (m->absent_ns && now - m->absent_ns < ABSENT_RECHECK_NS)
 		return 0;
+	fd = open_map(pm, m->pid, m->file);
+	if (fd < 0) {
+		m->absent_ns = now ?: 1;
+		return 0;
+	}
+	m->absent_ns = 0;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size == m->size) {
 		close(fd);
 		return 0;

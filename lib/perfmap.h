@@ -9,8 +9,9 @@
  * The code lives in anonymous memory, which no ELF file names.
  *
  * A process's file is read on its first lookup and kept sorted; a lookup
- * that finds nothing reads it again if it has grown since (the JIT has
- * compiled more). Names are interned by the caller's function and live as
+ * that finds nothing reads what was appended since (the JIT has compiled
+ * more). A process found without a file is asked again a second later at
+ * the earliest. Names are interned by the caller's function and live as
  * long as it says. Not thread safe.
  */
 #ifndef TD_LIB_PERFMAP_H

@@ -529,7 +529,8 @@ static int sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool retu
 	if (!m->is_file) {
 		/* [vdso], [stack], [heap], [anon]...: offset in the mapping. */
 		out->file_offset = addr - m->start;
-		if (!name_jit(sym, pid, look, addr, out))
+		/* Only anonymous memory ("[anon]", "[anon:NAME]") holds a JIT's code. */
+		if (strncmp(m->path, "[anon", 5) || !name_jit(sym, pid, look, addr, out))
 			sym->stats.user_no_symbol++;
 		return 0;
 	}

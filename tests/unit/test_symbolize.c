@@ -515,7 +515,7 @@ static void append_file(const char *path, const char *fmt, ...)
  */
 static void test_jit_perfmap(void **state)
 {
-	char dir[] = "/tmp/td-perfmap-XXXXXX", path[PATH_MAX];
+	char dir[] = "/tmp/td-perfmap-XXXXXX", path[PATH_MAX], path2[PATH_MAX];
 	long page = sysconf(_SC_PAGESIZE);
 	uint8_t *code = mmap(NULL, 4 * page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
 			     -1, 0);
@@ -582,6 +582,21 @@ static void test_jit_perfmap(void **state)
 	assert_null(fr.symbol);
 	assert_int_equal(td_sym_ufile_pid(sym, NULL, &anon, pid, a + 0x608, false, &fr), 1);
 	assert_string_equal(fr.symbol, "next_process_fn");
+	/*
+	 * A process without a map is asked again a second later, not at every
+	 * frame: one that writes its map meanwhile is found then. (A pid no
+	 * process has: its file is read as this process sees /tmp.)
+	 */
+	snprintf(path2, sizeof(path2), "%s/perf-%d.map", dir, 999999);
+	assert_int_equal(td_sym_ufile_pid(sym, NULL, &anon, 999999, a + 0x14, false, &fr), 0);
+	append_file(path2, "%" PRIx64 " 40 late_map_fn\n", a);
+	assert_int_equal(td_sym_ufile_pid(sym, NULL, &anon, 999999, a + 0x14, false, &fr), 0);
+	assert_null(fr.symbol);
+	nanosleep(&(struct timespec){ 1, 100 * 1000 * 1000 }, NULL);
+	assert_int_equal(td_sym_ufile_pid(sym, NULL, &anon, 999999, a + 0x14, false, &fr), 1);
+	assert_string_equal(fr.symbol, "late_map_fn");
+	unlink(path2);
+
 	/* Rewritten shorter (not appended to): read whole again on a miss. */
 	assert_int_equal(truncate(path, 0), 0);
 	append_file(path, "%" PRIx64 " 8 short\n", a + 0x700);
@@ -589,7 +604,7 @@ static void test_jit_perfmap(void **state)
 	assert_string_equal(fr.symbol, "short");
 
 	td_sym_get_stats(sym, &st);
-	assert_int_equal(st.jit_named, 9);
+	assert_int_equal(st.jit_named, 10);
 	td_sym_free(sym);
 	unlink(path);
 	rmdir(dir);

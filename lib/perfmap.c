@@ -35,9 +35,15 @@ struct pmap {
 	off_t size;		/* bytes of the file read (whole lines); -1: none yet */
 	size_t lines;		/* lines read, numbering the next one */
 	uint64_t absent_ns;	/* monotonic time the file was last found missing, or 0 */
+	/*
+	 * The path, interned only once a frame is named from it: the strings
+	 * interned live as long as the symbolizer, and most processes (an
+	 * always-on daemon sees millions) have no map.
+	 */
 	const char *file;
 	struct pentry *v;
 	size_t nr;
+	char path[];
 };
 
 struct td_perfmaps {
@@ -217,7 +223,7 @@ static int refresh(struct td_perfmaps *pm, struct pmap *m)
 
 	if (m->absent_ns && now - m->absent_ns < ABSENT_RECHECK_NS)
 		return 0;
-	fd = open_map(pm, m->pid, m->file);
+	fd = open_map(pm, m->pid, m->path);
 	if (fd < 0) {
 		m->absent_ns = now ?: 1;
 		return 0;
@@ -242,27 +248,24 @@ static int refresh(struct td_perfmaps *pm, struct pmap *m)
 static struct pmap *pmap_get(struct td_perfmaps *pm, int pid)
 {
 	uint64_t h = pid_hash(pid);
-	char path[PATH_MAX];
 	struct hnode *n;
 	struct pmap *m;
+	int len;
 
 	for (n = htab_first(&pm->maps, h); n; n = htab_next(n)) {
 		m = container_of(n, struct pmap, node);
 		if (m->pid == pid)
 			return m;
 	}
-	if (snprintf(path, sizeof(path), "%s/perf-%d.map", pm->dir, pid) >= (int)sizeof(path))
+	len = snprintf(NULL, 0, "%s/perf-%d.map", pm->dir, pid);
+	if (len < 0 || len >= PATH_MAX)
 		return NULL;
-	m = calloc(1, sizeof(*m));
+	m = calloc(1, sizeof(*m) + (size_t)len + 1);
 	if (!m)
 		return NULL;
+	snprintf(m->path, (size_t)len + 1, "%s/perf-%d.map", pm->dir, pid);
 	m->pid = pid;
 	m->size = -1;
-	m->file = pm->intern(pm->intern_ctx, path, strlen(path));
-	if (!m->file) {
-		free(m);
-		return NULL;
-	}
 	htab_add(&pm->maps, &m->node, h);
 	return m;
 }
@@ -306,6 +309,11 @@ int td_perfmap_find(struct td_perfmaps *pm, int pid, uint64_t addr, const char *
 		e = lookup(m, addr);
 		if (!e)
 			return -ENOENT;
+	}
+	if (!m->file) {
+		m->file = pm->intern(pm->intern_ctx, m->path, strlen(m->path));
+		if (!m->file)
+			return -ENOMEM;
 	}
 	*name = e->name;
 	*start = e->start;

@@ -462,7 +462,7 @@ static bool same_system(struct tep_handle *tep)
 /* Kernel frames: the kallsyms saved in the trace.dat, loaded into its tep. */
 static int kernel_sym(uint64_t addr, bool return_addr, struct td_frame *out, void *arg)
 {
-	uint64_t look = return_addr && addr ? addr - 1 : addr;
+	uint64_t look = td_sym_lookup_addr(addr, return_addr);
 	struct report *rp = arg;
 	unsigned long long start;
 	unsigned long size;

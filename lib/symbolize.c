@@ -515,7 +515,7 @@ static int sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool retu
 		    struct td_frame *out)
 {
 	/* A return address may be one past its caller's last byte. */
-	uint64_t look = return_addr && addr ? addr - 1 : addr;
+	uint64_t look = td_sym_lookup_addr(addr, return_addr);
 	struct td_mapping *m;
 	struct td_proc *proc;
 	struct object *o;
@@ -590,7 +590,7 @@ int td_sym_kernel(struct td_symbolizer *sym, uint64_t addr, bool return_addr,
 		  struct td_frame *out)
 {
 	/* Cached by the address looked up: what it names does not depend on @addr. */
-	uint64_t look = return_addr && addr ? addr - 1 : addr;
+	uint64_t look = td_sym_lookup_addr(addr, return_addr);
 	struct kcache_entry *e = NULL;
 	const char *name, *object;
 	uint64_t off;
@@ -815,7 +815,7 @@ static void find_through_pid(struct td_symbolizer *sym, struct fres *r, int pid)
 int td_sym_file_id_pid(struct td_symbolizer *sym, struct td_file *file, int pid, uint64_t addr,
 		       uint64_t file_offset, bool return_addr, struct td_frame *out)
 {
-	uint64_t look = return_addr && file_offset ? file_offset - 1 : file_offset;
+	uint64_t look = td_sym_lookup_addr(file_offset, return_addr);
 	struct fres *r;
 
 	*out = (struct td_frame){ .addr = addr, .file_offset = file_offset,
@@ -885,7 +885,7 @@ int td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const str
 	case TD_FILE_ANON:
 		/* A JIT's code: named by @pid's perf map, so for @pid alone. */
 		if (sym && pid > 0 &&
-		    name_jit(sym, pid, return_addr && addr ? addr - 1 : addr, addr, out))
+		    name_jit(sym, pid, td_sym_lookup_addr(addr, return_addr), addr, out))
 			return 1;
 		return 0;
 	default:

@@ -113,6 +113,17 @@ struct td_sym_stats {
 
 struct td_symbolizer;
 
+/*
+ * Where a frame's address is looked up: a return address (every frame of a
+ * stack but the first) at @addr - 1, as the caller is the code before it
+ * (a call that ends a function returns to the next one's first byte).
+ * Kernel and user frames, addresses and file offsets alike.
+ */
+static inline uint64_t td_sym_lookup_addr(uint64_t addr, bool return_addr)
+{
+	return return_addr && addr ? addr - 1 : addr;
+}
+
 struct td_symbolizer *td_sym_new(const struct td_sym_config *cfg);
 void td_sym_free(struct td_symbolizer *sym);
 

@@ -488,6 +488,8 @@ static int setup_stitcher(struct td_pipeline *pl)
 	if (c->settle_margin_ns)
 		sc.settle_margin_ns = c->settle_margin_ns;
 	sc.keep_superseded = c->keep_superseded;
+	sc.max_whole_events = c->max_whole_events;
+	sc.pack_all = c->pack_all;
 	pl->stitcher = td_stitch_new(&sc, resolve, pl);
 	return pl->stitcher ? 0 : -ENOMEM;
 }

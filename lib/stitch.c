@@ -27,12 +27,17 @@
  * a little after its deadline, when the older ones ahead of it have gone.
  * That never joins wrong records: a match always checks the timestamps.
  *
- * A waiting event is packed (evpack.h): 32 bytes of its own (timestamp,
- * cookie, links) and the id of a counted body it shares with every
+ * A waiting event is 32 bytes of its own (timestamp, cookie, links) and a
+ * body. While at most max_whole_events wait, the body is the event the
+ * parser made, kept whole (BODY_WHOLE: an index into st->whole). Beyond,
+ * it is packed (evpack.h): the id of a counted body it shares with every
  * waiting event of the same thread, record data and kernel stack; the
  * event the parser made is freed at once. A million waiting events then
- * cost some 50 MB, not the 350 MB of the events themselves. They are unpacked into
- * an event on the stack when emitted.
+ * cost some 50 MB, not the 350 MB of the events themselves. They are
+ * unpacked into an event on the stack when emitted. Packing hashes and
+ * compares the body, unpacking rebuilds the event: about a tenth of the
+ * replay's instructions per event, spent on the usual case of a few
+ * hundred events waiting a few milliseconds, hence the whole ones.
  *
  * Entries are 32-bit indices into pools allocated in chunks (no per-item
  * allocation, no pointer-sized links), so the steady state allocates
@@ -68,12 +73,15 @@
 #define NIL			0	/* no entry: index 0 is never handed out */
 #define REF_STACK		0x80000000u	/* a slot's ref names a key entry */
 #define MAX_INDEX		0x7fffffffu
+/* A pending body that is st->whole[body & ~BODY_WHOLE], not an evpack id. */
+#define BODY_WHOLE		0x80000000u
+#define WHOLE_DEFAULT		4096
 
 /* One event waiting for its stack. */
 struct pending {
 	uint64_t ts;
 	uint64_t cookie;
-	uint32_t body;			/* evpack's id; the body holds the tid */
+	uint32_t body;			/* evpack's id, or BODY_WHOLE; it holds the tid */
 	uint32_t prev, next;		/* global list, oldest first */
 	uint32_t knext;			/* the next waiting event of its key, circular */
 };
@@ -157,6 +165,9 @@ struct td_stitcher {
 	struct ipool pending_pool;
 	struct ipool key_pool;
 	struct evpack pack;
+	struct td_event **whole;	/* events waiting as fed, by index */
+	uint32_t *whole_free;		/* a stack of free indices into whole */
+	uint32_t nr_whole_free, max_whole;
 
 	uint32_t phead, ptail;		/* all waiting events */
 	uint32_t shead, stail;		/* current stacks (the newest of their tid) */
@@ -254,6 +265,14 @@ static inline struct key_entry *kent(const struct td_stitcher *st, uint32_t i)
 	return (struct key_entry *)st->key_pool.base + i;
 }
 
+/* The thread of a waiting event's body. */
+static __always_inline int body_tid(const struct td_stitcher *st, uint32_t body)
+{
+	if (body & BODY_WHOLE)
+		return st->whole[body & ~BODY_WHOLE]->tid;
+	return evpack_tid(&st->pack, body);
+}
+
 /* ---- hash table on (tid, cookie) ---- */
 
 static inline uint32_t key_tag(int tid, uint64_t cookie)
@@ -279,7 +298,7 @@ static __always_inline bool ref_is(const struct td_stitcher *st, uint32_t ref, i
 	} else {
 		const struct pending *p = pend(st, ref);
 
-		return p->cookie == cookie && evpack_tid(&st->pack, p->body) == tid;
+		return p->cookie == cookie && body_tid(st, p->body) == tid;
 	}
 }
 
@@ -528,6 +547,15 @@ static void emit_pending(struct td_stitcher *st, uint32_t i, const struct td_ust
 	uint32_t body = p->body;
 	struct td_event ev;
 
+	if (body & BODY_WHOLE) {
+		struct td_event *whole = st->whole[body & ~BODY_WHOLE];
+
+		st->whole_free[st->nr_whole_free++] = body & ~BODY_WHOLE;
+		ipool_put(&st->pending_pool, i);
+		st->stats.pending_events--;
+		emit_free(st, whole, us, status);
+		return;
+	}
 	evpack_unpack(&st->pack, body, &ev);
 	ev.ts = p->ts;
 	ev.cookie = p->cookie;
@@ -695,7 +723,7 @@ static void pending_expire_oldest(struct td_stitcher *st)
 {
 	uint32_t i = st->phead;
 	struct pending *p = pend(st, i);
-	int tid = evpack_tid(&st->pack, p->body);
+	int tid = body_tid(st, p->body);
 	size_t s = table_find(st, tid, p->cookie, key_tag(tid, p->cookie));
 	uint32_t tail = st->tab.slots[s].ref;
 
@@ -817,7 +845,25 @@ struct td_stitcher *td_stitch_new(const struct td_stitch_config *cfg, td_emit_fn
 		goto free_tab;
 	if (evpack_init(&st->pack))
 		goto free_tasks;
+	st->max_whole = st->cfg.pack_all ? 0 : st->cfg.max_whole_events ? : WHOLE_DEFAULT;
+	if (st->max_whole > MAX_INDEX)
+		st->max_whole = MAX_INDEX;
+	if (st->max_whole) {
+		st->whole = calloc(st->max_whole, sizeof(*st->whole));
+		st->whole_free = malloc(st->max_whole * sizeof(*st->whole_free));
+		if (!st->whole || !st->whole_free)
+			goto free_whole;
+		/* Handed out from 0 up: the ones in use stay together. */
+		while (st->nr_whole_free < st->max_whole) {
+			st->whole_free[st->nr_whole_free] = st->max_whole - 1 - st->nr_whole_free;
+			st->nr_whole_free++;
+		}
+	}
 	return st;
+free_whole:
+	free(st->whole);
+	free(st->whole_free);
+	evpack_destroy(&st->pack);
 free_tasks:
 	htab_destroy(&st->tasks, NULL);
 free_tab:
@@ -840,6 +886,11 @@ void td_stitch_free(struct td_stitcher *st)
 		td_ustack_free(kent(st, k)->us);
 	for (k = st->dhead; k; k = kent(st, k)->snext)
 		td_ustack_free(kent(st, k)->us);
+	for (k = st->phead; k; k = pend(st, k)->next)
+		if (pend(st, k)->body & BODY_WHOLE)
+			td_event_free(st->whole[pend(st, k)->body & ~BODY_WHOLE]);
+	free(st->whole);
+	free(st->whole_free);
 	/* Task entries live in their pool. */
 	htab_destroy(&st->tasks, NULL);
 	/* The bodies of waiting events go with the table. */
@@ -852,16 +903,30 @@ void td_stitch_free(struct td_stitcher *st)
 	free(st);
 }
 
-/* Pack @ev as the newest waiting event of its key (slot @s: empty, or its newest). */
+/*
+ * Keep @ev, whole or packed, as the newest waiting event of its key (slot
+ * @s: empty, or its newest). Returns 1 when the stitcher keeps @ev itself,
+ * 0 when packed (the caller frees it), or -ENOMEM (@ev is still the
+ * caller's).
+ */
 static int pending_add(struct td_stitcher *st, struct td_event *ev, size_t s, uint32_t tag)
 {
 	uint32_t tail = st->tab.slots[s].ref, i;
 	struct pending *p;
 	uint32_t body;
 
-	body = evpack_get(&st->pack, ev);
-	if (!body)
-		return -ENOMEM;
+	if (st->nr_whole_free) {
+		body = st->whole_free[--st->nr_whole_free];
+		st->whole[body] = ev;
+		body |= BODY_WHOLE;
+		/* As a packed one comes out: no data, no size. */
+		if (!ev->raw)
+			ev->raw_size = 0;
+	} else {
+		body = evpack_get(&st->pack, ev);
+		if (!body)
+			return -ENOMEM;
+	}
 	i = ipool_get(&st->pending_pool);
 	if (i == NIL)
 		goto nomem;
@@ -888,15 +953,19 @@ static int pending_add(struct td_stitcher *st, struct td_event *ev, size_t s, ui
 		st->phead = i;
 	st->ptail = i;
 	st->stats.pending_events++;
-	return 0;
+	return body & BODY_WHOLE ? 1 : 0;
 nomem:
-	evpack_put(&st->pack, body);
+	if (body & BODY_WHOLE)
+		st->whole_free[st->nr_whole_free++] = body & ~BODY_WHOLE;
+	else
+		evpack_put(&st->pack, body);
 	return -ENOMEM;
 }
 
 void td_stitch_event(struct td_stitcher *st, struct td_event *ev)
 {
 	uint32_t ref, tag;
+	int kept;
 	size_t s;
 
 	st->stats.events++;
@@ -934,7 +1003,8 @@ void td_stitch_event(struct td_stitcher *st, struct td_event *ev)
 		s = table_find(st, ev->tid, ev->cookie, tag);
 	}
 
-	if (pending_add(st, ev, s, tag)) {
+	kept = pending_add(st, ev, s, tag);
+	if (kept < 0) {
 		st->stats.alloc_failures++;
 		emit_free(st, ev, NULL, TD_USER_LOST);
 		return;
@@ -942,7 +1012,8 @@ void td_stitch_event(struct td_stitcher *st, struct td_event *ev)
 	/* The first waiting event of its key (a stale key's stack was dropped above). */
 	if (!st->cfg.keep_superseded && (!ref || (ref & REF_STACK)))
 		twait_note(st, ev->tid, ev->cookie, ev->ts);
-	td_event_free(ev);
+	if (!kept)
+		td_event_free(ev);
 }
 
 void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us)
@@ -1066,4 +1137,5 @@ void td_stitch_get_stats(const struct td_stitcher *st, struct td_stitch_stats *s
 	*stats = st->stats;
 	stats->packed_bodies = st->pack.bodies;
 	stats->packed_bytes = st->pack.bytes;
+	stats->whole_events = st->max_whole - st->nr_whole_free;
 }

@@ -35,12 +35,14 @@
  * and arrival-ordered lists for eviction and expiry). Events without a
  * cookie and in-place events are emitted at once without touching a table.
  *
- * Memory: an event that waits is not kept as it came. It is packed: 32
- * bytes of its own, a share of the hash table, and a counted reference to
- * its body (thread, record data, CPU, process, comm, kernel stack), kept
- * once for all waiting events with the same body. Emitted, it is an event again,
- * with the same fields, but not the same object: td_event_free() was
- * called on the one fed.
+ * Memory: while at most cfg.max_whole_events wait, an event waits as it
+ * was fed. Past that, an event that waits is not kept as it came. It is
+ * packed: 32 bytes of its own, a share of the hash table, and a counted
+ * reference to its body (thread, record data, CPU, process, comm, kernel
+ * stack), kept once for all waiting events with the same body. Emitted, it
+ * is an event again, with the same fields, but not the same object:
+ * td_event_free() was called on the one fed. Either way, an event fed with
+ * no record data (raw NULL) comes out with raw_size 0.
  *
  * Not thread safe: one stitcher per thread, or lock around it. The emit
  * callback must not call back into the stitcher that called it (except
@@ -77,6 +79,16 @@ struct td_stitch_config {
 	 * purpose (the memory benchmark).
 	 */
 	bool keep_superseded;
+	/*
+	 * Added later: default 4096, how many waiting events are kept as they
+	 * were fed, not packed (see Memory above). While few wait, as when
+	 * every stack comes within milliseconds, packing an event and
+	 * unpacking it again costs more than the rest of its stay; a bound
+	 * keeps a million waiting events at their packed size.
+	 */
+	size_t max_whole_events;
+	/* Added later: pack every waiting event (tests, and measuring the packing). */
+	bool pack_all;
 };
 
 /* Fills cfg with the defaults above. */
@@ -129,6 +141,8 @@ struct td_stitch_stats {
 	 * kernel entry of their task showed that their stack was lost.
 	 */
 	uint64_t superseded;
+	/* Added later: waiting events kept as they were fed, not packed (now). */
+	size_t whole_events;
 };
 
 struct td_stitcher;

@@ -3,7 +3,8 @@
  * Unit tests for the stitcher (lib/stitch.c): order independence, shared
  * cookies, cookie counter wrap, lost and failed stacks, statuses, bounds,
  * flush, a randomized run checked against the records' own keys,
- * waiting events packed and unpacked field by field, and stacks dropped
+ * waiting events packed and unpacked field by field (every case run with
+ * waiting events kept whole, packed, and both), and stacks dropped
  * once every event older than them has been fed (settle).
  */
 #include <endian.h>
@@ -23,6 +24,31 @@
 
 #define MS	1000000ULL
 #define SEC	1000000000ULL
+
+/*
+ * Every test runs three times: waiting events kept whole (the default),
+ * all packed, and a few whole then packed, so that each case meets both
+ * kinds of waiting events and the change from one to the other.
+ */
+enum pack_mode { WHOLE, PACKED, MIXED };
+static enum pack_mode pack_mode;
+
+#define MIXED_WHOLE	3
+
+/* td_stitch_new() with @cfg (NULL: the defaults) as the run's mode has it. */
+static struct td_stitcher *stitch_new(const struct td_stitch_config *cfg, td_emit_fn fn,
+				      void *arg)
+{
+	struct td_stitch_config c;
+
+	if (cfg)
+		c = *cfg;
+	else
+		td_stitch_config_default(&c);
+	c.pack_all = pack_mode == PACKED;
+	c.max_whole_events = pack_mode == MIXED ? MIXED_WHOLE : 0;
+	return td_stitch_new(&c, fn, arg);
+}
 
 /* One emitted event, as the callback saw it. */
 struct rec {
@@ -132,7 +158,7 @@ static struct fixture *fixture_new(size_t max_events, size_t max_stacks)
 		fx->cfg.max_pending_events = max_events;
 	if (max_stacks)
 		fx->cfg.max_stacks = max_stacks;
-	fx->st = td_stitch_new(&fx->cfg, record, &fx->log);
+	fx->st = stitch_new(&fx->cfg, record, &fx->log);
 	assert_non_null(fx->st);
 	return fx;
 }
@@ -201,7 +227,7 @@ static void test_defaults(void **state)
 	 * that slept 30 s gets its stack, one whose stack never came is let
 	 * go 60 s after it.
 	 */
-	st = td_stitch_new(NULL, record, &log);
+	st = stitch_new(NULL, record, &log);
 	assert_non_null(st);
 	td_stitch_event(st, event(1, 10, cookie(0, 1), 1 * SEC, 0));
 	td_stitch_event(st, event(2, 11, cookie(0, 2), 1 * SEC + 1, 0));
@@ -373,7 +399,7 @@ static void test_keep_superseded(void **state)
 
 	td_stitch_config_default(&cfg);
 	cfg.keep_superseded = true;
-	st = td_stitch_new(&cfg, record, &log);
+	st = stitch_new(&cfg, record, &log);
 	assert_non_null(st);
 	td_stitch_event(st, event(1, 100, cookie(0, 1), 10 * MS, 0));
 	td_stitch_event(st, event(2, 100, cookie(0, 2), 20 * MS, 0));
@@ -567,7 +593,7 @@ static void test_counter_wrap(void **state)
 
 	fx->cfg.stack_keep_ns = 50 * SEC;	/* a long keep must not matter either */
 	td_stitch_free(fx->st);
-	fx->st = td_stitch_new(&fx->cfg, record, &fx->log);
+	fx->st = stitch_new(&fx->cfg, record, &fx->log);
 	assert_non_null(fx->st);
 
 	/* 1: old stack still kept (no advance): a new event must not take it. */
@@ -933,7 +959,7 @@ static void test_randomized(void **state)
 	fx->cfg.max_wait_ns = 300000;
 	fx->cfg.stack_keep_ns = 300000;
 	td_stitch_free(fx->st);
-	fx->st = td_stitch_new(&fx->cfg, record, &fx->log);
+	fx->st = stitch_new(&fx->cfg, record, &fx->log);
 	assert_non_null(fx->st);
 	/* Kernel entries 10 us apart; 1-3 events each; most with a stack. */
 	for (i = 0; i < ENTRIES; i++) {
@@ -1225,7 +1251,7 @@ static struct td_event *full_event(int tid, uint64_t ck, uint64_t ts, unsigned c
 static void test_packed_events(void **state)
 {
 	struct seen *seen = calloc(1, sizeof(*seen));
-	struct td_stitcher *st = td_stitch_new(NULL, keep, seen);
+	struct td_stitcher *st = stitch_new(NULL, keep, seen);
 	struct td_kstacks *ks = td_kstacks_new(0);
 	const void *tep_of[4];
 	struct td_stitch_stats s;
@@ -1244,7 +1270,9 @@ static void test_packed_events(void **state)
 	}
 	td_stitch_get_stats(st, &s);
 	assert_int_equal(s.pending_events, 4);
-	assert_int_equal(s.packed_bodies, 1);
+	/* Whole: none packed; mixed: the 4th packed. */
+	assert_int_equal(s.packed_bodies, pack_mode == WHOLE ? 0 : 1);
+	assert_int_equal(s.whole_events, pack_mode == WHOLE ? 4 : pack_mode == MIXED ? 3 : 0);
 	/* ... one that differs only in its data, one only in its kernel stack ... */
 	td_stitch_event(st, full_event(40, cookie(0, 9), 200, 0xa6, 3));
 	td_stitch_event(st, full_event(40, cookie(0, 10), 201, 0xa5, 2));
@@ -1264,8 +1292,15 @@ static void test_packed_events(void **state)
 	td_kstacks_free(ks);
 	td_stitch_get_stats(st, &s);
 	assert_int_equal(s.pending_events, 8);
-	assert_int_equal(s.packed_bodies, 1 + 1 + 1 + 1);
-	assert_true(s.packed_bytes > 0);
+	if (pack_mode == WHOLE) {
+		assert_int_equal(s.packed_bodies, 0);
+		assert_int_equal(s.packed_bytes, 0);
+		assert_int_equal(s.whole_events, 8);
+	} else {
+		assert_int_equal(s.packed_bodies, 1 + 1 + 1 + 1);
+		assert_true(s.packed_bytes > 0);
+		assert_int_equal(s.whole_events, pack_mode == MIXED ? 3 : 0);
+	}
 
 	/* Out in order, as they came, every field as it was fed. */
 	td_stitch_flush(st);
@@ -1300,6 +1335,7 @@ static void test_packed_events(void **state)
 	td_stitch_get_stats(st, &s);
 	assert_int_equal(s.packed_bodies, 0);
 	assert_int_equal(s.packed_bytes, 0);
+	assert_int_equal(s.whole_events, 0);
 	td_stitch_free(st);
 	free(seen);
 }
@@ -1308,7 +1344,7 @@ static void test_packed_events(void **state)
 static void test_packed_free(void **state)
 {
 	struct seen *seen = calloc(1, sizeof(*seen));
-	struct td_stitcher *st = td_stitch_new(NULL, keep, seen);
+	struct td_stitcher *st = stitch_new(NULL, keep, seen);
 	struct td_kstacks *ks = td_kstacks_new(0);
 	uint8_t le[8] = { 1 };
 	int i;
@@ -1331,7 +1367,7 @@ static void test_packed_free(void **state)
 static void test_packed_no_data(void **state)
 {
 	struct seen *seen = calloc(1, sizeof(*seen));
-	struct td_stitcher *st = td_stitch_new(NULL, keep, seen);
+	struct td_stitcher *st = stitch_new(NULL, keep, seen);
 	struct td_event *ev = full_event(60, cookie(0, 1), 10, 0x33, 0);
 	struct td_event *ev2 = full_event(60, cookie(0, 2), 11, 0x33, 0);
 	struct td_stitch_stats s;
@@ -1344,7 +1380,8 @@ static void test_packed_no_data(void **state)
 	td_stitch_event(st, ev);
 	td_stitch_event(st, ev2);
 	td_stitch_get_stats(st, &s);
-	assert_int_equal(s.packed_bodies, 1);
+	assert_int_equal(s.packed_bodies, pack_mode == PACKED ? 1 : 0);
+	assert_int_equal(s.whole_events, pack_mode == PACKED ? 0 : 2);
 	td_stitch_flush(st);
 	assert_int_equal(seen->n, 2);
 	assert_int_equal(seen->ev[0].raw_size, 0);
@@ -1390,7 +1427,7 @@ static void check_body(const struct td_event *ev, const struct td_ustack *us,
 static void test_packed_own_kstack(void **state)
 {
 	struct body_check c = { 0 };
-	struct td_stitcher *st = td_stitch_new(NULL, check_body, &c);
+	struct td_stitcher *st = stitch_new(NULL, check_body, &c);
 	unsigned int i;
 
 	(void)state;
@@ -1402,6 +1439,59 @@ static void test_packed_own_kstack(void **state)
 	assert_int_equal(c.n, 4);
 	assert_int_equal(c.wrong, 0);
 	td_stitch_free(st);
+}
+
+/*
+ * max_whole_events: the first events wait whole, the rest packed; a stack
+ * finds both kinds, a freed whole slot is taken again, and what still
+ * waits at td_stitch_free() is freed (ASan, valgrind).
+ */
+static void test_whole_bound(void **state)
+{
+	struct td_stitch_config cfg;
+	struct log log = { 0 };
+	struct td_stitch_stats s;
+	struct td_stitcher *st;
+	int i;
+
+	(void)state;
+	td_stitch_config_default(&cfg);
+	cfg.max_whole_events = 2;
+	st = td_stitch_new(&cfg, record, &log);
+	assert_non_null(st);
+	for (i = 0; i < 5; i++)
+		td_stitch_event(st, event(i, 100 + i, cookie(0, 1), 10 + i, 0));
+	/* A second event of key 3, packed, behind the packed first. */
+	td_stitch_event(st, event(5, 103, cookie(0, 1), 16, 1));
+	td_stitch_get_stats(st, &s);
+	assert_int_equal(s.pending_events, 6);
+	assert_int_equal(s.whole_events, 2);
+	assert_int_equal(s.packed_bodies, 4);
+	/* Stacks in another order than the events: whole and packed alike. */
+	for (i = 4; i >= 0; i--)
+		td_stitch_stack(st, stack(100 + i, cookie(0, 1), 30 + i, 1, 2, 0x1000 * (i + 1)));
+	assert_int_equal(log.n, 6);
+	for (i = 0; i < 6; i++) {
+		const struct rec *r = &log.recs[i];
+		int key = r->id == 5 ? 3 : r->id;
+
+		assert_int_equal(r->status, TD_STITCHED);
+		assert_int_equal(r->tid, 100 + key);
+		assert_int_equal(r->ip0, 0x1000 * (key + 1));
+	}
+	td_stitch_get_stats(st, &s);
+	assert_int_equal(s.pending_events, 0);
+	assert_int_equal(s.whole_events, 0);
+	assert_int_equal(s.packed_bodies, 0);
+	/* The whole slots are free again; left waiting at free, both kinds go. */
+	for (i = 0; i < 3; i++)
+		td_stitch_event(st, event(10 + i, 200 + i, cookie(1, 3), 100 + i, 1));
+	td_stitch_get_stats(st, &s);
+	assert_int_equal(s.whole_events, 2);
+	assert_int_equal(s.packed_bodies, 1);
+	td_stitch_free(st);
+	assert_int_equal(log.n, 6);
+	free(log.recs);
 }
 
 int main(void)
@@ -1436,7 +1526,16 @@ int main(void)
 		cmocka_unit_test(test_packed_own_kstack),
 		cmocka_unit_test(test_superseded),
 		cmocka_unit_test(test_keep_superseded),
+		cmocka_unit_test(test_whole_bound),
 	};
+	int failed;
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	pack_mode = WHOLE;
+	failed = cmocka_run_group_tests_name("stitch, waiting events whole", tests, NULL, NULL);
+	pack_mode = PACKED;
+	failed += cmocka_run_group_tests_name("stitch, waiting events packed", tests, NULL, NULL);
+	pack_mode = MIXED;
+	failed += cmocka_run_group_tests_name("stitch, a few whole, then packed", tests, NULL,
+					      NULL);
+	return failed;
 }

@@ -43,6 +43,13 @@ struct pmap {
 	const char *file;
 	struct pentry *v;
 	size_t nr;
+	/*
+	 * A process in a pid namespace of its own (a container) names its
+	 * map with its pid there: ns_path, DIR/perf-NSPID.map, reached only
+	 * through its root. nspid 0: not asked yet.
+	 */
+	int nspid;
+	char *ns_path;
 	char path[];
 };
 
@@ -84,6 +91,7 @@ static void pmap_free(struct hnode *n)
 	struct pmap *m = container_of(n, struct pmap, node);
 
 	free(m->v);
+	free(m->ns_path);
 	free(m);
 }
 
@@ -196,22 +204,84 @@ static int read_map(struct td_perfmaps *pm, struct pmap *m, int fd, off_t from, 
 	return ret;
 }
 
-/*
- * @pid's file: through its root first, where /tmp is the one the process
- * writes to (the service's PrivateTmp= gives the daemon another), then as
- * the daemon sees it (the process may be gone). O_NONBLOCK, O_NOCTTY: a
- * path under /tmp may be anyone's FIFO or device, refused below.
- */
-static int open_map(const struct td_perfmaps *pm, int pid, const char *file)
-{
-	const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
-	char path[PATH_MAX];
-	int fd = -1;
+#define MAP_OPEN_FLAGS	(O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
 
-	if (snprintf(path, sizeof(path), "%s/%d/root%s", pm->proc_root, pid, file) <
+/* @file as process @pid sees it, through its root; -1 if none. */
+static int open_in_root(const struct td_perfmaps *pm, int pid, const char *file)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%d/root%s", pm->proc_root, pid, file) >=
 	    (int)sizeof(path))
-		fd = open(path, flags);
-	return fd >= 0 ? fd : open(file, flags);
+		return -1;
+	return open(path, MAP_OPEN_FLAGS);
+}
+
+/*
+ * @pid's pid in the innermost pid namespace it is in, the last of the
+ * "NSpid:" line of its status (as perf reads it); @pid itself when it is
+ * in ours, is gone, or the kernel does not say.
+ */
+static int innermost_pid(const struct td_perfmaps *pm, int pid)
+{
+	char path[PATH_MAX], line[256];
+	int nspid = pid;
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "%s/%d/status", pm->proc_root, pid) >= (int)sizeof(path))
+		return pid;
+	f = fopen(path, "re");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f)) {
+		const char *last;
+		char *end;
+		long v;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		last = strrchr(line, '\t');
+		if (!last)
+			last = line + 5;
+		v = strtol(last + 1, &end, 10);
+		if (end != last + 1 && v > 0 && v <= INT_MAX)
+			nspid = (int)v;
+		break;
+	}
+	fclose(f);
+	return nspid;
+}
+
+/*
+ * @m's file: through its process's root first, where /tmp is the one the
+ * process writes to (the service's PrivateTmp= gives the daemon another).
+ * Not there: a process in a container names the file with its pid in the
+ * container, asked once. Last, as the daemon sees it (the process may be
+ * gone), never under the container's pid, which names another process
+ * here. O_NONBLOCK, O_NOCTTY: a path under /tmp may be anyone's FIFO or
+ * device, refused below.
+ */
+static int open_map(const struct td_perfmaps *pm, struct pmap *m)
+{
+	int fd;
+
+	if (m->ns_path)
+		return open_in_root(pm, m->pid, m->ns_path);
+	fd = open_in_root(pm, m->pid, m->path);
+	if (fd >= 0)
+		return fd;
+	if (!m->nspid) {
+		m->nspid = innermost_pid(pm, m->pid);
+		if (m->nspid != m->pid &&
+		    asprintf(&m->ns_path, "%s/perf-%d.map", pm->dir, m->nspid) < 0)
+			m->ns_path = NULL;
+		if (m->ns_path) {
+			/* The one it writes from now on: the path named in frames. */
+			m->file = NULL;
+			return open_in_root(pm, m->pid, m->ns_path);
+		}
+	}
+	return open(m->path, MAP_OPEN_FLAGS);
 }
 
 /* (Re)read @m's file if it has grown or appeared since. */
@@ -223,7 +293,7 @@ static int refresh(struct td_perfmaps *pm, struct pmap *m)
 
 	if (m->absent_ns && now - m->absent_ns < ABSENT_RECHECK_NS)
 		return 0;
-	fd = open_map(pm, m->pid, m->path);
+	fd = open_map(pm, m);
 	if (fd < 0) {
 		m->absent_ns = now ?: 1;
 		return 0;
@@ -311,7 +381,9 @@ int td_perfmap_find(struct td_perfmaps *pm, int pid, uint64_t addr, const char *
 			return -ENOENT;
 	}
 	if (!m->file) {
-		m->file = pm->intern(pm->intern_ctx, m->path, strlen(m->path));
+		const char *path = m->ns_path ? m->ns_path : m->path;
+
+		m->file = pm->intern(pm->intern_ctx, path, strlen(path));
 		if (!m->file)
 			return -ENOMEM;
 	}

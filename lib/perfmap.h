@@ -26,7 +26,10 @@ struct td_perfmaps;
 /*
  * Files are DIR/perf-PID.map, opened as PROC_ROOT/PID/root/DIR/perf-PID.map
  * while the process runs (the /tmp it writes to, which may not be the
- * caller's). Both strings are copied. NULL when out of memory.
+ * caller's). A process in a pid namespace of its own names its file with
+ * its pid there (the last of PROC_ROOT/PID/status's NSpid), read through
+ * its root only; frames then name that path. Both strings are copied. NULL
+ * when out of memory.
  */
 struct td_perfmaps *td_perfmaps_new(const char *dir, const char *proc_root, td_intern_fn intern,
 				    void *intern_ctx);

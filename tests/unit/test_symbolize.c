@@ -611,6 +611,84 @@ static void test_jit_perfmap(void **state)
 	munmap(code, 4 * page);
 }
 
+/*
+ * A JIT in a container names its map with its pid there: a process in a
+ * pid namespace of its own (pid 1 in it) writes DIR/perf-1.map, and its
+ * frames, asked for by its pid here, are named from that file, reached
+ * through its root, the path the frames name being the one it wrote.
+ */
+static void test_jit_perfmap_pidns(void **state)
+{
+	char dir[] = "/tmp/td-perfmap-ns-XXXXXX", path[PATH_MAX], hostpath[PATH_MAX];
+	struct td_sym_config cfg = { .perfmap_dir = dir };
+	struct td_ufile anon = { .kind = TD_FILE_ANON };
+	struct td_symbolizer *sym;
+	struct td_frame fr;
+	uint64_t a = 0;
+	int fds[2], hold[2], status;
+	char c;
+	pid_t pid;
+
+	if (geteuid())
+		skip();	/* CLONE_NEWPID needs CAP_SYS_ADMIN */
+	assert_non_null(mkdtemp(dir));
+	/*
+	 * The child waits on @hold until we close it, or exit on a failed
+	 * assertion: it never outlives the test.
+	 */
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
+	/* fork() into a new pid namespace: the child is its pid 1. */
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL, NULL);
+	assert_true(pid >= 0);
+	if (!pid) {
+		void *code = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+				  -1, 0);
+		uint64_t at = (uintptr_t)code;
+		char map[PATH_MAX];
+		FILE *f;
+
+		close(fds[0]);
+		close(hold[1]);
+		snprintf(map, sizeof(map), "%s/perf-%d.map", dir, (int)getpid());
+		f = fopen(map, "w");
+		if (code == MAP_FAILED || getpid() != 1 || !f ||
+		    fprintf(f, "%" PRIx64 " 40 ns_jit_fn\n", at) < 0 || fclose(f))
+			_exit(1);
+		if (write(fds[1], &at, sizeof(at)) != sizeof(at))
+			_exit(1);
+		while (read(hold[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(fds[1]);
+	close(hold[0]);
+	assert_int_equal(read(fds[0], &a, sizeof(a)), sizeof(a));
+	close(fds[0]);
+	snprintf(path, sizeof(path), "%s/perf-1.map", dir);
+	snprintf(hostpath, sizeof(hostpath), "%s/perf-%d.map", dir, (int)pid);
+	assert_int_equal(access(hostpath, F_OK), -1);
+	sym = td_sym_new(&cfg);
+	assert_non_null(sym);
+
+	/* Through its maps (an unpatched kernel) and file identity alike. */
+	assert_int_equal(td_sym_user(sym, pid, a + 0x10, false, &fr), 0);
+	assert_non_null(fr.symbol);
+	assert_string_equal(fr.symbol, "ns_jit_fn");
+	assert_int_equal(fr.sym_offset, 0x10);
+	assert_string_equal(fr.object, path);
+	assert_int_equal(td_sym_ufile_pid(sym, NULL, &anon, pid, a + 0x14, false, &fr), 1);
+	assert_string_equal(fr.symbol, "ns_jit_fn");
+	assert_string_equal(fr.object, path);
+
+	close(hold[1]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	td_sym_free(sym);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_cxx_demangle(void **state)
 {
 	static const struct {
@@ -2077,6 +2155,7 @@ int main(void)
 		cmocka_unit_test(test_build_id_debug_dir),
 		cmocka_unit_test(test_cxx_demangle),
 		cmocka_unit_test(test_jit_perfmap),
+		cmocka_unit_test(test_jit_perfmap_pidns),
 		cmocka_unit_test(test_special_mappings),
 		cmocka_unit_test(test_unmapped),
 		cmocka_unit_test(test_gone_without_proc),

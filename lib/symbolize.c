@@ -510,6 +510,16 @@ static bool name_jit(struct td_symbolizer *sym, int pid, uint64_t look, uint64_t
 	return true;
 }
 
+/*
+ * A memfd is not an ELF file but where a JIT may map its code twice, to
+ * write through one view and run the other (.NET's W^X): named as JIT
+ * code, by the perf map.
+ */
+static bool is_memfd(const char *path)
+{
+	return !strncmp(path, "/memfd:", 7);
+}
+
 /* The lookup itself; @out is set up by the caller. */
 static int sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_addr,
 		    struct td_frame *out)
@@ -535,6 +545,8 @@ static int sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool retu
 		return 0;
 	}
 	out->file_offset = addr - m->start + m->pgoff;
+	if (is_memfd(m->path) && name_jit(sym, pid, look, addr, out))
+		return 0;
 	o = m->obj;
 	if (!o) {
 		o = resolve_mapping(sym, proc, m);
@@ -873,6 +885,10 @@ int td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const str
 				sym->stats.fileid_unknown++;
 			return 0;
 		}
+		/* JIT code in a memfd: named by @pid's perf map, so for @pid alone. */
+		if (sym && pid > 0 && is_memfd(f->path) &&
+		    name_jit(sym, pid, td_sym_lookup_addr(addr, return_addr), addr, out))
+			return 1;
 		if (sym)
 			return td_sym_file_id_pid(sym, f, pid, addr, uf->offset, return_addr, out);
 		/* Not symbolizing: what the record says, for naming elsewhere. */

@@ -133,9 +133,10 @@ void td_sym_free(struct td_symbolizer *sym);
  * @return_addr says @addr is a return address (every frame but the first of
  * a stack): the lookup then uses addr - 1 so a call at the end of a function
  * is named correctly; sym_offset and file_offset stay those of @addr.
- * An address in anonymous memory (a JIT's code) is named from the perf map
- * its JIT writes, perfmap_dir/perf-PID.map, if there is one that covers it:
- * the object is then that file.
+ * An address in anonymous memory or in a memfd (a JIT's code) is named
+ * from the perf map its JIT writes, perfmap_dir/perf-PID.map (in a
+ * container, with its pid there), if there is one that covers it: the
+ * object is then that file.
  * Returns 0 when the address was found in a mapping, -ENOENT otherwise
  * (out still holds addr).
  */
@@ -217,8 +218,9 @@ int td_sym_file_id_pid(struct td_symbolizer *sym, struct td_file *file, int pid,
  * process (its file found without @pid's root, or nothing to find),
  * -ENOENT when its recorded file was found nowhere, not through @pid's
  * root either: another process's root may still find it, and 1 when a
- * frame in anonymous memory was named from @pid's perf map (a JIT's code,
- * see td_sym_user()): that name holds for @pid alone.
+ * frame in anonymous memory, or in a memfd (/memfd:NAME, where a JIT may
+ * map its code twice for W^X), was named from @pid's perf map (a JIT's
+ * code, see td_sym_user()): that name holds for @pid alone.
  */
 int td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const struct td_ufile *uf,
 		     int pid, uint64_t addr, bool return_addr, struct td_frame *out);

@@ -10,20 +10,22 @@
 # the same program with the map left out: the frames stay unnamed, in
 # anonymous memory, and nothing is made up. Last, the program in a pid
 # namespace of its own, as in a container: it is pid 1 there and writes
-# /tmp/perf-1.map, which names its frames, not a file of our pid 1.
+# /tmp/perf-1.map, which names its frames, not a file of our pid 1. And
+# the code mapped from a memfd, written through one view and run from the
+# other as .NET's W^X does: a file, but no ELF file; the map names it.
 . "$(dirname "$0")/lib.sh"
 
 JIT="$BUILD/progs/jit_sleep"
 
-# run_jit OUT MAPDIR [LAUNCHER...]: the daemon around 60 sleeps of 10 ms
-# through the JIT's code. JPID is the pid jit_sleep saw (1 in a pid
-# namespace); its events are found by its name.
+# run_jit OUT MAPDIR MODE [LAUNCHER...]: the daemon around 60 sleeps of
+# 10 ms through the JIT's code (MODE anon, or memfd). JPID is the pid
+# jit_sleep saw (1 in a pid namespace); its events are found by its name.
 run_jit() {
-	local out=$1 dir=$2
-	shift 2
+	local out=$1 dir=$2 mode=$3
+	shift 3
 	td_bg -o "$SCRATCH/$out.jsonl" --json-layout=full 2>"$SCRATCH/$out.err"
 	check "$out: tracing" wait_tracing
-	"$@" "$JIT" 10 60 "$dir" >"$SCRATCH/$out.out"
+	"$@" "$JIT" 10 60 "$dir" "$mode" >"$SCRATCH/$out.out"
 	check "$out: jit_sleep exits 0" [ $? = 0 ]
 	sleep 0.5
 	kill -TERM "$D"
@@ -65,12 +67,12 @@ check_named() {
 }
 
 # --- with the map ---------------------------------------------------------
-run_jit named /tmp
+run_jit named /tmp anon
 check_named named "with the map"
 
 # --- without one ----------------------------------------------------------
 mkdir -p "$SCRATCH/nomap"
-run_jit unnamed "$SCRATCH/nomap"
+run_jit unnamed "$SCRATCH/nomap" anon
 n=0 unnamed=0
 while IFS=$'\t' read -r addr sym off obj; do
 	in_code "$addr" || continue
@@ -85,12 +87,16 @@ check "without a map: the counters name no JIT frame" \
 
 # --- in a pid namespace of its own ----------------------------------------
 if unshare --pid --fork true 2>/dev/null; then
-	run_jit pidns /tmp unshare --pid --fork
+	run_jit pidns /tmp anon unshare --pid --fork
 	check "in a pid namespace, jit_sleep is its pid 1" [ "$JPID" = 1 ]
 	check_named pidns "in a pid namespace"
 else
 	# Root on Linux can: a failure, not a pass.
 	fail "unshare --pid --fork does not work here"
 fi
+
+# --- mapped from a memfd --------------------------------------------------
+run_jit memfd /tmp memfd
+check_named memfd "in a memfd"
 
 finish

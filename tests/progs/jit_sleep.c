@@ -7,11 +7,16 @@
  * for MS milliseconds each: the innermost user frame of every switch out of
  * the sleep is in memory no ELF file names; only the perf map does.
  *
- *   jit_sleep MS COUNT [MAPDIR]   (MAPDIR: default /tmp)
+ *   jit_sleep MS COUNT [MAPDIR [anon|memfd]]   (MAPDIR: default /tmp)
+ *
+ * With "memfd", the code is mapped twice from a memfd, written through one
+ * view and run from the other, as .NET's W^X does: the code then lies in
+ * a file (/memfd:jit_sleep), which is still no ELF file.
  *
  * Prints "jit_sleep pid=PID code=ADDR size=N" first. The map is removed at
  * exit. x86-64 only (exit status 2 elsewhere).
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,21 +42,40 @@ int main(int argc, char **argv)
 	FILE *f;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: jit_sleep MS COUNT [MAPDIR]\n");
+		fprintf(stderr, "usage: jit_sleep MS COUNT [MAPDIR [anon|memfd]]\n");
 		return 2;
 	}
 	ms = atol(argv[1]);
 	count = atol(argv[2]);
 	/* Written, then made executable: W^X, as JITs do it today. */
-	mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED) {
-		perror("jit_sleep: mmap");
-		return 1;
-	}
-	memcpy(mem, code, sizeof(code));
-	if (mprotect(mem, 4096, PROT_READ | PROT_EXEC)) {
-		perror("jit_sleep: mprotect");
-		return 1;
+	if (argc > 4 && !strcmp(argv[4], "memfd")) {
+		int fd = memfd_create("jit_sleep", MFD_CLOEXEC);
+		uint8_t *rw;
+
+		if (fd < 0 || ftruncate(fd, 4096)) {
+			perror("jit_sleep: memfd");
+			return 1;
+		}
+		rw = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		mem = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+		if (rw == MAP_FAILED || mem == MAP_FAILED) {
+			perror("jit_sleep: mmap");
+			return 1;
+		}
+		memcpy(rw, code, sizeof(code));
+		munmap(rw, 4096);
+		close(fd);
+	} else {
+		mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (mem == MAP_FAILED) {
+			perror("jit_sleep: mmap");
+			return 1;
+		}
+		memcpy(mem, code, sizeof(code));
+		if (mprotect(mem, 4096, PROT_READ | PROT_EXEC)) {
+			perror("jit_sleep: mprotect");
+			return 1;
+		}
 	}
 	snprintf(map, sizeof(map), "%s/perf-%d.map", dir, (int)getpid());
 	f = fopen(map, "w");

@@ -689,6 +689,74 @@ static void test_jit_perfmap_pidns(void **state)
 	rmdir(dir);
 }
 
+static struct td_file *record_file(struct td_filetab *ft, uint32_t id, const char *path,
+				   const char *hex);
+
+/*
+ * JIT code mapped from a memfd, written through one view and run from the
+ * other (.NET's W^X): the memfd is a file but no ELF file; the perf map
+ * names the code, through the maps and through file identity (the kernel
+ * records the memfd's path), for this process alone. Code in a memfd that
+ * no map covers stays unnamed, in its memfd.
+ */
+static void test_jit_perfmap_memfd(void **state)
+{
+	char dir[] = "/tmp/td-perfmap-memfd-XXXXXX", path[PATH_MAX];
+	struct td_sym_config cfg = { .perfmap_dir = dir };
+	struct td_filetab *ft = td_filetab_new(0);
+	struct td_ufile uf = { .kind = TD_FILE_IN, .id = 7 };
+	struct td_symbolizer *sym;
+	struct td_frame fr;
+	uint8_t *rw, *rx;
+	uint64_t a;
+	int fd;
+
+	assert_non_null(ft);
+	assert_non_null(mkdtemp(dir));
+	fd = memfd_create("td-jit", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 2 * 4096), 0);
+	rw = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	rx = mmap(NULL, 2 * 4096, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+	assert_true(rw != MAP_FAILED && rx != MAP_FAILED);
+	rw[0] = 0xc3;
+	a = (uintptr_t)rx;
+	snprintf(path, sizeof(path), "%s/perf-%d.map", dir, (int)getpid());
+	append_file(path, "%" PRIx64 " 40 memfd_jit_fn\n", a);
+	sym = td_sym_new(&cfg);
+	assert_non_null(sym);
+
+	assert_int_equal(td_sym_user(sym, getpid(), a + 0x10, false, &fr), 0);
+	assert_non_null(fr.symbol);
+	assert_string_equal(fr.symbol, "memfd_jit_fn");
+	assert_int_equal(fr.sym_offset, 0x10);
+	assert_string_equal(fr.object, path);
+	/* Beyond what the map covers: the memfd, unnamed. */
+	assert_int_equal(td_sym_user(sym, getpid(), a + 0x1010, false, &fr), 0);
+	assert_null(fr.symbol);
+	assert_string_equal(fr.object, "/memfd:td-jit");
+	assert_int_equal(fr.file_offset, 0x1010);
+
+	/* File identity: the path the kernel records for a memfd. */
+	record_file(ft, 7, "/memfd:td-jit (deleted)", NULL);
+	uf.offset = 0x14;
+	assert_int_equal(td_sym_ufile_pid(sym, ft, &uf, getpid(), a + 0x14, false, &fr), 1);
+	assert_string_equal(fr.symbol, "memfd_jit_fn");
+	assert_int_equal(fr.sym_offset, 0x14);
+	assert_string_equal(fr.object, path);
+	/* No process to ask: the recorded file, unnamed. */
+	assert_true(td_sym_ufile_pid(sym, ft, &uf, 0, a + 0x14, false, &fr) <= 0);
+	assert_null(fr.symbol);
+
+	td_sym_free(sym);
+	td_filetab_free(ft);
+	munmap(rw, 2 * 4096);
+	munmap(rx, 2 * 4096);
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_cxx_demangle(void **state)
 {
 	static const struct {
@@ -2156,6 +2224,7 @@ int main(void)
 		cmocka_unit_test(test_cxx_demangle),
 		cmocka_unit_test(test_jit_perfmap),
 		cmocka_unit_test(test_jit_perfmap_pidns),
+		cmocka_unit_test(test_jit_perfmap_memfd),
 		cmocka_unit_test(test_special_mappings),
 		cmocka_unit_test(test_unmapped),
 		cmocka_unit_test(test_gone_without_proc),

@@ -257,6 +257,7 @@ run_daemon /tmp/n-hard -e sched:sched_switch -o /tmp/n-hard.jsonl --record /tmp/
 "$fid" dlopen "$libfid" 20 1 > /dev/null
 "$fid" exec 1 "$fp" sleep 1 3 > /dev/null
 "$build/progs/jit_sleep" 20 20 > /tmp/n-jit.out
+"$build/progs/jit_sleep" 20 20 /tmp memfd > /tmp/n-jitm.out
 /tmp/del/fp_chain sleep 100 8 > /dev/null &
 delpid=$!
 sleep 0.35
@@ -278,6 +279,14 @@ njit=$("$TD_RESOLVE" /tmp/n-hard.jsonl | jq -r --argjson p "${jpid:-0}" \
 	 select(.sym == "jit_sleeper" and .obj == "/tmp/perf-\($p).map") | .sym' | wc -l)
 echo "names_hard: $njit stacks of jit_sleep (pid ${jpid:-?}) innermost in its JIT code, named"
 check names_jit_code_named test "$njit" -ge 10
+# The same code mapped from a memfd (.NET's W^X): the kernel records a file,
+# /memfd:jit_sleep, which is no ELF file; the perf map names it all the same.
+jpid=$(sed -n 's/^jit_sleep pid=\([0-9]*\) .*/\1/p' /tmp/n-jitm.out)
+njit=$("$TD_RESOLVE" /tmp/n-hard.jsonl | jq -r --argjson p "${jpid:-0}" \
+	'select(.tid == $p and .status == "stitched") | .user_stack[0] // {} |
+	 select(.sym == "jit_sleeper" and .obj == "/tmp/perf-\($p).map") | .sym' | wc -l)
+echo "names_hard: $njit stacks of jit_sleep in a memfd (pid ${jpid:-?}), named"
+check names_jit_memfd_named test "$njit" -ge 10
 "$td" report /tmp/n-hard.dat -o /tmp/n-hard-report.jsonl 2> /tmp/n-hard.rstderr
 check_right names_hard_report_right /tmp/n-hard-report.jsonl 50
 cp /tmp/n-hard.jsonl "$TD_OUT/" 2>/dev/null

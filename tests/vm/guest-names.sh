@@ -271,22 +271,24 @@ nlib=$("$TD_RESOLVE" /tmp/n-hard.jsonl |
 	jq -r '.user_stack // [] | .[] | select(.sym == "fid_lib_inner") | .sym' | wc -l)
 echo "names_hard: $nlib frames named fid_lib_inner"
 check names_dlclosed_library_named test "$nlib" -ge 10
+# check_jit NAME OUT WHAT: the stitched stacks of the jit_sleep that printed
+# OUT, innermost in its JIT code, named jit_sleeper from /tmp/perf-PID.map
+# (at least 10 of its 20 sleeps).
+check_jit() {
+	local name=$1 out=$2 what=$3 jpid njit
+	jpid=$(sed -n 's/^jit_sleep pid=\([0-9]*\) .*/\1/p' "$out")
+	njit=$("$TD_RESOLVE" /tmp/n-hard.jsonl | jq -r --argjson p "${jpid:-0}" \
+		'select(.tid == $p and .status == "stitched") | .user_stack[0] // {} |
+		 select(.sym == "jit_sleeper" and .obj == "/tmp/perf-\($p).map") | .sym' | wc -l)
+	echo "names_hard: $njit stacks of jit_sleep (pid ${jpid:-?}) innermost in $what, named"
+	check "$name" test "$njit" -ge 10
+}
 # A JIT's code, in anonymous memory (file identity: no file): named from the
 # perf map the JIT wrote, /tmp/perf-PID.map, while it ran.
-jpid=$(sed -n 's/^jit_sleep pid=\([0-9]*\) .*/\1/p' /tmp/n-jit.out)
-njit=$("$TD_RESOLVE" /tmp/n-hard.jsonl | jq -r --argjson p "${jpid:-0}" \
-	'select(.tid == $p and .status == "stitched") | .user_stack[0] // {} |
-	 select(.sym == "jit_sleeper" and .obj == "/tmp/perf-\($p).map") | .sym' | wc -l)
-echo "names_hard: $njit stacks of jit_sleep (pid ${jpid:-?}) innermost in its JIT code, named"
-check names_jit_code_named test "$njit" -ge 10
+check_jit names_jit_code_named /tmp/n-jit.out "its JIT code"
 # The same code mapped from a memfd (.NET's W^X): the kernel records a file,
 # /memfd:jit_sleep, which is no ELF file; the perf map names it all the same.
-jpid=$(sed -n 's/^jit_sleep pid=\([0-9]*\) .*/\1/p' /tmp/n-jitm.out)
-njit=$("$TD_RESOLVE" /tmp/n-hard.jsonl | jq -r --argjson p "${jpid:-0}" \
-	'select(.tid == $p and .status == "stitched") | .user_stack[0] // {} |
-	 select(.sym == "jit_sleeper" and .obj == "/tmp/perf-\($p).map") | .sym' | wc -l)
-echo "names_hard: $njit stacks of jit_sleep in a memfd (pid ${jpid:-?}), named"
-check names_jit_memfd_named test "$njit" -ge 10
+check_jit names_jit_memfd_named /tmp/n-jitm.out "its JIT code in a memfd"
 "$td" report /tmp/n-hard.dat -o /tmp/n-hard-report.jsonl 2> /tmp/n-hard.rstderr
 check_right names_hard_report_right /tmp/n-hard-report.jsonl 50
 cp /tmp/n-hard.jsonl "$TD_OUT/" 2>/dev/null

@@ -113,8 +113,10 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		r->pl.stacks_named, r->pl.stacks_reused, r->pl.stack_sweeps, r->pl.stacks_swept,
 		r->pl.stack_resets, r->pl.sym.maps_reads, r->pl.sym.maps_read_errors,
 		r->pl.sym.maps_gone, r->pl.sym.jit_named);
-	fprintf(f, "trace-defer:   pending: events=%zu stacks=%zu\n", ss->pending_events,
-		ss->pending_stacks);
+	/* Of the waiting events: kept whole, and the bodies the packed ones share. */
+	fprintf(f, "trace-defer:   pending: events=%zu stacks=%zu whole=%zu packed_bodies=%zu"
+		" packed_bytes=%zu\n", ss->pending_events, ss->pending_stacks, ss->whole_events,
+		ss->packed_bodies, ss->packed_bytes);
 	fprintf(f, "trace-defer:   stitch: late_events=%" PRIu64 " settled_stacks=%" PRIu64
 		" duplicate_stacks=%" PRIu64 " stale_records=%" PRIu64 " superseded=%" PRIu64 "\n",
 		ss->late_events, ss->settled_stacks, ss->duplicate_stacks, ss->stale_records,

@@ -14,6 +14,7 @@
 #include "htab.h"
 #include "monotime.h"
 #include "perfmap.h"
+#include "task_local.h"
 
 /*
  * A process without a map (most are) is asked again only this long after:
@@ -218,41 +219,6 @@ static int open_in_root(const struct td_perfmaps *pm, int pid, const char *file)
 }
 
 /*
- * @pid's pid in the innermost pid namespace it is in, the last of the
- * "NSpid:" line of its status (as perf reads it); @pid itself when it is
- * in ours, is gone, or the kernel does not say.
- */
-static int innermost_pid(const struct td_perfmaps *pm, int pid)
-{
-	char path[PATH_MAX], line[256];
-	int nspid = pid;
-	FILE *f;
-
-	if (snprintf(path, sizeof(path), "%s/%d/status", pm->proc_root, pid) >= (int)sizeof(path))
-		return pid;
-	f = fopen(path, "re");
-	if (!f)
-		return pid;
-	while (fgets(line, sizeof(line), f)) {
-		const char *last;
-		char *end;
-		long v;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		last = strrchr(line, '\t');
-		if (!last)
-			last = line + 5;
-		v = strtol(last + 1, &end, 10);
-		if (end != last + 1 && v > 0 && v <= INT_MAX)
-			nspid = (int)v;
-		break;
-	}
-	fclose(f);
-	return nspid;
-}
-
-/*
  * @m's file: through its process's root first, where /tmp is the one the
  * process writes to (the service's PrivateTmp= gives the daemon another).
  * Not there: a process in a container names the file with its pid in the
@@ -271,7 +237,7 @@ static int open_map(const struct td_perfmaps *pm, struct pmap *m)
 	if (fd >= 0)
 		return fd;
 	if (!m->nspid) {
-		m->nspid = innermost_pid(pm, m->pid);
+		m->nspid = td_task_nspid(pm->proc_root, m->pid);
 		if (m->nspid != m->pid &&
 		    asprintf(&m->ns_path, "%s/perf-%d.map", pm->dir, m->nspid) < 0)
 			m->ns_path = NULL;

@@ -19,6 +19,7 @@
 
 #include "htab.h"
 #include "monotime.h"
+#include "task_local.h"
 
 #define TGID_MAX	(1u << 15)	/* entries; then the cache starts again */
 #define TGID_TTL_NS	(10ULL * 1000000000ULL)
@@ -140,6 +141,27 @@ static int read_tgid_at(const char *proc_root, int tid)
 		return 0;
 	tgid = strtol(p + 6, NULL, 10);
 	return tgid > 0 && tgid <= INT_MAX ? (int)tgid : 0;
+}
+
+int td_task_nspid(const char *proc_root, int pid)
+{
+	/* Past a long Groups: line. */
+	char buf[4096];
+	const char *p, *eol, *last;
+	long v;
+
+	if (read_small(proc_root, pid, "status", buf, sizeof(buf)) <= 0)
+		return pid;
+	p = strstr(buf, "\nNSpid:");
+	if (!p)
+		return pid;
+	p += 7;
+	eol = strchr(p, '\n');
+	if (!eol)
+		return pid;	/* cut: not the whole line */
+	last = memrchr(p, '\t', (size_t)(eol - p));
+	v = strtol(last ? last + 1 : p, NULL, 10);
+	return v > 0 && v <= INT_MAX ? (int)v : pid;
 }
 
 static int read_tgid(const struct td_tgid_cache *tc, int tid)

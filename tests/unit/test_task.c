@@ -20,6 +20,8 @@
 
 #include <trace-defer/task.h>
 
+#include "../../lib/task_local.h"
+
 #define SEC 1000000000ULL
 
 static char root[64];
@@ -317,6 +319,46 @@ static void test_comm(void **state)
 	td_tgid_free(tc);
 }
 
+/* Write @text as @tid's status (a task whose fake_task() status is replaced). */
+static void write_status(int tid, const char *text)
+{
+	char path[128];
+	FILE *f;
+
+	fake_task(tid, tid);
+	snprintf(path, sizeof(path), "%s/%d/status", root, tid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * A container's process: the last pid of its NSpid line, past a long
+ * Groups line; ours (one pid), without the line (older kernels), or gone:
+ * the pid itself.
+ */
+static void test_nspid(void **state)
+{
+	char text[4096], *p = text;
+	int i;
+
+	p += sprintf(p, "Name:\tnode\nTgid:\t4242\nGroups:\t");
+	for (i = 0; i < 200; i++)
+		p += sprintf(p, "%d ", 100000 + i);
+	sprintf(p, "\nNStgid:\t4242\t17\t1\nNSpid:\t4242\t17\t1\nNSpgid:\t4242\t17\t1\n");
+	write_status(4242, text);
+	assert_int_equal(td_task_nspid(root, 4242), 1);
+	write_status(4243, "Name:\tsh\nNSpid:\t4243\nNSpgid:\t4243\n");
+	assert_int_equal(td_task_nspid(root, 4243), 4243);
+	write_status(4244, "Name:\told\nTgid:\t4244\n");
+	assert_int_equal(td_task_nspid(root, 4244), 4244);
+	assert_int_equal(td_task_nspid(root, 4245), 4245);
+	remove_task(4242);
+	remove_task(4243);
+	remove_task(4244);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_many),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_comm),
+		cmocka_unit_test(test_nspid),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What lib/task.c, the one module that reads a task's identity from /proc,
+ * tells the rest of the library. Private to the library.
+ */
+#ifndef TD_LIB_TASK_LOCAL_H
+#define TD_LIB_TASK_LOCAL_H
+
+/*
+ * @pid's pid in the innermost pid namespace it is in (a container's), the
+ * last of the "NSpid:" line of PROC_ROOT/@pid/status, as perf reads it;
+ * @pid itself when it is in ours, is gone, or the kernel does not say.
+ */
+int td_task_nspid(const char *proc_root, int pid);
+
+#endif /* TD_LIB_TASK_LOCAL_H */

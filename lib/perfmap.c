@@ -36,6 +36,7 @@ struct pmap {
 	off_t size;		/* bytes of the file read (whole lines); -1: none yet */
 	size_t lines;		/* lines read, numbering the next one */
 	uint64_t absent_ns;	/* monotonic time the file was last found missing, or 0 */
+	uint64_t synced_ns;	/* monotonic time of the last td_perfmap_sync(), or 0 */
 	/*
 	 * The path, interned only once a frame is named from it: the strings
 	 * interned live as long as the symbolizer, and most processes (an
@@ -57,7 +58,10 @@ struct pmap {
 struct td_perfmaps {
 	struct htab maps;
 	char *dir;
-	char *proc_root;
+	char *proc_root;		/* NULL: saved copies, DIR/perf-PID.map as they are */
+	char *save_dir;			/* copies made here; NULL: none */
+	bool save_dir_made;
+	struct td_perfmaps_stats st;
 	td_intern_fn intern;
 	void *intern_ctx;
 };
@@ -75,8 +79,8 @@ struct td_perfmaps *td_perfmaps_new(const char *dir, const char *proc_root, td_i
 	if (!pm)
 		return NULL;
 	pm->dir = strdup(dir);
-	pm->proc_root = strdup(proc_root);
-	if (!pm->dir || !pm->proc_root || htab_init(&pm->maps)) {
+	pm->proc_root = proc_root ? strdup(proc_root) : NULL;
+	if (!pm->dir || (proc_root && !pm->proc_root) || htab_init(&pm->maps)) {
 		free(pm->dir);
 		free(pm->proc_root);
 		free(pm);
@@ -103,7 +107,25 @@ void td_perfmaps_free(struct td_perfmaps *pm)
 	htab_destroy(&pm->maps, pmap_free);
 	free(pm->dir);
 	free(pm->proc_root);
+	free(pm->save_dir);
 	free(pm);
+}
+
+int td_perfmaps_save_to(struct td_perfmaps *pm, const char *save_dir)
+{
+	char *d = strdup(save_dir);
+
+	if (!d)
+		return -ENOMEM;
+	free(pm->save_dir);
+	pm->save_dir = d;
+	pm->save_dir_made = false;
+	return 0;
+}
+
+void td_perfmaps_get_stats(const struct td_perfmaps *pm, struct td_perfmaps_stats *st)
+{
+	*st = pm->st;
 }
 
 static int entry_cmp(const void *a, const void *b)
@@ -150,9 +172,61 @@ static bool parse_line(struct td_perfmaps *pm, const char *p, size_t len, struct
 }
 
 /*
+ * Append @len bytes of whole lines, read from @m's file at @from, to its
+ * copy in pm->save_dir (@from 0: the copy starts again, as the table does).
+ * The copy is named with the pid the reader knows, which is unique here,
+ * not the one in the file's name (a container's pid 1). A failure only
+ * costs the copy, counted: the live names do not depend on it.
+ */
+static void save_lines(struct td_perfmaps *pm, const struct pmap *m, off_t from,
+		       const char *text, size_t len)
+{
+	char path[PATH_MAX];
+	size_t done = 0;
+	int fd;
+
+	if (!pm->save_dir || !len)
+		return;
+	if (!pm->save_dir_made) {
+		if (mkdir(pm->save_dir, 0755) && errno != EEXIST) {
+			pm->st.save_errors++;
+			return;
+		}
+		pm->save_dir_made = true;
+	}
+	if (snprintf(path, sizeof(path), "%s/perf-%d.map", pm->save_dir, m->pid) >=
+	    (int)sizeof(path)) {
+		pm->st.save_errors++;
+		return;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (from ? O_APPEND : O_TRUNC),
+		  0644);
+	if (fd < 0) {
+		pm->st.save_errors++;
+		return;
+	}
+	if (!from)
+		pm->st.saved_maps++;
+	while (done < len) {
+		ssize_t w = write(fd, text + done, len - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			pm->st.save_errors++;
+			break;
+		}
+		done += (size_t)w;
+	}
+	pm->st.saved_bytes += done;
+	close(fd);
+}
+
+/*
  * Add the lines of @fd from byte @from to @size to @m's table (@from 0: a
  * new table). A JIT only appends: a file that grew is read from where the
- * last read stopped. 0 or -ENOMEM.
+ * last read stopped. The whole lines read are copied when asked
+ * (td_perfmaps_save_to()). 0 or -ENOMEM.
  */
 static int read_map(struct td_perfmaps *pm, struct pmap *m, int fd, off_t from, off_t size)
 {
@@ -196,6 +270,7 @@ static int read_map(struct td_perfmaps *pm, struct pmap *m, int fd, off_t from, 
 	}
 	if (nr)
 		qsort(v, nr, sizeof(*v), entry_cmp);
+	save_lines(pm, m, from, text, (size_t)(p - text));
 	if (!from && m->v != v)
 		free(m->v);
 	m->v = v;
@@ -231,6 +306,9 @@ static int open_map(const struct td_perfmaps *pm, struct pmap *m)
 {
 	int fd;
 
+	/* Saved copies: no process to ask. */
+	if (!pm->proc_root)
+		return open(m->path, MAP_OPEN_FLAGS);
 	if (m->ns_path)
 		return open_in_root(pm, m->pid, m->ns_path);
 	fd = open_in_root(pm, m->pid, m->path);
@@ -357,6 +435,22 @@ int td_perfmap_find(struct td_perfmaps *pm, int pid, uint64_t addr, const char *
 	*start = e->start;
 	*file = m->file;
 	return 0;
+}
+
+int td_perfmap_sync(struct td_perfmaps *pm, int pid)
+{
+	uint64_t now = td_mono_ns();
+	struct pmap *m;
+
+	if (pid <= 0)
+		return 0;
+	m = pmap_get(pm, pid);
+	if (!m)
+		return -ENOMEM;
+	if (m->synced_ns && now - m->synced_ns < ABSENT_RECHECK_NS)
+		return 0;
+	m->synced_ns = now ?: 1;
+	return refresh(pm, m);
 }
 
 void td_perfmap_forget(struct td_perfmaps *pm, int pid)

@@ -23,6 +23,12 @@
 
 struct td_perfmaps;
 
+struct td_perfmaps_stats {
+	uint64_t saved_maps;	/* copies started (td_perfmaps_save_to()) */
+	uint64_t saved_bytes;	/* bytes written to them */
+	uint64_t save_errors;	/* a copy not made or cut short */
+};
+
 /*
  * Files are DIR/perf-PID.map, opened as PROC_ROOT/PID/root/DIR/perf-PID.map
  * while the process runs (the /tmp it writes to, which may not be the
@@ -30,6 +36,10 @@ struct td_perfmaps;
  * its pid there (the last of PROC_ROOT/PID/status's NSpid), read through
  * its root only; frames then name that path. Both strings are copied. NULL
  * when out of memory.
+ *
+ * @proc_root NULL: the files are copies saved with a recording (below),
+ * DIR/perf-PID.map, PID the process's pid on the machine that recorded;
+ * they are read as they are, no process is asked, and frames name them.
  */
 struct td_perfmaps *td_perfmaps_new(const char *dir, const char *proc_root, td_intern_fn intern,
 				    void *intern_ctx);
@@ -42,6 +52,22 @@ void td_perfmaps_free(struct td_perfmaps *pm);
  */
 int td_perfmap_find(struct td_perfmaps *pm, int pid, uint64_t addr, const char **name,
 		    uint64_t *start, const char **file);
+
+/*
+ * From now on, copy what is read of every map to SAVE_DIR/perf-PID.map
+ * (whole lines, as read; PID as the caller knows the process; made 0644,
+ * SAVE_DIR 0755 on first need): what named the frames of a recording, for
+ * reading it after the processes, or their maps, are gone. 0 or -ENOMEM.
+ */
+int td_perfmaps_save_to(struct td_perfmaps *pm, const char *save_dir);
+void td_perfmaps_get_stats(const struct td_perfmaps *pm, struct td_perfmaps_stats *st);
+
+/*
+ * Read @pid's map for what is new, at most once a second (the first call
+ * at once): for copying maps (td_perfmaps_save_to()) when no frame is
+ * named. 0 or -ENOMEM.
+ */
+int td_perfmap_sync(struct td_perfmaps *pm, int pid);
 
 /* Drop what is kept of @pid (it exited: its pid may name another process). */
 void td_perfmap_forget(struct td_perfmaps *pm, int pid);

@@ -419,9 +419,13 @@ struct td_symbolizer *td_sym_new(const struct td_sym_config *cfg)
 	sym->procs = td_procs_new(sym->proc_root, refresh_us * 1000, intern, sym);
 	if (!sym->procs)
 		goto fail;
-	sym->perfmaps = td_perfmaps_new(cfg->perfmap_dir ? cfg->perfmap_dir : "/tmp",
-					sym->proc_root, intern, sym);
-	if (!sym->perfmaps)
+	if (cfg->perfmap_saved_dir)
+		sym->perfmaps = td_perfmaps_new(cfg->perfmap_saved_dir, NULL, intern, sym);
+	else
+		sym->perfmaps = td_perfmaps_new(cfg->perfmap_dir ? cfg->perfmap_dir : "/tmp",
+						sym->proc_root, intern, sym);
+	if (!sym->perfmaps ||
+	    (cfg->perfmap_save_dir && td_perfmaps_save_to(sym->perfmaps, cfg->perfmap_save_dir)))
 		goto fail;
 	return sym;
 fail:
@@ -909,6 +913,19 @@ int td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const str
 	}
 }
 
+int td_sym_jit(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_addr,
+	       struct td_frame *out)
+{
+	if (out->symbol || pid <= 0)
+		return -ENOENT;
+	return name_jit(sym, pid, td_sym_lookup_addr(addr, return_addr), addr, out) ? 0 : -ENOENT;
+}
+
+int td_sym_jit_sync(struct td_symbolizer *sym, int pid)
+{
+	return td_perfmap_sync(sym->perfmaps, pid);
+}
+
 void td_sym_forget(struct td_symbolizer *sym, int pid)
 {
 	td_procs_forget(sym->procs, pid);
@@ -927,6 +944,7 @@ uint64_t td_sym_files_gen(const struct td_symbolizer *sym)
 
 void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st)
 {
+	struct td_perfmaps_stats ms;
 	struct td_procs_stats ps;
 
 	*st = sym->stats;
@@ -935,4 +953,7 @@ void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st)
 	st->maps_read_errors = ps.read_errors;
 	st->maps_gone = ps.gone;
 	st->processes = ps.nr_procs;
+	td_perfmaps_get_stats(sym->perfmaps, &ms);
+	st->jit_maps_saved = ms.saved_maps;
+	st->jit_map_save_errors = ms.save_errors;
 }

@@ -79,6 +79,15 @@ struct td_sym_config {
 	unsigned int maps_refresh_us;
 	/* Where JITs write perf-PID.map (default "/tmp"; tests point it elsewhere). */
 	const char *perfmap_dir;
+	/*
+	 * Added later. perfmap_save_dir: every perf map read is also copied
+	 * there as read (perf-PID.map), for naming a recording's JIT frames
+	 * after the process is gone. perfmap_saved_dir: JIT frames are named
+	 * from such copies alone (td_sym_jit()), and no process is asked for
+	 * its map; the frames' object is the copy. NULL: neither.
+	 */
+	const char *perfmap_save_dir;
+	const char *perfmap_saved_dir;
 };
 
 /* Counters since td_sym_new(), for the daemon's status output. */
@@ -109,6 +118,8 @@ struct td_sym_stats {
 	/* Added later: */
 	uint64_t files_proc_root;	/* found only through /proc/PID/root (pid given) */
 	uint64_t jit_named;		/* anonymous-memory frames named by a perf map */
+	uint64_t jit_maps_saved;	/* perf maps copied (perfmap_save_dir) */
+	uint64_t jit_map_save_errors;	/* copies not made or cut short */
 };
 
 struct td_symbolizer;
@@ -142,6 +153,25 @@ void td_sym_free(struct td_symbolizer *sym);
  */
 int td_sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_addr,
 		struct td_frame *out);
+
+/*
+ * Name @out's address (a frame of process @pid that @out does not name
+ * yet: no symbol) from the process's perf map alone, as JIT code: the
+ * process may be gone, its maps with it (a trace.dat read later, with
+ * perfmap_saved_dir). @return_addr as for td_sym_user(). Returns 0 when
+ * named (symbol, sym_offset, and the map as object), -ENOENT otherwise
+ * (@out unchanged).
+ */
+int td_sym_jit(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_addr,
+	       struct td_frame *out);
+
+/*
+ * Read process @pid's perf map for what the JIT appended, at most once a
+ * second per process (the first call at once), and copy it to
+ * perfmap_save_dir: for a recording that names no frame, which still
+ * wants the maps for reading it later. 0, or -ENOMEM.
+ */
+int td_sym_jit_sync(struct td_symbolizer *sym, int pid);
 
 /*
  * Name a kernel address. @return_addr as for td_sym_user(): every frame of

@@ -611,6 +611,153 @@ static void test_jit_perfmap(void **state)
 	munmap(code, 4 * page);
 }
 
+/* @path's whole text, or "" if missing (the caller frees it). */
+static char *file_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 4096);
+	size_t n;
+
+	assert_non_null(buf);
+	if (!f)
+		return buf;
+	n = fread(buf, 1, 4095, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/*
+ * A recording keeps the perf maps that named its JIT frames (perfmap_save_dir):
+ * what was read, whole lines, appended as the JIT appends, a line being
+ * written only once finished. Read later (perfmap_saved_dir), the copy
+ * alone names the frames, the process and its map gone: td_sym_jit() for
+ * a frame nothing else named, and the copy is the frames' object.
+ */
+static void test_jit_perfmap_saved(void **state)
+{
+	char dir[] = "/tmp/td-perfmap-XXXXXX", path[PATH_MAX], save[PATH_MAX + 8];
+	char copy[PATH_MAX + 32], none[PATH_MAX + 32], expect[512];
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *code = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t a = (uintptr_t)code;
+	struct td_sym_config cfg = { .perfmap_dir = dir };
+	struct td_ufile anon = { .kind = TD_FILE_ANON };
+	struct td_symbolizer *sym;
+	struct td_sym_stats st;
+	struct td_frame fr;
+	int pid = getpid();
+	char *text;
+
+	(void)state;
+	assert_true(code != MAP_FAILED);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/perf-%d.map", dir, pid);
+	snprintf(save, sizeof(save), "%s/saved", dir);
+	snprintf(copy, sizeof(copy), "%s/perf-%d.map", save, pid);
+	cfg.perfmap_save_dir = save;
+	append_file(path, "%" PRIx64 " 40 jit_one\n%" PRIx64 " 10 half", a, a + 0x40);
+	sym = td_sym_new(&cfg);
+	assert_non_null(sym);
+	/* Nothing read yet: nothing made. */
+	assert_int_equal(access(save, F_OK), -1);
+
+	assert_int_equal(td_sym_ufile_pid(sym, NULL, &anon, pid, a + 0x10, false, &fr), 1);
+	assert_string_equal(fr.symbol, "jit_one");
+	snprintf(expect, sizeof(expect), "%" PRIx64 " 40 jit_one\n", a);
+	text = file_text(copy);
+	assert_string_equal(text, expect);
+	free(text);
+	/* The line finished and one more: both copied once read, on a miss. */
+	append_file(path, "_written\n%" PRIx64 " 20 later_fn\n", a + 0x80);
+	assert_int_equal(td_sym_ufile_pid(sym, NULL, &anon, pid, a + 0x84, false, &fr), 1);
+	assert_string_equal(fr.symbol, "later_fn");
+	snprintf(expect, sizeof(expect),
+		 "%" PRIx64 " 40 jit_one\n%" PRIx64 " 10 half_written\n%" PRIx64 " 20 later_fn\n",
+		 a, a + 0x40, a + 0x80);
+	text = file_text(copy);
+	assert_string_equal(text, expect);
+	free(text);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.jit_maps_saved, 1);
+	assert_int_equal(st.jit_map_save_errors, 0);
+	td_sym_free(sym);
+
+	/* The process's map gone, and its maps with it: the copy names the frames. */
+	assert_int_equal(unlink(path), 0);
+	sym = td_sym_new(&(struct td_sym_config){ .perfmap_dir = dir, .perfmap_saved_dir = save });
+	assert_non_null(sym);
+	fr = (struct td_frame){ .addr = a + 0x44 };
+	assert_int_equal(td_sym_jit(sym, pid, a + 0x44, false, &fr), 0);
+	assert_string_equal(fr.symbol, "half_written");
+	assert_int_equal(fr.sym_offset, 4);
+	assert_string_equal(fr.object, copy);
+	/* A return address just past jit_one is jit_one's. */
+	fr = (struct td_frame){ .addr = a + 0x40 };
+	assert_int_equal(td_sym_jit(sym, pid, a + 0x40, true, &fr), 0);
+	assert_string_equal(fr.symbol, "jit_one");
+	/* Not covered, no copy for the pid, no pid, or named already: unchanged. */
+	fr = (struct td_frame){ .addr = a + 0x400 };
+	assert_int_equal(td_sym_jit(sym, pid, a + 0x400, false, &fr), -ENOENT);
+	assert_null(fr.symbol);
+	assert_null(fr.object);
+	assert_int_equal(td_sym_jit(sym, 999999, a + 0x10, false, &fr), -ENOENT);
+	assert_int_equal(td_sym_jit(sym, 0, a + 0x10, false, &fr), -ENOENT);
+	fr = (struct td_frame){ .addr = a + 0x10, .symbol = "main", .object = "/bin/x" };
+	assert_int_equal(td_sym_jit(sym, pid, a + 0x10, false, &fr), -ENOENT);
+	assert_string_equal(fr.symbol, "main");
+	assert_string_equal(fr.object, "/bin/x");
+	/* Through file identity, as while the process ran: the copy too. */
+	assert_int_equal(td_sym_ufile_pid(sym, NULL, &anon, pid, a + 0x84, false, &fr), 1);
+	assert_string_equal(fr.symbol, "later_fn");
+	assert_string_equal(fr.object, copy);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.jit_maps_saved, 0);
+	td_sym_free(sym);
+
+	/*
+	 * A recording that names nothing (trace-defer record): the map is
+	 * copied when its process is first met, what is new again a second
+	 * later at the earliest.
+	 */
+	unlink(copy);
+	sym = td_sym_new(&(struct td_sym_config){ .perfmap_dir = dir, .perfmap_save_dir = save });
+	assert_non_null(sym);
+	append_file(path, "%" PRIx64 " 40 jit_one\n", a);
+	assert_int_equal(td_sym_jit_sync(sym, pid), 0);
+	snprintf(expect, sizeof(expect), "%" PRIx64 " 40 jit_one\n", a);
+	text = file_text(copy);
+	assert_string_equal(text, expect);
+	free(text);
+	append_file(path, "%" PRIx64 " 20 later_fn\n", a + 0x80);
+	assert_int_equal(td_sym_jit_sync(sym, pid), 0);
+	text = file_text(copy);
+	assert_string_equal(text, expect);
+	free(text);
+	nanosleep(&(struct timespec){ 1, 100 * 1000 * 1000 }, NULL);
+	assert_int_equal(td_sym_jit_sync(sym, pid), 0);
+	snprintf(expect, sizeof(expect), "%" PRIx64 " 40 jit_one\n%" PRIx64 " 20 later_fn\n", a,
+		 a + 0x80);
+	text = file_text(copy);
+	assert_string_equal(text, expect);
+	free(text);
+	/* No process, no map: nothing made. */
+	assert_int_equal(td_sym_jit_sync(sym, 0), 0);
+	assert_int_equal(td_sym_jit_sync(sym, 999999), 0);
+	snprintf(none, sizeof(none), "%s/perf-999999.map", save);
+	assert_int_equal(access(none, F_OK), -1);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.jit_maps_saved, 1);
+	td_sym_free(sym);
+	snprintf(path, sizeof(path), "%s/perf-%d.map", dir, pid);
+	unlink(path);
+
+	unlink(copy);
+	rmdir(save);
+	rmdir(dir);
+	munmap(code, page);
+}
+
 /*
  * A JIT in a container names its map with its pid there: a process in a
  * pid namespace of its own (pid 1 in it) writes DIR/perf-1.map, and its
@@ -2223,6 +2370,7 @@ int main(void)
 		cmocka_unit_test(test_build_id_debug_dir),
 		cmocka_unit_test(test_cxx_demangle),
 		cmocka_unit_test(test_jit_perfmap),
+		cmocka_unit_test(test_jit_perfmap_saved),
 		cmocka_unit_test(test_jit_perfmap_pidns),
 		cmocka_unit_test(test_jit_perfmap_memfd),
 		cmocka_unit_test(test_special_mappings),

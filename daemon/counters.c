@@ -109,10 +109,12 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 	fprintf(f, "trace-defer:   names: stacks_named=%" PRIu64 " stacks_reused=%" PRIu64
 		" memo_sweeps=%" PRIu64 " memo_swept=%" PRIu64 " memo_resets=%" PRIu64
 		" maps_reads=%" PRIu64 " maps_unread=%" PRIu64 " processes_gone=%" PRIu64
-		" jit_named=%" PRIu64 "\n",
+		" jit_named=%" PRIu64 " jit_maps_saved=%" PRIu64 " jit_map_save_errors=%" PRIu64
+		"\n",
 		r->pl.stacks_named, r->pl.stacks_reused, r->pl.stack_sweeps, r->pl.stacks_swept,
 		r->pl.stack_resets, r->pl.sym.maps_reads, r->pl.sym.maps_read_errors,
-		r->pl.sym.maps_gone, r->pl.sym.jit_named);
+		r->pl.sym.maps_gone, r->pl.sym.jit_named, r->pl.sym.jit_maps_saved,
+		r->pl.sym.jit_map_save_errors);
 	/* Of the waiting events: kept whole, and the bodies the packed ones share. */
 	fprintf(f, "trace-defer:   pending: events=%zu stacks=%zu whole=%zu packed_bodies=%zu"
 		" packed_bytes=%zu\n", ss->pending_events, ss->pending_stacks, ss->whole_events,

@@ -120,14 +120,24 @@ static int setup_pipeline(struct td_daemon *d)
 		.load_kallsyms = cfg->kernel_stack,
 		.live = true,
 	};
-	char *cmdlines;
+	char *cmdlines, *maps_dir = NULL;
 	int *tgids = NULL;
 
 	td_config_stitch(cfg, &pc.stitch);
+	/* What names a recording's JIT frames, kept for reading it later. */
+	if (cfg->record) {
+		maps_dir = td_record_maps_dir(cfg->record);
+		if (!maps_dir) {
+			td_err("out of memory");
+			return -1;
+		}
+		pc.perf_maps_save = maps_dir;
+	}
 	if (cfg->nr_pids) {
 		tgids = pid_tgids(cfg);
 		if (!tgids) {
 			td_err("out of memory");
+			free(maps_dir);
 			return -1;
 		}
 		pc.pids = tgids;
@@ -137,6 +147,7 @@ static int setup_pipeline(struct td_daemon *d)
 	d->pl = td_pipeline_new(d->tep, &pc);
 	tracefs_put_tracing_file(cmdlines);
 	free(tgids);
+	free(maps_dir);
 	if (!d->pl) {
 		if (errno == ENOMEM)
 			td_err("out of memory");

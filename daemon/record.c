@@ -4,6 +4,7 @@
  * (see record.h).
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
@@ -289,6 +290,43 @@ static void show_restore_log(const char *dir)
 	show_log(log);
 }
 
+char *td_record_maps_dir(const char *path)
+{
+	char *p;
+
+	if (asprintf(&p, "%s.perf-maps", path) < 0)
+		return NULL;
+	return p;
+}
+
+/*
+ * The copies an earlier recording to @path left (its trace.dat is about
+ * to be replaced): perf-PID.map files, then the directory if that left it
+ * empty, never anything else.
+ */
+static void clear_maps(const char *path)
+{
+	char *dir = td_record_maps_dir(path);
+	struct dirent *de;
+	DIR *d;
+
+	if (!dir)
+		return;
+	d = opendir(dir);
+	if (d) {
+		while ((de = readdir(d))) {
+			size_t len = strlen(de->d_name);
+
+			if (len > 9 && !strncmp(de->d_name, "perf-", 5) &&
+			    !strcmp(de->d_name + len - 4, ".map"))
+				unlinkat(dirfd(d), de->d_name, 0);
+		}
+		closedir(d);
+		rmdir(dir);
+	}
+	free(dir);
+}
+
 struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_size)
 {
 	struct td_recorder *rec = calloc(1, sizeof(*rec));
@@ -318,6 +356,7 @@ struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_siz
 		recorder_free(rec);
 		return NULL;
 	}
+	clear_maps(path);
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
 		char *p = raw_path(rec, cpu);
 

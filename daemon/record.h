@@ -45,6 +45,15 @@ void td_recorder_abort(struct td_recorder *rec);
  */
 int td_recorder_recover(const char *dir, const char *out);
 
+/*
+ * Where the JITs' perf maps that named a recording's frames are copied
+ * (PATH.perf-maps, see td_pipeline_config.perf_maps_save), read by
+ * `report` when the processes are gone. malloc()ed; NULL when out of
+ * memory. td_recorder_open() removes the copies an earlier recording to
+ * @path left there.
+ */
+char *td_record_maps_dir(const char *path);
+
 /* Warn of scratch directories of @path (PATH.raw.XXXXXX) a run left behind. */
 void td_recorder_note_leftovers(const char *path);
 

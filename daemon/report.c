@@ -47,6 +47,8 @@ struct report {
 	const char *buffer;		/* instance buffer to read, NULL: the top level */
 	bool text;			/* text on stdout */
 	bool json_stdout;		/* --json */
+	const char *perf_maps;		/* --perf-maps DIR; NULL: the default, below */
+	char *perf_maps_found;		/* that default, when it is a directory */
 
 	struct tracecmd_input *file;
 	struct tracecmd_input *input;	/* the buffer read: file, or one of its instances */
@@ -89,6 +91,7 @@ enum {
 	OPT_JSON_LAYOUT,
 	OPT_PPROF,
 	OPT_PROGRESS,
+	OPT_PERF_MAPS,
 };
 
 static const struct option long_opts[] = {
@@ -103,6 +106,7 @@ static const struct option long_opts[] = {
 	{ "pid",		required_argument, NULL, 'p' },
 	{ "no-symbolize",	no_argument,	   NULL, OPT_NO_SYMBOLIZE },
 	{ "debug-dir",		required_argument, NULL, OPT_DEBUG_DIR },
+	{ "perf-maps",		required_argument, NULL, OPT_PERF_MAPS },
 	{ "max-pending",	required_argument, NULL, OPT_MAX_PENDING },
 	{ "max-stacks",		required_argument, NULL, OPT_MAX_STACKS },
 	{ "max-wait-ms",	required_argument, NULL, OPT_MAX_WAIT_MS },
@@ -139,6 +143,8 @@ static void usage(FILE *f)
 "                         holds switches into it from other tasks\n"
 "      --no-symbolize     raw addresses only\n"
 "      --debug-dir DIR    separate debug files (default /usr/lib/debug)\n"
+"      --perf-maps DIR    JITs' perf maps saved with the recording (default\n"
+"                         FILE.dat.perf-maps, if there)\n"
 "      --max-pending N    events waiting for their user stack\n"
 "      --max-stacks N     user stacks waiting for their events\n"
 "      --max-wait-ms N    how long an event waits for its stack, in trace time\n"
@@ -155,7 +161,8 @@ static void usage(FILE *f)
 "build-id under --debug-dir and /usr/lib/debug, else debuginfod when\n"
 "DEBUGINFOD_URLS is set); records without it (older kernels, the in-place\n"
 "fallback) through /proc/PID/maps, only if FILE.dat was recorded since this\n"
-"system booted and the process still runs (else raw addresses).\n"
+"system booted and the process still runs (else raw addresses). Frames of\n"
+"JIT-compiled code are named from the perf maps the recording saved.\n"
 "\n"
 "Exit status: 0 ok, 1 FILE.dat cannot be read (truncated, damaged) or an\n"
 "output failed, 2 usage error or FILE.dat missing, unreadable or not a\n"
@@ -232,6 +239,9 @@ static int parse_options(struct report *rp, int argc, char **argv)
 			break;
 		case OPT_NO_SYMBOLIZE:
 			rp->cfg.symbolize = false;
+			break;
+		case OPT_PERF_MAPS:
+			rp->perf_maps = optarg;
 			break;
 		case OPT_DEBUG_DIR:
 			ret = apply(&rp->cfg, "debug_dir", optarg, "--debug-dir");
@@ -577,6 +587,39 @@ static bool overwrites_input(const struct report *rp, const char *out)
 
 static const struct td_sink_ops text_sink_ops = { .name = "text", .write = text_write };
 
+/*
+ * The perf maps saved with the recording (trace-defer --record), named
+ * by --perf-maps or found next to the file: 0, or an exit status.
+ */
+static int find_perf_maps(struct report *rp, const char **dir)
+{
+	struct stat st;
+
+	*dir = NULL;
+	if (!rp->cfg.symbolize)
+		return 0;
+	if (rp->perf_maps) {
+		if (stat(rp->perf_maps, &st)) {
+			td_err("report: --perf-maps %s: %s", rp->perf_maps, strerror(errno));
+			return TD_EXIT_USAGE;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			td_err("report: --perf-maps %s: not a directory", rp->perf_maps);
+			return TD_EXIT_USAGE;
+		}
+		*dir = rp->perf_maps;
+		return 0;
+	}
+	if (asprintf(&rp->perf_maps_found, "%s.perf-maps", rp->path) < 0) {
+		rp->perf_maps_found = NULL;
+		td_err("out of memory");
+		return TD_EXIT_RUNTIME;
+	}
+	if (!stat(rp->perf_maps_found, &st) && S_ISDIR(st.st_mode))
+		*dir = rp->perf_maps_found;
+	return 0;
+}
+
 static int setup_pipeline(struct report *rp)
 {
 	const struct td_config *cfg = &rp->cfg;
@@ -601,11 +644,15 @@ static int setup_pipeline(struct report *rp)
 		.pids = cfg->pids,
 		.nr_pids = (unsigned int)cfg->nr_pids,
 	};
+	int ret;
 
 	if (td_counters_init(&rp->counters, rp->nr_cpus)) {
 		td_err("out of memory");
 		return TD_EXIT_RUNTIME;
 	}
+	ret = find_perf_maps(rp, &pc.perf_maps_saved);
+	if (ret)
+		return ret;
 	if (overwrites_input(rp, cfg->output) || overwrites_input(rp, cfg->folded) ||
 	    overwrites_input(rp, cfg->flamegraph) || overwrites_input(rp, cfg->pprof)) {
 		td_err("report: an output names the trace.dat being read, %s", rp->path);
@@ -924,5 +971,6 @@ int td_report_main(int argc, char **argv)
 		tracecmd_close(rp.file);
 	td_counters_free(&rp.counters);
 	td_config_free(&rp.cfg);
+	free(rp.perf_maps_found);
 	return code;
 }

@@ -34,6 +34,8 @@ struct td_pipeline {
 	struct td_stitcher *stitcher;
 	struct td_filetab *files;
 	struct td_symbolizer *sym;	/* NULL: symbolize off */
+	/* Symbolize off, perf maps saved: a symbolizer that only copies them. */
+	struct td_symbolizer *jit_sym;
 	struct td_tgid_cache *tgid;	/* thread -> process */
 	struct td_memo *memo;		/* named stacks; NULL: cfg.no_memo */
 	struct sink *sinks;
@@ -43,6 +45,7 @@ struct td_pipeline {
 	uint64_t now_ns;
 	bool stacks_have_files;		/* a user stack record said its files */
 	bool fields_read;		/* a sink reads events' fields (not no_fields) */
+	bool jit_saved;			/* cfg.perf_maps_saved was given */
 	int error;			/* first failed sink write */
 	const char *error_sink;
 	struct {
@@ -232,9 +235,31 @@ find_named(struct td_pipeline *pl, const uint64_t *shared, const struct td_memo_
  * once it is named again: a new file record, a file found for another
  * stack, or another process.
  */
+/*
+ * May frame @f, named as well as the record and the maps could, still be
+ * JIT code that only its process's perf map names? Anonymous memory and
+ * memfds (file identity), or any unnamed frame when nothing said where
+ * it was.
+ */
+static bool jit_candidate(const struct td_frame *f)
+{
+	if (f->symbol)
+		return false;
+	switch (f->file_kind) {
+	case TD_FILE_ANON:
+		return true;
+	case TD_FILE_IN:
+		return f->object && !strncmp(f->object, "/memfd:", 7);
+	case TD_FILE_NONE:
+		return !f->object;
+	default:
+		return false;
+	}
+}
+
 static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const struct td_ustack *us,
 					       const struct td_ips *uips, unsigned int nr, int pid,
-					       struct td_memo_stack *own)
+					       int jit_pid, struct td_memo_stack *own)
 {
 	struct td_memo_key key = { .ips = uips->ips, .nr = nr, .pid = pid };
 	const uint64_t *shared = NULL;
@@ -250,7 +275,8 @@ static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const str
 		key.kind = TD_MEMO_UMAPS;
 	} else {
 		key.kind = TD_MEMO_URAW;
-		key.pid = 0;
+		/* Named from its process's saved perf map: kept for that process. */
+		key.pid = jit_pid;
 	}
 	key.stamp = before = user_stamp(pl, &key);
 	/* A shared stack's block remembers what it was named last: no hash then. */
@@ -260,7 +286,7 @@ static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const str
 		/* Named for any process, else for this one (-1: for none). */
 		key.pid = 0;
 		found = find_named(pl, shared, &key, ANY_PROCESS_WAY);
-		key.pid = pid > 0 ? pid : -1;
+		key.pid = pid > 0 ? pid : jit_pid > 0 ? jit_pid : -1;
 		if (found)
 			goto reused;
 	}
@@ -287,13 +313,22 @@ static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const str
 			*f = (struct td_frame){ .addr = uips->ips[i] };
 			break;
 		}
+		/*
+		 * Not found where the process is (it exited: a short-lived JIT)
+		 * or no process may be asked (a recording read later): a perf
+		 * map left behind, or saved with the recording, may name it.
+		 */
+		if (jit_pid > 0 && (pid <= 0 || key.kind == TD_MEMO_UMAPS) && jit_candidate(f) &&
+		    !td_sym_jit(pl->sym, jit_pid, uips->ips[i], i > 0, f) &&
+		    key.kind == TD_MEMO_UFILES)
+			own_process = true;
 		own->named += f->symbol != NULL;
 	}
 	key.stamp = user_stamp(pl, &key);
 	if (key.kind == TD_MEMO_UMAPS && key.stamp != before)
 		keep = false;
 	if (key.kind == TD_MEMO_UFILES)
-		key.pid = own_process ? (pid > 0 ? pid : -1) : 0;
+		key.pid = own_process ? (pid > 0 ? pid : jit_pid > 0 ? jit_pid : -1) : 0;
 	found = keep_named(pl, &key, keep, own);
 	if (shared && found != own)
 		td_stack_slot_set(shared, td_memo_epoch(pl->memo), memo_way(key.pid), found);
@@ -349,7 +384,7 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 	struct td_resolved res = { 0 };
 	struct td_event copy;
 	bool live = true;
-	int maps_pid, pid = ev->pid;
+	int maps_pid, jit_pid, pid = ev->pid;
 
 	pl->st.emitted++;
 	if (pl->cfg.stage == TD_PIPE_STITCH)
@@ -368,8 +403,16 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 		pl->st.other_pids++;
 		return;
 	}
+	/* A recording that names nothing still keeps the JITs' maps. */
+	if (pl->jit_sym && live && pid > 0)
+		td_sym_jit_sync(pl->jit_sym, pid);
 	/* /proc/TID/maps is the process's too, should the tgid be unknown. */
 	maps_pid = live ? (pid > 0 ? pid : ev->tid) : 0;
+	/*
+	 * A JIT's perf map names its code even once it is gone: live, the map
+	 * it left; read later, only the copy saved with the recording.
+	 */
+	jit_pid = pl->sym && pid > 0 && (live || pl->jit_saved) ? pid : 0;
 
 	/* The sinks see the process found here: a copy only when it differs. */
 	res.ev = ev;
@@ -395,7 +438,7 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 	if (nu) {
 		const struct td_ustack *fus = status == TD_INPLACE ? NULL : us;
 
-		s = user_frames(pl, fus, uips, nu, maps_pid, &uown);
+		s = user_frames(pl, fus, uips, nu, maps_pid, jit_pid, &uown);
 		/* Only /proc/PID/maps could have named them, and the task is gone. */
 		if (!live && pl->sym && !(fus && fus->files))
 			pl->st.uframes_gone += nu - s->named;
@@ -494,14 +537,26 @@ static int setup_stitcher(struct td_pipeline *pl)
 	return pl->stitcher ? 0 : -ENOMEM;
 }
 
-static int setup_symbolizer(struct td_pipeline *pl, const char *debug_dir)
+static int setup_symbolizer(struct td_pipeline *pl, const struct td_pipeline_config *cfg)
 {
-	struct td_sym_config sc = { .debug_dir = debug_dir };
+	struct td_sym_config sc = {
+		.debug_dir = cfg->debug_dir,
+		.perfmap_save_dir = cfg->perf_maps_save,
+		.perfmap_saved_dir = cfg->perf_maps_saved,
+	};
 	struct td_frame f;
 
-	if (!pl->cfg.symbolize || pl->cfg.stage != TD_PIPE_ALL)
+	if (pl->cfg.stage != TD_PIPE_ALL)
 		return 0;
 	errno = 0;
+	/* No names, but a recording: the perf maps are copied all the same. */
+	if (!pl->cfg.symbolize && cfg->perf_maps_save) {
+		sc = (struct td_sym_config){ .perfmap_save_dir = cfg->perf_maps_save };
+		pl->jit_sym = td_sym_new(&sc);
+		return pl->jit_sym ? 0 : errno ? -errno : -ENOMEM;
+	}
+	if (!pl->cfg.symbolize)
+		return 0;
 	pl->sym = td_sym_new(&sc);
 	if (!pl->sym)
 		return errno ? -errno : -ENOMEM;
@@ -526,6 +581,8 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 		goto fail_early;
 	pl->cfg = *cfg;
 	pl->cfg.debug_dir = NULL;	/* the caller's: only td_sym_new() reads it */
+	pl->jit_saved = cfg->perf_maps_saved;
+	pl->cfg.perf_maps_save = pl->cfg.perf_maps_saved = NULL;	/* the same */
 	pl->now_ns = td_mono_ns();
 	pl->cfg.saved_cmdlines = NULL;	/* the caller's too: given to the task module */
 	pl->cfg.pids = NULL;
@@ -546,7 +603,7 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 		if (!pl->memo)
 			goto fail;
 	}
-	err = -setup_symbolizer(pl, cfg->debug_dir);
+	err = -setup_symbolizer(pl, cfg);
 	if (err)
 		goto fail;
 	if (cfg->stage != TD_PIPE_PARSE) {
@@ -583,6 +640,7 @@ void td_pipeline_free(struct td_pipeline *pl)
 	td_parser_free(pl->parser);
 	td_stitch_free(pl->stitcher);
 	td_sym_free(pl->sym);
+	td_sym_free(pl->jit_sym);
 	td_filetab_free(pl->files);
 	td_tgid_free(pl->tgid);
 	td_memo_free(pl->memo);
@@ -656,6 +714,8 @@ static void forget(int tgid, void *arg)
 
 	if (pl->sym)
 		td_sym_forget(pl->sym, tgid);
+	if (pl->jit_sym)
+		td_sym_forget(pl->jit_sym, tgid);
 }
 
 void td_pipeline_housekeeping(struct td_pipeline *pl)
@@ -683,6 +743,8 @@ void td_pipeline_get_stats(const struct td_pipeline *pl, struct td_pipeline_stat
 	st->has_sym = pl->sym != NULL;
 	if (pl->sym)
 		td_sym_get_stats(pl->sym, &st->sym);
+	else if (pl->jit_sym)
+		td_sym_get_stats(pl->jit_sym, &st->sym);
 	else
 		memset(&st->sym, 0, sizeof(st->sym));
 }

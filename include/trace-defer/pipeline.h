@@ -110,6 +110,16 @@ struct td_pipeline_config {
 	 */
 	const int *pids;
 	unsigned int nr_pids;
+	/*
+	 * Added later, for a recording and its reading (td_sym_config's
+	 * perfmap_save_dir and perfmap_saved_dir, which only td_pipeline_new()
+	 * reads). perf_maps_save: the JITs' perf maps read to name frames are
+	 * copied there. perf_maps_saved: JIT frames are named from such copies,
+	 * also of processes hooks.task_live says are gone (their anonymous,
+	 * memfd, or, without file identity, unnamed frames).
+	 */
+	const char *perf_maps_save;
+	const char *perf_maps_saved;
 };
 
 /*

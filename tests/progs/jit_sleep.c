@@ -7,14 +7,15 @@
  * for MS milliseconds each: the innermost user frame of every switch out of
  * the sleep is in memory no ELF file names; only the perf map does.
  *
- *   jit_sleep MS COUNT [MAPDIR [anon|memfd]]   (MAPDIR: default /tmp)
+ *   jit_sleep MS COUNT [MAPDIR [anon|memfd [keep]]]   (MAPDIR: default /tmp)
  *
  * With "memfd", the code is mapped twice from a memfd, written through one
  * view and run from the other, as .NET's W^X does: the code then lies in
  * a file (/memfd:jit_sleep), which is still no ELF file.
  *
  * Prints "jit_sleep pid=PID code=ADDR size=N" first. The map is removed at
- * exit. x86-64 only (exit status 2 elsewhere).
+ * exit, unless "keep" says to leave it, as Node's --perf-basic-prof and
+ * CPython's -X perf do. x86-64 only (exit status 2 elsewhere).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -42,7 +43,7 @@ int main(int argc, char **argv)
 	FILE *f;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: jit_sleep MS COUNT [MAPDIR [anon|memfd]]\n");
+		fprintf(stderr, "usage: jit_sleep MS COUNT [MAPDIR [anon|memfd [keep]]]\n");
 		return 2;
 	}
 	ms = atol(argv[1]);
@@ -91,7 +92,8 @@ int main(int argc, char **argv)
 	ts.tv_nsec = (ms % 1000) * 1000000L;
 	while (count-- > 0)
 		fn(&ts, NULL);
-	unlink(map);
+	if (argc <= 5 || strcmp(argv[5], "keep"))
+		unlink(map);
 	return 0;
 #else
 	fprintf(stderr, "jit_sleep: x86-64 only\n");

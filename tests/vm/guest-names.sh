@@ -258,6 +258,8 @@ run_daemon /tmp/n-hard -e sched:sched_switch -o /tmp/n-hard.jsonl --record /tmp/
 "$fid" exec 1 "$fp" sleep 1 3 > /dev/null
 "$build/progs/jit_sleep" 20 20 > /tmp/n-jit.out
 "$build/progs/jit_sleep" 20 20 /tmp memfd > /tmp/n-jitm.out
+# Short-lived JITs that leave their maps behind (Node, CPython -X perf).
+for i in 1 2 3 4 5; do "$build/progs/jit_sleep" 5 2 /tmp anon keep; done > /tmp/n-jits.out
 /tmp/del/fp_chain sleep 100 8 > /dev/null &
 delpid=$!
 sleep 0.35
@@ -271,17 +273,23 @@ nlib=$("$TD_RESOLVE" /tmp/n-hard.jsonl |
 	jq -r '.user_stack // [] | .[] | select(.sym == "fid_lib_inner") | .sym' | wc -l)
 echo "names_hard: $nlib frames named fid_lib_inner"
 check names_dlclosed_library_named test "$nlib" -ge 10
-# check_jit NAME OUT WHAT: the stitched stacks of the jit_sleep that printed
-# OUT, innermost in its JIT code, named jit_sleeper from /tmp/perf-PID.map
-# (at least 10 of its 20 sleeps).
+# check_jit NAME OUT WHAT [JSON [DIR [MIN]]]: the stitched stacks of the
+# jit_sleeps that printed OUT, innermost in their JIT code, named
+# jit_sleeper from DIR/perf-PID.map (default /tmp; JSON default
+# /tmp/n-hard.jsonl), at least MIN (10) in all.
 check_jit() {
-	local name=$1 out=$2 what=$3 jpid njit
-	jpid=$(sed -n 's/^jit_sleep pid=\([0-9]*\) .*/\1/p' "$out")
-	njit=$("$TD_RESOLVE" /tmp/n-hard.jsonl | jq -r --argjson p "${jpid:-0}" \
-		'select(.tid == $p and .status == "stitched") | .user_stack[0] // {} |
-		 select(.sym == "jit_sleeper" and .obj == "/tmp/perf-\($p).map") | .sym' | wc -l)
-	echo "names_hard: $njit stacks of jit_sleep (pid ${jpid:-?}) innermost in $what, named"
-	check "$name" test "$njit" -ge 10
+	local name=$1 out=$2 what=$3 json=${4:-/tmp/n-hard.jsonl} dir=${5:-/tmp} min=${6:-10}
+	local jpid njit=0 n
+	for jpid in $(sed -n 's/^jit_sleep pid=\([0-9]*\) .*/\1/p' "$out"); do
+		n=$("$TD_RESOLVE" "$json" | jq -r --argjson p "$jpid" --arg d "$dir" \
+			'select(.tid == $p and .status == "stitched") | .user_stack[0] // {} |
+			 select(.sym == "jit_sleeper" and .obj == "\($d)/perf-\($p).map") | .sym' |
+			wc -l)
+		njit=$((njit + n))
+	done
+	echo "names_hard: $njit stacks of jit_sleep ($(grep -c '^jit_sleep pid=' "$out") runs)" \
+		"innermost in $what, named from $dir"
+	check "$name" test "$njit" -ge "$min"
 }
 # A JIT's code, in anonymous memory (file identity: no file): named from the
 # perf map the JIT wrote, /tmp/perf-PID.map, while it ran.
@@ -289,8 +297,21 @@ check_jit names_jit_code_named /tmp/n-jit.out "its JIT code"
 # The same code mapped from a memfd (.NET's W^X): the kernel records a file,
 # /memfd:jit_sleep, which is no ELF file; the perf map names it all the same.
 check_jit names_jit_memfd_named /tmp/n-jitm.out "its JIT code in a memfd"
+# Gone before their records were read: named from the maps they left.
+check_jit names_jit_short_lived_named /tmp/n-jits.out "its JIT code, exited" \
+	/tmp/n-hard.jsonl /tmp 5
+for jpid in $(sed -n 's/^jit_sleep pid=\([0-9]*\) .*/\1/p' /tmp/n-jits.out); do
+	rm -f "/tmp/perf-$jpid.map"
+done
 "$td" report /tmp/n-hard.dat -o /tmp/n-hard-report.jsonl 2> /tmp/n-hard.rstderr
 check_right names_hard_report_right /tmp/n-hard-report.jsonl 50
+# Read later, every map gone: the copies the recording saved name them.
+check_jit names_jit_report_saved_maps /tmp/n-jit.out "its JIT code, read later" \
+	/tmp/n-hard-report.jsonl /tmp/n-hard.dat.perf-maps
+check_jit names_jit_memfd_report_saved_maps /tmp/n-jitm.out "its memfd JIT code, read later" \
+	/tmp/n-hard-report.jsonl /tmp/n-hard.dat.perf-maps
+check_jit names_jit_short_lived_report_saved_maps /tmp/n-jits.out \
+	"its JIT code, exited, read later" /tmp/n-hard-report.jsonl /tmp/n-hard.dat.perf-maps 5
 cp /tmp/n-hard.jsonl "$TD_OUT/" 2>/dev/null
 
 # --- overruns: a tiny buffer under a flood, nothing named wrongly ---------

@@ -298,7 +298,9 @@ static int open_in_root(const struct td_perfmaps *pm, int pid, const char *file)
  * process writes to (the service's PrivateTmp= gives the daemon another).
  * Not there: a process in a container names the file with its pid in the
  * container, asked once. Last, as the daemon sees it (the process may be
- * gone), never under the container's pid, which names another process
+ * gone, its map left behind), else as init sees it: the daemon's own /tmp
+ * may be private (the service's PrivateTmp=) while the JITs write to the
+ * system's. Never under the container's pid, which names another process
  * here. O_NONBLOCK, O_NOCTTY: a path under /tmp may be anyone's FIFO or
  * device, refused below.
  */
@@ -325,7 +327,10 @@ static int open_map(const struct td_perfmaps *pm, struct pmap *m)
 			return open_in_root(pm, m->pid, m->ns_path);
 		}
 	}
-	return open(m->path, MAP_OPEN_FLAGS);
+	fd = open(m->path, MAP_OPEN_FLAGS);
+	if (fd >= 0 || errno != ENOENT)
+		return fd;
+	return open_in_root(pm, 1, m->path);
 }
 
 /* (Re)read @m's file if it has grown or appeared since. */

@@ -759,6 +759,56 @@ static void test_jit_perfmap_saved(void **state)
 }
 
 /*
+ * A JIT gone before its frames are named leaves its map in the system's
+ * /tmp, which the daemon may not see as its own (the service's
+ * PrivateTmp=): it is read as init sees it, through PROC_ROOT/1/root.
+ * Here a PROC_ROOT of our own: no process 999998 in it, and init's root a
+ * directory holding DIR/perf-999998.map, which our own view lacks.
+ */
+static void test_jit_perfmap_init_root(void **state)
+{
+	char proc[] = "/tmp/td-proc-XXXXXX", dir[] = "/tmp/td-perfmap-XXXXXX";
+	char root[PATH_MAX], path[3 * PATH_MAX];
+	struct td_ufile anon = { .kind = TD_FILE_ANON };
+	struct td_symbolizer *sym;
+	struct td_frame fr;
+
+	(void)state;
+	assert_non_null(mkdtemp(proc));
+	assert_non_null(mkdtemp(dir));
+	snprintf(root, sizeof(root), "%s/1", proc);
+	assert_int_equal(mkdir(root, 0755), 0);
+	snprintf(root, sizeof(root), "%s/1/root", proc);
+	assert_int_equal(mkdir(root, 0755), 0);
+	snprintf(path, sizeof(path), "%s/tmp", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s%s", root, dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s%s/perf-999998.map", root, dir);
+	append_file(path, "7f0000001000 40 left_behind\n");
+	sym = td_sym_new(&(struct td_sym_config){ .perfmap_dir = dir, .proc_root = proc });
+	assert_non_null(sym);
+	assert_int_equal(td_sym_ufile_pid(sym, NULL, &anon, 999998, 0x7f0000001010, false, &fr), 1);
+	assert_string_equal(fr.symbol, "left_behind");
+	assert_int_equal(fr.sym_offset, 0x10);
+	snprintf(path, sizeof(path), "%s/perf-999998.map", dir);
+	assert_string_equal(fr.object, path);
+	td_sym_free(sym);
+
+	snprintf(path, sizeof(path), "%s%s/perf-999998.map", root, dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s%s", root, dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/tmp", root);
+	rmdir(path);
+	rmdir(root);
+	snprintf(root, sizeof(root), "%s/1", proc);
+	rmdir(root);
+	rmdir(proc);
+	rmdir(dir);
+}
+
+/*
  * A JIT in a container names its map with its pid there: a process in a
  * pid namespace of its own (pid 1 in it) writes DIR/perf-1.map, and its
  * frames, asked for by its pid here, are named from that file, reached
@@ -2371,6 +2421,7 @@ int main(void)
 		cmocka_unit_test(test_cxx_demangle),
 		cmocka_unit_test(test_jit_perfmap),
 		cmocka_unit_test(test_jit_perfmap_saved),
+		cmocka_unit_test(test_jit_perfmap_init_root),
 		cmocka_unit_test(test_jit_perfmap_pidns),
 		cmocka_unit_test(test_jit_perfmap_memfd),
 		cmocka_unit_test(test_special_mappings),

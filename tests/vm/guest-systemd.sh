@@ -174,6 +174,29 @@ check trigger_instance_removed test ! -d $inst
 check trigger_top_level_untouched top_level_clean
 cp /tmp/conf.shipped $conf
 
+# --- short-lived JITs under PrivateTmp=: the maps they left name their code --
+# Each jit_sleep exits before its records are read (its /proc gone) and
+# leaves /tmp/perf-PID.map in the system's /tmp, which the service's
+# private /tmp does not show: read as init sees it.
+sed -i -e 's/^comm = .*/comm = jit_sleep/' $conf
+mv $logdir/events.jsonl $logdir/events.jsonl.3
+check jit_start systemctl start $unit
+for i in 1 2 3 4 5; do "$build/progs/jit_sleep" 5 2 /tmp anon keep; done > /tmp/jits.out
+sleep 2
+check jit_stop systemctl stop $unit
+njit=0
+for jpid in $(sed -n 's/^jit_sleep pid=\([0-9]*\) .*/\1/p' /tmp/jits.out); do
+	n=$("$TD_RESOLVE" $logdir/events.jsonl 2> /dev/null | jq -r --argjson p "$jpid" \
+		'select(.tid == $p and .status == "stitched") | .user_stack[0] // {} |
+		 select(.sym == "jit_sleeper" and .obj == "/tmp/perf-\($p).map") | .sym' | wc -l)
+	njit=$((njit + n))
+	rm -f "/tmp/perf-$jpid.map"
+done
+echo "jit: $njit stacks of 5 short-lived jit_sleep runs innermost in their JIT code, named"
+check jit_short_lived_named_private_tmp test "$njit" -ge 5
+mv $logdir/events.jsonl $logdir/events.jsonl.jit
+cp /tmp/conf.shipped $conf
+
 # --- watchdog: a stalled daemon is killed and restarted ----------------------
 systemctl start $unit
 pid=$(main_pid)

@@ -120,24 +120,17 @@ static int setup_pipeline(struct td_daemon *d)
 		.load_kallsyms = cfg->kernel_stack,
 		.live = true,
 	};
-	char *cmdlines, *maps_dir = NULL;
+	char *cmdlines;
 	int *tgids = NULL;
 
 	td_config_stitch(cfg, &pc.stitch);
 	/* What names a recording's JIT frames, kept for reading it later. */
-	if (cfg->record) {
-		maps_dir = td_record_maps_dir(cfg->record);
-		if (!maps_dir) {
-			td_err("out of memory");
-			return -1;
-		}
-		pc.perf_maps_save = maps_dir;
-	}
+	if (d->recorder)
+		pc.perf_maps_save = td_recorder_maps_dir(d->recorder);
 	if (cfg->nr_pids) {
 		tgids = pid_tgids(cfg);
 		if (!tgids) {
 			td_err("out of memory");
-			free(maps_dir);
 			return -1;
 		}
 		pc.pids = tgids;
@@ -147,7 +140,6 @@ static int setup_pipeline(struct td_daemon *d)
 	d->pl = td_pipeline_new(d->tep, &pc);
 	tracefs_put_tracing_file(cmdlines);
 	free(tgids);
-	free(maps_dir);
 	if (!d->pl) {
 		if (errno == ENOMEM)
 			td_err("out of memory");
@@ -199,10 +191,7 @@ int td_daemon_run(struct td_config *cfg)
 		code = TD_EXIT_TRACEFS;
 		goto out;
 	}
-	if (setup_pipeline(&d)) {
-		code = TD_EXIT_RUNTIME;
-		goto out;
-	}
+	/* Before the pipeline: it saves the JITs' perf maps in the recording's directory. */
 	if (cfg->record) {
 		td_recorder_note_leftovers(cfg->record);
 		d.recorder = td_recorder_open(cfg->record, ncpu > 0 ? (int)ncpu : 1, d.page_size);
@@ -210,6 +199,10 @@ int td_daemon_run(struct td_config *cfg)
 			code = TD_EXIT_RUNTIME;
 			goto out;
 		}
+	}
+	if (setup_pipeline(&d)) {
+		code = TD_EXIT_RUNTIME;
+		goto out;
 	}
 	if (td_instance_open(&d.inst, cfg->run_dir, cfg->instance) ||
 	    td_capture_setup(d.inst.tfs, cfg, mode) || td_loop_setup(&d)) {

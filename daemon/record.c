@@ -3,8 +3,8 @@
  * trace.dat recording through saved sub-buffers and `trace-cmd restore`
  * (see record.h).
  */
-#include <errno.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
@@ -27,6 +27,7 @@ extern char **environ;
 struct td_recorder {
 	char *path;		/* the trace.dat to make */
 	char *dir;		/* scratch: PATH.raw.XXXXXX */
+	char *maps;		/* DIR/perf-maps: the JITs' perf maps, made when one is saved */
 	int nr_cpus;
 	int page_size;
 	int *fds;
@@ -46,6 +47,25 @@ static char *raw_path(const struct td_recorder *rec, int cpu)
 	return p;
 }
 
+/* Remove the perf-PID.map files of @dir, then @dir if that left it empty. */
+static void remove_maps(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+
+		if (len > 9 && !strncmp(de->d_name, "perf-", 5) &&
+		    !strcmp(de->d_name + len - 4, ".map"))
+			unlinkat(dirfd(d), de->d_name, 0);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
 /* Every file a recording puts in @dir, then @dir (if empty: never a file of someone else). */
 static void remove_scratch(const char *dir, int nr_cpus)
 {
@@ -60,6 +80,8 @@ static void remove_scratch(const char *dir, int nr_cpus)
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		unlink(path);
 	}
+	snprintf(path, sizeof(path), "%s/perf-maps", dir);
+	remove_maps(path);
 	rmdir(dir);
 }
 
@@ -75,6 +97,7 @@ static void recorder_free(struct td_recorder *rec)
 	free(rec->fds);
 	free(rec->pad);
 	free(rec->dir);
+	free(rec->maps);
 	free(rec->path);
 	free(rec);
 }
@@ -290,41 +313,62 @@ static void show_restore_log(const char *dir)
 	show_log(log);
 }
 
-char *td_record_maps_dir(const char *path)
+/* The perf maps next to trace.dat @out: OUT.perf-maps (malloc()ed, NULL: no memory). */
+static char *final_maps(const char *out)
 {
 	char *p;
 
-	if (asprintf(&p, "%s.perf-maps", path) < 0)
+	if (asprintf(&p, "%s.perf-maps", out) < 0)
 		return NULL;
 	return p;
 }
 
 /*
- * The copies an earlier recording to @path left (its trace.dat is about
- * to be replaced): perf-PID.map files, then the directory if that left it
- * empty, never anything else.
+ * The trace.dat @out was just written: the perf maps of an earlier one
+ * there go, and those the run saved in @from (its scratch directory's)
+ * take their place, OUT.perf-maps. A directory that still holds other
+ * files after the old maps went receives the new ones one by one.
  */
-static void clear_maps(const char *path)
+static void place_maps(const char *from, const char *out)
 {
-	char *dir = td_record_maps_dir(path);
+	char *to = final_maps(out);
 	struct dirent *de;
 	DIR *d;
 
-	if (!dir)
+	if (!to) {
+		td_warn("out of memory: the JIT perf maps stay in %s", from);
 		return;
-	d = opendir(dir);
-	if (d) {
-		while ((de = readdir(d))) {
-			size_t len = strlen(de->d_name);
-
-			if (len > 9 && !strncmp(de->d_name, "perf-", 5) &&
-			    !strcmp(de->d_name + len - 4, ".map"))
-				unlinkat(dirfd(d), de->d_name, 0);
-		}
-		closedir(d);
-		rmdir(dir);
 	}
-	free(dir);
+	remove_maps(to);
+	if (access(from, F_OK) || !rename(from, to))
+		goto out;
+	d = opendir(from);
+	if (!d || (mkdir(to, 0755) && errno != EEXIST)) {
+		td_warn("cannot move the JIT perf maps from %s to %s: %s", from, to,
+			strerror(errno));
+		if (d)
+			closedir(d);
+		goto out;
+	}
+	while ((de = readdir(d))) {
+		char path[PATH_MAX];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", to, de->d_name);
+		if (renameat(dirfd(d), de->d_name, AT_FDCWD, path))
+			td_warn("cannot move %s/%s to %s: %s", from, de->d_name, path,
+				strerror(errno));
+	}
+	closedir(d);
+	rmdir(from);
+out:
+	free(to);
+}
+
+const char *td_recorder_maps_dir(const struct td_recorder *rec)
+{
+	return rec->maps;
 }
 
 struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_size)
@@ -356,7 +400,10 @@ struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_siz
 		recorder_free(rec);
 		return NULL;
 	}
-	clear_maps(path);
+	if (asprintf(&rec->maps, "%s/perf-maps", rec->dir) < 0) {
+		rec->maps = NULL;
+		goto oom_dir;
+	}
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
 		char *p = raw_path(rec, cpu);
 
@@ -493,6 +540,7 @@ int td_recorder_finish(struct td_recorder *rec)
 		goto keep;
 	}
 	td_notice("wrote %s (%llu sub-buffers)", rec->path, rec->pages);
+	place_maps(rec->maps, rec->path);
 	remove_scratch(rec->dir, rec->nr_cpus);
 	ret = 0;
 	goto out;
@@ -677,6 +725,8 @@ int td_recorder_recover(const char *dir, const char *out)
 		return -EIO;
 	}
 	td_notice("wrote %s (%lld sub-buffers)", out, pages);
+	snprintf(head, sizeof(head), "%s/perf-maps", dir);
+	place_maps(head, out);
 	remove_scratch(dir, ri.nr_cpus);
 	return 0;
 }

@@ -14,7 +14,7 @@
  * never reaches its end (SIGKILL, out of memory, power lost) leaves a
  * directory that td_recorder_recover() makes a trace.dat of, even after a
  * reboot. When trace-cmd fails, the raw files are kept and the command to
- * retry is printed.
+ * retry is printed. The JITs' perf maps the run saves are kept there too.
  */
 #ifndef TD_DAEMON_RECORD_H
 #define TD_DAEMON_RECORD_H
@@ -46,13 +46,14 @@ void td_recorder_abort(struct td_recorder *rec);
 int td_recorder_recover(const char *dir, const char *out);
 
 /*
- * Where the JITs' perf maps that named a recording's frames are copied
- * (PATH.perf-maps, see td_pipeline_config.perf_maps_save), read by
- * `report` when the processes are gone. malloc()ed; NULL when out of
- * memory. td_recorder_open() removes the copies an earlier recording to
- * @path left there.
+ * Where the pipeline copies the JITs' perf maps while the recording runs
+ * (see td_pipeline_config.perf_maps_save): DIR/perf-maps in the scratch
+ * directory, made on first need. td_recorder_finish() and
+ * td_recorder_recover() put them next to the trace.dat they write,
+ * FILE.dat.perf-maps (replacing an earlier one's), where `report` finds
+ * them; a run given up removes them.
  */
-char *td_record_maps_dir(const char *path);
+const char *td_recorder_maps_dir(const struct td_recorder *rec);
 
 /* Warn of scratch directories of @path (PATH.raw.XXXXXX) a run left behind. */
 void td_recorder_note_leftovers(const char *path);

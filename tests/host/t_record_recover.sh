@@ -13,7 +13,8 @@
 command -v trace-cmd >/dev/null || { fail "trace-cmd not installed"; finish; }
 td_record() { "$TD" record -i "$NAME" --run-dir "$RUN_DIR" "$@"; }
 
-# killed_run FILE: a recording to FILE killed while 30 programs come and go.
+# killed_run FILE: a recording to FILE killed while 30 programs and a JIT
+# (jit_sleep, which removes its perf map at exit) come and go.
 killed_run() {
 	"$TD" record -i "$NAME" --run-dir "$RUN_DIR" -o "$1" -d 120 2>"$1.err" &
 	local pid=$! i	# the daemon's own pid: a function would run in a subshell
@@ -22,6 +23,8 @@ killed_run() {
 	for i in $(seq 30); do
 		"$FP_CHAIN" sleep 1 2 >/dev/null
 	done
+	# A JIT whose map the recording keeps; it removes its own at exit.
+	"$BUILD/progs/jit_sleep" 10 30 >"$1.jit"
 	sleep 1.5	# the loop reads every CPU at least every 200 ms
 	kill -KILL "$pid"
 	wait "$pid" 2>/dev/null
@@ -33,6 +36,9 @@ check "killed: no trace.dat" [ ! -e "$SCRATCH/k.dat" ]
 check "killed: one scratch directory left ($dir)" [ -n "$dir" -a "$(echo "$dir" | wc -l)" = 1 ]
 check "killed: headers saved at the start" [ -s "$dir/head.dat" ]
 check "killed: info says the trace.dat meant" grep -qx "output $SCRATCH/k.dat" "$dir/info"
+jpid=$(sed -n 's/^jit_sleep pid=\([0-9]*\) .*/\1/p' "$SCRATCH/k.dat.jit")
+check "killed: the JIT's perf map kept in the scratch directory" \
+	[ -n "$jpid" -a -s "$dir/perf-maps/perf-$jpid.map" ]
 check "killed: raw files and headers private (0600)" \
 	[ "$(stat -c %a "$dir/cpu0.raw" "$dir/head.dat" "$dir/info" | sort -u)" = 600 ]
 # The kill may cut a write; make sure one is cut: part of a sub-buffer at the end.
@@ -58,6 +64,10 @@ check "recover onto an existing file: directory kept" [ -d "$dir" ]
 check "recover: status 0 (got $?)" [ $? = 0 ]
 check "recover: says what it wrote" grep -q "wrote $SCRATCH/r.dat" "$SCRATCH/r.err"
 check "recover: scratch directory removed" [ ! -e "$dir" ]
+check "recover: the run's JIT perf map next to the trace.dat it made" \
+	[ -s "$SCRATCH/r.dat.perf-maps/perf-$jpid.map" ]
+check "recover: the next recording to the meant file did not take it" \
+	[ ! -e "$SCRATCH/k.dat.perf-maps/perf-$jpid.map" ]
 trace-cmd report "$SCRATCH/r.dat" >"$SCRATCH/r.report" 2>"$SCRATCH/r.report.err"
 check "trace-cmd report reads it" [ $? = 0 ]
 check "trace-cmd report: nothing on stderr ($(head -c 80 "$SCRATCH/r.report.err"))" \

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,8 @@ struct pmap {
 	struct hnode node;
 	int pid;
 	off_t size;		/* bytes of the file read (whole lines); -1: none yet */
+	dev_t dev;		/* and which file that was */
+	ino_t ino;
 	size_t lines;		/* lines read, numbering the next one */
 	uint64_t absent_ns;	/* monotonic time the file was last found missing, or 0 */
 	uint64_t synced_ns;	/* monotonic time of the last td_perfmap_sync(), or 0 */
@@ -172,23 +175,26 @@ static bool parse_line(struct td_perfmaps *pm, const char *p, size_t len, struct
 }
 
 /*
- * Append @len bytes of whole lines, read from @m's file at @from, to its
- * copy in pm->save_dir (@from 0: the copy starts again, as the table does).
- * The copy is named with the pid the reader knows, which is unique here,
- * not the one in the file's name (a container's pid 1). A failure only
- * costs the copy, counted: the live names do not depend on it.
+ * Append the @nr entries just parsed from @m's file (at byte @from) to its
+ * copy in pm->save_dir; @from 0: the copy starts again, as the table does.
+ * The entries are written as parsed, not the bytes read: the file is
+ * whatever the path led to (a container's /tmp may link anywhere), and
+ * only what a perf map says may leave it. The copy is named with the pid
+ * the reader knows, unique here, not the one in the file's name (a
+ * container's perf-1.map), and is private to its owner. A failure only
+ * costs the copy, counted: the names given now do not depend on it.
  */
-static void save_lines(struct td_perfmaps *pm, const struct pmap *m, off_t from,
-		       const char *text, size_t len)
+static void save_entries(struct td_perfmaps *pm, const struct pmap *m, off_t from,
+			 const struct pentry *e, size_t nr)
 {
 	char path[PATH_MAX];
-	size_t done = 0;
+	FILE *f;
 	int fd;
 
-	if (!pm->save_dir || !len)
+	if (!pm->save_dir || !nr)
 		return;
 	if (!pm->save_dir_made) {
-		if (mkdir(pm->save_dir, 0755) && errno != EEXIST) {
+		if (mkdir(pm->save_dir, 0700) && errno != EEXIST) {
 			pm->st.save_errors++;
 			return;
 		}
@@ -200,26 +206,21 @@ static void save_lines(struct td_perfmaps *pm, const struct pmap *m, off_t from,
 		return;
 	}
 	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (from ? O_APPEND : O_TRUNC),
-		  0644);
-	if (fd < 0) {
+		  0600);
+	f = fd >= 0 ? fdopen(fd, from ? "a" : "w") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		pm->st.save_errors++;
 		return;
 	}
 	if (!from)
 		pm->st.saved_maps++;
-	while (done < len) {
-		ssize_t w = write(fd, text + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			pm->st.save_errors++;
-			break;
-		}
-		done += (size_t)w;
-	}
-	pm->st.saved_bytes += done;
-	close(fd);
+	for (size_t i = 0; i < nr; i++)
+		fprintf(f, "%" PRIx64 " %" PRIx64 " %s\n", e[i].start, e[i].end - e[i].start,
+			e[i].name);
+	if (ferror(f) | fclose(f))
+		pm->st.save_errors++;
 }
 
 /*
@@ -230,7 +231,7 @@ static void save_lines(struct td_perfmaps *pm, const struct pmap *m, off_t from,
  */
 static int read_map(struct td_perfmaps *pm, struct pmap *m, int fd, off_t from, off_t size)
 {
-	size_t len = (size_t)(size - from), got = 0, nr = from ? m->nr : 0;
+	size_t len = (size_t)(size - from), got = 0, nr = from ? m->nr : 0, first = nr;
 	size_t cap = from ? m->nr : 0;
 	struct pentry *v = from ? m->v : NULL, *nv;
 	char *text = malloc(len + 1);
@@ -268,9 +269,9 @@ static int read_map(struct td_perfmaps *pm, struct pmap *m, int fd, off_t from, 
 		if (parse_line(pm, p, (size_t)(nl - p), &v[nr]))
 			nr++;
 	}
+	save_entries(pm, m, from, v + first, nr - first);
 	if (nr)
 		qsort(v, nr, sizeof(*v), entry_cmp);
-	save_lines(pm, m, from, text, (size_t)(p - text));
 	if (!from && m->v != v)
 		free(m->v);
 	m->v = v;
@@ -294,13 +295,26 @@ static int open_in_root(const struct td_perfmaps *pm, int pid, const char *file)
 }
 
 /*
+ * Is process @pid gone? Only then is a map left in the system's /tmp
+ * taken for it: a process that runs has its own, and under the service
+ * one left there by an earlier process with the pid is likely.
+ */
+static bool gone(const struct td_perfmaps *pm, int pid)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%d", pm->proc_root, pid);
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+/*
  * @m's file: through its process's root first, where /tmp is the one the
  * process writes to (the service's PrivateTmp= gives the daemon another).
  * Not there: a process in a container names the file with its pid in the
  * container, asked once. Last, as the daemon sees it (the process may be
- * gone, its map left behind), else as init sees it: the daemon's own /tmp
- * may be private (the service's PrivateTmp=) while the JITs write to the
- * system's. Never under the container's pid, which names another process
+ * gone, its map left behind), else, for a process gone, as init sees it:
+ * the daemon's own /tmp may be private (the service's PrivateTmp=) while
+ * the JITs write to the system's. Never under the container's pid, which names another process
  * here. O_NONBLOCK, O_NOCTTY: a path under /tmp may be anyone's FIFO or
  * device, refused below.
  */
@@ -328,7 +342,7 @@ static int open_map(const struct td_perfmaps *pm, struct pmap *m)
 		}
 	}
 	fd = open(m->path, MAP_OPEN_FLAGS);
-	if (fd >= 0 || errno != ENOENT)
+	if (fd >= 0 || errno != ENOENT || !gone(pm, m->pid))
 		return fd;
 	return open_in_root(pm, 1, m->path);
 }
@@ -348,12 +362,15 @@ static int refresh(struct td_perfmaps *pm, struct pmap *m)
 		return 0;
 	}
 	m->absent_ns = 0;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size == m->size) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (st.st_size == m->size && st.st_ino == m->ino && st.st_dev == m->dev)) {
 		close(fd);
 		return 0;
 	}
-	/* Shorter: another file now (a process with the pid again), read whole. */
-	if (m->size < 0 || st.st_size < m->size) {
+	/* Shorter, or another file: a process with the pid again. Read whole. */
+	if (m->size < 0 || st.st_size < m->size || st.st_ino != m->ino || st.st_dev != m->dev) {
+		m->ino = st.st_ino;
+		m->dev = st.st_dev;
 		m->size = 0;
 		m->lines = 0;
 		ret = read_map(pm, m, fd, 0, st.st_size);
@@ -458,6 +475,23 @@ int td_perfmap_sync(struct td_perfmaps *pm, int pid)
 	return refresh(pm, m);
 }
 
+/* htab_filter() as a walk: every map read once more, kept. */
+static bool sync_one(struct hnode *n, void *arg)
+{
+	struct pmap *m = container_of(n, struct pmap, node);
+
+	/* What was appended last, for the copy: whatever the time. */
+	m->absent_ns = 0;
+	refresh(arg, m);
+	return true;
+}
+
+void td_perfmaps_sync_all(struct td_perfmaps *pm)
+{
+	if (pm->save_dir)
+		htab_filter(&pm->maps, sync_one, NULL, pm);
+}
+
 void td_perfmap_forget(struct td_perfmaps *pm, int pid)
 {
 	uint64_t h = pid_hash(pid);
@@ -467,6 +501,11 @@ void td_perfmap_forget(struct td_perfmaps *pm, int pid)
 		struct pmap *m = container_of(n, struct pmap, node);
 
 		if (m->pid == pid) {
+			/* The JIT's last functions, for the copy, if its map is still there. */
+			if (pm->save_dir && m->size >= 0) {
+				m->absent_ns = 0;
+				refresh(pm, m);
+			}
 			htab_del(&pm->maps, n);
 			pmap_free(n);
 			return;

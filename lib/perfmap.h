@@ -55,8 +55,8 @@ int td_perfmap_find(struct td_perfmaps *pm, int pid, uint64_t addr, const char *
 
 /*
  * From now on, copy what is read of every map to SAVE_DIR/perf-PID.map
- * (whole lines, as read; PID as the caller knows the process; made 0644,
- * SAVE_DIR 0755 on first need): what named the frames of a recording, for
+ * (the entries parsed, in the order read; PID as the caller knows the
+ * process; made 0600, SAVE_DIR 0700 on first need): what named the frames of a recording, for
  * reading it after the processes, or their maps, are gone. 0 or -ENOMEM.
  */
 int td_perfmaps_save_to(struct td_perfmaps *pm, const char *save_dir);
@@ -68,6 +68,13 @@ void td_perfmaps_get_stats(const struct td_perfmaps *pm, struct td_perfmaps_stat
  * named. 0 or -ENOMEM.
  */
 int td_perfmap_sync(struct td_perfmaps *pm, int pid);
+
+/*
+ * Copying (td_perfmaps_save_to()): read every map known once more, for
+ * what the JITs appended since (the end of a recording).
+ * td_perfmap_forget() does so for the one it drops.
+ */
+void td_perfmaps_sync_all(struct td_perfmaps *pm);
 
 /* Drop what is kept of @pid (it exited: its pid may name another process). */
 void td_perfmap_forget(struct td_perfmaps *pm, int pid);

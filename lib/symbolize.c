@@ -923,6 +923,10 @@ int td_sym_jit(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_ad
 
 int td_sym_jit_sync(struct td_symbolizer *sym, int pid)
 {
+	if (pid < 0) {
+		td_perfmaps_sync_all(sym->perfmaps);
+		return 0;
+	}
 	return td_perfmap_sync(sym->perfmaps, pid);
 }
 

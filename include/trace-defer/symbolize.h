@@ -169,7 +169,8 @@ int td_sym_jit(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_ad
  * Read process @pid's perf map for what the JIT appended, at most once a
  * second per process (the first call at once), and copy it to
  * perfmap_save_dir: for a recording that names no frame, which still
- * wants the maps for reading it later. 0, or -ENOMEM.
+ * wants the maps for reading it later. @pid -1: every map read so far,
+ * once more (the end of a recording). 0, or -ENOMEM.
  */
 int td_sym_jit_sync(struct td_symbolizer *sym, int pid);
 

@@ -313,15 +313,20 @@ static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const str
 			*f = (struct td_frame){ .addr = uips->ips[i] };
 			break;
 		}
-		/*
-		 * Not found where the process is (it exited: a short-lived JIT)
-		 * or no process may be asked (a recording read later): a perf
-		 * map left behind, or saved with the recording, may name it.
-		 */
-		if (jit_pid > 0 && (pid <= 0 || key.kind == TD_MEMO_UMAPS) && jit_candidate(f) &&
-		    !td_sym_jit(pl->sym, jit_pid, uips->ips[i], i > 0, f) &&
-		    key.kind == TD_MEMO_UFILES)
-			own_process = true;
+		if (jit_candidate(f)) {
+			/*
+			 * No process may be asked (a recording read later), or
+			 * its maps were never read (gone before: a short-lived
+			 * JIT): a perf map saved with the recording, or left
+			 * behind, may name it.
+			 */
+			if (jit_pid > 0 &&
+			    (pid <= 0 || (key.kind == TD_MEMO_UMAPS && !td_sym_maps_gen(pl->sym, pid))))
+				td_sym_jit(pl->sym, jit_pid, uips->ips[i], i > 0, f);
+			/* Named or not, by one process's map: not for any other. */
+			if (pid > 0 || jit_pid > 0)
+				own_process = true;
+		}
 		own->named += f->symbol != NULL;
 	}
 	key.stamp = user_stamp(pl, &key);
@@ -701,6 +706,11 @@ void td_pipeline_flush(struct td_pipeline *pl)
 	td_parser_flush(pl->parser);
 	if (pl->stitcher)
 		td_stitch_flush(pl->stitcher);
+	/* A recording's copies of the JITs' maps: what they appended last. */
+	if (pl->sym)
+		td_sym_jit_sync(pl->sym, -1);
+	if (pl->jit_sym)
+		td_sym_jit_sync(pl->jit_sym, -1);
 }
 
 void td_pipeline_set_now(struct td_pipeline *pl, uint64_t mono_ns)

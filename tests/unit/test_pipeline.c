@@ -1113,6 +1113,96 @@ static void test_shared_user_stacks(void **state)
 	tep_free(tep);
 }
 
+/*
+ * A recording read later (perf_maps_saved, every process gone): the same
+ * stack bytes in anonymous memory in five processes, as a forked JIT's
+ * workers have them. Each is named from its own process's saved map, and
+ * none is handed the stack named (or left unnamed) for another: a process
+ * without a map keeps its frame raw, and does not hide the next one's.
+ */
+static void test_jit_saved_maps_per_process(void **state)
+{
+	static const uint8_t ff[] = { TD_FF_ANON, TD_FF_ANON };
+	static const uint64_t bases[] = { 0x400000 };
+	static const uint32_t ids[] = { 7 };
+	static const uint64_t ips[] = { 0x7f0000001010, 0x7f0000002008 };
+	static const char *const want[] = { NULL, "b_fn", NULL, "c_fn", "b_fn" };
+	static const int pids[] = { 100, 101, 102, 103, 101 };
+	static uint8_t page[TD_PAGE_SIZE];
+	char dir[] = "/tmp/td-maps-XXXXXX", path[PATH_MAX + 32];
+	struct tep_handle *tep = make_tep_of(fmt_unwind_stack_full);
+	struct hooks_seen h = { .live = false };
+	struct td_pipeline_config cfg = {
+		.nr_cpus = 2, .symbolize = true,
+		.hooks = { .kernel_sym = kernel_sym, .task_live = task_live, .arg = &h },
+		.perf_maps_saved = dir,
+	};
+	struct ustack_seen u = { 0 };
+	struct td_pipeline *pl;
+	struct td_pagegen pg;
+	uint8_t rec[512];
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/perf-101.map", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("7f0000001000 40 b_fn\n7f0000002000 40 b_caller\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/perf-103.map", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("7f0000001000 40 c_fn\n", f);
+	fclose(f);
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	assert_int_equal(td_pipeline_add_sink(pl, &ustack_seen_ops, &u), 0);
+	for (unsigned int i = 0; i < 5; i++) {
+		struct td_rec_ustack us = {
+			.cookie = 0x100000001ULL + i, .ips = ips, .nr = 2, .bases = bases,
+			.ids = ids, .nr_files = 1, .frame_files = ff,
+			.tgid_layout = true, .tgid = pids[i],
+		};
+		uint64_t t = 1000 + 1000 * i;
+
+		td_pagegen_start(&pg, page, sizeof(page), t);
+		assert_int_equal(td_pagegen_add(&pg, t, rec,
+						rec_switch(rec, "worker", pids[i], "swapper/0", 0)),
+				 0);
+		assert_int_equal(td_pagegen_add(&pg, t + 1, rec,
+						rec_cookie(rec, pids[i], us.cookie)), 0);
+		td_pagegen_finish(&pg, false, 0);
+		assert_true(td_pipeline_page(pl, 0, page, sizeof(page)) >= 2);
+		td_pagegen_start(&pg, page, sizeof(page), t + 2);
+		assert_int_equal(td_pagegen_add(&pg, t + 2, rec,
+						td_rec_ustack(rec, sizeof(rec), ID_UNWIND_STACK,
+							      pids[i], &us)), 0);
+		td_pagegen_finish(&pg, false, 0);
+		assert_int_equal(td_pipeline_page(pl, 1, page, sizeof(page)), 1);
+		td_pipeline_flush(pl);
+	}
+	assert_int_equal(u.calls, 5);
+	for (unsigned int i = 0; i < 5; i++) {
+		assert_int_equal(u.pid[i], pids[i]);
+		assert_int_equal(u.named[i], want[i] != NULL);
+		snprintf(path, sizeof(path), "%s/perf-%d.map", dir, pids[i]);
+		assert_string_equal(u.object[i], want[i] ? path : "");
+	}
+	/* One stack per process, the same one again for the same process. */
+	assert_int_equal(u.uid[4], u.uid[1]);
+	for (unsigned int i = 0; i < 4; i++)
+		for (unsigned int j = i + 1; j < 4; j++)
+			assert_int_not_equal(u.uid[i], u.uid[j]);
+	td_pipeline_free(pl);
+	tep_free(tep);
+	snprintf(path, sizeof(path), "%s/perf-101.map", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/perf-103.map", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* The library's sinks: the folded table, pprof and a JSON writer on a stream. */
 /*
  * A busy kernel stack among a stream of user stacks seen once each (the
@@ -1269,6 +1359,7 @@ int main(void)
 		cmocka_unit_test(test_named_once),
 		cmocka_unit_test(test_busy_stack_outlives_sweeps),
 		cmocka_unit_test(test_shared_user_stacks),
+		cmocka_unit_test(test_jit_saved_maps_per_process),
 		cmocka_unit_test(test_settle_after_held),
 		cmocka_unit_test(test_feeds_agree),
 		cmocka_unit_test(test_bad_config),

@@ -66,8 +66,11 @@ static void remove_maps(const char *dir)
 	rmdir(dir);
 }
 
-/* Every file a recording puts in @dir, then @dir (if empty: never a file of someone else). */
-static void remove_scratch(const char *dir, int nr_cpus)
+/*
+ * Every file a recording puts in @dir (but its JIT perf maps if @keep_maps),
+ * then @dir (if empty: never a file of someone else).
+ */
+static void remove_scratch(const char *dir, int nr_cpus, bool keep_maps)
 {
 	static const char *const names[] = { "head.dat", "head.new", "restore.log", "info" };
 	char path[PATH_MAX];
@@ -81,7 +84,8 @@ static void remove_scratch(const char *dir, int nr_cpus)
 		unlink(path);
 	}
 	snprintf(path, sizeof(path), "%s/perf-maps", dir);
-	remove_maps(path);
+	if (!keep_maps)
+		remove_maps(path);
 	rmdir(dir);
 }
 
@@ -327,43 +331,69 @@ static char *final_maps(const char *out)
  * The trace.dat @out was just written: the perf maps of an earlier one
  * there go, and those the run saved in @from (its scratch directory's)
  * take their place, OUT.perf-maps. A directory that still holds other
- * files after the old maps went receives the new ones one by one.
+ * files after the old maps went receives the new ones one by one; a
+ * symbolic link or a file there is never followed or replaced. Returns 0,
+ * or -1 when some stay in @from (said).
  */
-static void place_maps(const char *from, const char *out)
+static int place_maps(const char *from, const char *out)
 {
 	char *to = final_maps(out);
 	struct dirent *de;
+	struct stat st;
+	int ret = -1;
 	DIR *d;
 
+	if (access(from, F_OK)) {
+		ret = 0;	/* none saved: only an earlier trace.dat's to remove */
+		if (to && !lstat(to, &st) && S_ISDIR(st.st_mode))
+			remove_maps(to);
+		goto out;
+	}
 	if (!to) {
-		td_warn("out of memory: the JIT perf maps stay in %s", from);
-		return;
+		td_err("out of memory: the JIT perf maps stay in %s", from);
+		goto out;
+	}
+	if (!lstat(to, &st) && !S_ISDIR(st.st_mode)) {
+		td_err("%s is not a directory: the JIT perf maps stay in %s "
+		       "(trace-defer report --perf-maps %s)", to, from, from);
+		goto out;
 	}
 	remove_maps(to);
-	if (access(from, F_OK) || !rename(from, to))
+	if (!rename(from, to)) {
+		ret = 0;
 		goto out;
-	d = opendir(from);
-	if (!d || (mkdir(to, 0755) && errno != EEXIST)) {
-		td_warn("cannot move the JIT perf maps from %s to %s: %s", from, to,
-			strerror(errno));
+	}
+	/* Another file system (record --recover -o elsewhere): left where they are. */
+	d = errno == EXDEV ? NULL : opendir(from);
+	if (!d || (mkdir(to, 0700) && errno != EEXIST)) {
+		td_err("cannot move the JIT perf maps from %s to %s: %s; they stay there "
+		       "(trace-defer report --perf-maps %s)", from, to, strerror(errno), from);
 		if (d)
 			closedir(d);
 		goto out;
 	}
+	ret = 0;
 	while ((de = readdir(d))) {
 		char path[PATH_MAX];
 
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", to, de->d_name);
-		if (renameat(dirfd(d), de->d_name, AT_FDCWD, path))
-			td_warn("cannot move %s/%s to %s: %s", from, de->d_name, path,
-				strerror(errno));
+		if (renameat(dirfd(d), de->d_name, AT_FDCWD, path)) {
+			td_err("cannot move %s/%s to %s: %s", from, de->d_name, path,
+			       strerror(errno));
+			ret = -1;
+		}
 	}
 	closedir(d);
-	rmdir(from);
+	if (!ret)
+		rmdir(from);
+	else
+		td_err("the JIT perf maps not moved stay in %s (trace-defer report --perf-maps %s)",
+		       from, from);
 out:
 	free(to);
+	return ret;
 }
 
 const char *td_recorder_maps_dir(const struct td_recorder *rec)
@@ -540,8 +570,7 @@ int td_recorder_finish(struct td_recorder *rec)
 		goto keep;
 	}
 	td_notice("wrote %s (%llu sub-buffers)", rec->path, rec->pages);
-	place_maps(rec->maps, rec->path);
-	remove_scratch(rec->dir, rec->nr_cpus);
+	remove_scratch(rec->dir, rec->nr_cpus, place_maps(rec->maps, rec->path) != 0);
 	ret = 0;
 	goto out;
 keep:
@@ -564,7 +593,7 @@ void td_recorder_abort(struct td_recorder *rec)
 	}
 	reap_head(rec, true);
 	if (rec->dir)
-		remove_scratch(rec->dir, rec->nr_cpus);
+		remove_scratch(rec->dir, rec->nr_cpus, false);
 	recorder_free(rec);
 }
 
@@ -726,8 +755,7 @@ int td_recorder_recover(const char *dir, const char *out)
 	}
 	td_notice("wrote %s (%lld sub-buffers)", out, pages);
 	snprintf(head, sizeof(head), "%s/perf-maps", dir);
-	place_maps(head, out);
-	remove_scratch(dir, ri.nr_cpus);
+	remove_scratch(dir, ri.nr_cpus, place_maps(head, out) != 0);
 	return 0;
 }
 

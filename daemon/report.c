@@ -596,8 +596,6 @@ static int find_perf_maps(struct report *rp, const char **dir)
 	struct stat st;
 
 	*dir = NULL;
-	if (!rp->cfg.symbolize)
-		return 0;
 	if (rp->perf_maps) {
 		if (stat(rp->perf_maps, &st)) {
 			td_err("report: --perf-maps %s: %s", rp->perf_maps, strerror(errno));
@@ -607,9 +605,11 @@ static int find_perf_maps(struct report *rp, const char **dir)
 			td_err("report: --perf-maps %s: not a directory", rp->perf_maps);
 			return TD_EXIT_USAGE;
 		}
-		*dir = rp->perf_maps;
+		*dir = rp->cfg.symbolize ? rp->perf_maps : NULL;
 		return 0;
 	}
+	if (!rp->cfg.symbolize)
+		return 0;
 	if (asprintf(&rp->perf_maps_found, "%s.perf-maps", rp->path) < 0) {
 		rp->perf_maps_found = NULL;
 		td_err("out of memory");

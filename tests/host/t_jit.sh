@@ -202,6 +202,8 @@ read -r n named < <(short_named "$SCRATCH/short.jsonl" /tmp)
 log "short-lived, live: $n frames in the runs' JIT code, $named named from the maps left in /tmp"
 check "short-lived, live: frames in the JIT code seen (at least 10 of 20)" [ "$n" -ge 10 ]
 check "short-lived, live: every one named" [ "$named" = "$n" ]
+check "short-lived, live: read after they exited (the counters say processes_gone)" \
+	grep -qE 'names: .* processes_gone=[1-9]' "$SCRATCH/short.err"
 cut -f1 "$SCRATCH/short.pids" | while read -r p; do rm -f "/tmp/perf-$p.map"; done
 "$TD" report "$short" -o "$SCRATCH/short-rep.jsonl" --json-layout=full 2>/dev/null
 check "short-lived: report exits 0" [ $? = 0 ]
@@ -209,6 +211,23 @@ read -r n named < <(short_named "$SCRATCH/short-rep.jsonl" "$short.perf-maps")
 log "short-lived, report: $n frames in the runs' JIT code, $named named from the saved maps"
 check "short-lived, report: frames in the JIT code seen (at least 10 of 20)" [ "$n" -ge 10 ]
 check "short-lived, report: every one named from the recording's copies" [ "$named" = "$n" ]
+
+# Where the copies should go is taken (a file): they stay in the scratch
+# directory, which says so, and report --perf-maps reads them there.
+touch "$SCRATCH/pf.dat.perf-maps"
+TD_EXTRA=(--record "$SCRATCH/pf.dat")
+run_jit pf /tmp anon
+TD_EXTRA=()
+check "perf maps' place taken: the recording says where they stay" \
+	grep -q "pf.dat.perf-maps is not a directory: the JIT perf maps stay in $SCRATCH/pf.dat.raw" \
+	"$SCRATCH/pf.err"
+kept=$(ls -d "$SCRATCH"/pf.dat.raw.*/perf-maps 2>/dev/null)
+check "perf maps' place taken: kept in the scratch directory" [ -s "$kept/perf-$JPID.map" ]
+check "perf maps' place taken: the file there left alone" [ -f "$SCRATCH/pf.dat.perf-maps" ]
+"$TD" report "$SCRATCH/pf.dat" --perf-maps "$kept" -o "$SCRATCH/pf-rep.jsonl" --json-layout=full \
+	2>/dev/null
+sleep_frames "$SCRATCH/pf-rep.jsonl" >"$SCRATCH/pf-rep.frames"
+NO_DAEMON=1 check_named pf-rep "report --perf-maps of the maps kept" "$kept/perf-$JPID.map"
 
 # A new recording to the same file replaces the copies of the old one.
 mkdir -p "$maps"

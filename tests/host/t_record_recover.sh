@@ -66,8 +66,12 @@ check "recover: says what it wrote" grep -q "wrote $SCRATCH/r.dat" "$SCRATCH/r.e
 check "recover: scratch directory removed" [ ! -e "$dir" ]
 check "recover: the run's JIT perf map next to the trace.dat it made" \
 	[ -s "$SCRATCH/r.dat.perf-maps/perf-$jpid.map" ]
-check "recover: the next recording to the meant file did not take it" \
-	[ ! -e "$SCRATCH/k.dat.perf-maps/perf-$jpid.map" ]
+"$TD" report "$SCRATCH/r.dat" -o "$SCRATCH/r.jsonl" --json-layout=full 2>/dev/null
+njit=$(jq -r --argjson p "$jpid" --arg m "$SCRATCH/r.dat.perf-maps/perf-$jpid.map" \
+	'select(.pid == $p and (.user_stack | length) > 0) | .user_stack[0] |
+	 select(.sym == "jit_sleeper" and .obj == $m) | .sym' "$SCRATCH/r.jsonl" | wc -l)
+log "report of the recovered file: $njit stacks of jit_sleep named from its saved map"
+check "recover: report names jit_sleep's JIT code from the map the run saved" [ "$njit" -ge 10 ]
 trace-cmd report "$SCRATCH/r.dat" >"$SCRATCH/r.report" 2>"$SCRATCH/r.report.err"
 check "trace-cmd report reads it" [ $? = 0 ]
 check "trace-cmd report: nothing on stderr ($(head -c 80 "$SCRATCH/r.report.err"))" \

@@ -34,6 +34,12 @@
  *    program, or an exec since, gives raw addresses, never wrong names);
  *    names come from the project's symbolizer through /proc/TGID/maps,
  *    cached for the plugin's lifetime;
+ *  - frames of JIT-compiled code (anonymous memory, a memfd) of a record
+ *    with file identity and its process id are named from the perf maps a
+ *    recording saved (trace-defer --record: FILE.dat.perf-maps), when told
+ *    where they are: trace-cmd report -O user_unwind:perf_maps=DIR, or
+ *    TRACE_DEFER_PLUGIN_PERF_MAPS=DIR (KernelShark), read when the
+ *    symbolizer starts;
  *  - symbolization is off when TRACE_DEFER_PLUGIN_SYMS is 0/no/off/false when
  *    the plugin is last loaded, or with the plugin option user_unwind:sym=0
  *    (trace-cmd report -O user_unwind:sym=0); it never asks a debuginfod
@@ -69,6 +75,7 @@
 
 #define ENV_SYMS	"TRACE_DEFER_PLUGIN_SYMS"
 #define ENV_DEBUGINFOD	"TRACE_DEFER_PLUGIN_DEBUGINFOD"
+#define ENV_PERF_MAPS	"TRACE_DEFER_PLUGIN_PERF_MAPS"
 
 /* Longer names (C++ templates) are cut: the line must stay readable. */
 #define NAME_MAX_PRINT	160
@@ -83,10 +90,18 @@ static struct tep_plugin_option plugin_options[] = {
 		.description = "name user frames through /proc/PID/maps when the task still runs",
 		.set = 1,
 	},
+	{
+		.name = "perf_maps",
+		.plugin_alias = UU_ALIAS,
+		.description = "the JITs' perf maps saved with the recording (FILE.dat.perf-maps)",
+		/* Not NULL: libtraceevent then takes the option as a string, not a boolean. */
+		.value = "",
+	},
 	{ .name = NULL },
 };
 
 #define OPT_SYM (&plugin_options[0])
+#define OPT_PERF_MAPS (&plugin_options[1])
 
 /* The file table of one tep (one trace file, in KernelShark one of several). */
 struct tep_files {
@@ -105,6 +120,7 @@ static struct {
 	unsigned int users;		/* loader calls not yet unloaded */
 	bool env_off;			/* TRACE_DEFER_PLUGIN_SYMS said no */
 	bool sym_failed;		/* td_sym_new() failed: do not retry per record */
+	bool jit_saved;			/* sym names JIT frames from saved perf maps */
 	struct td_symbolizer *sym;
 	struct td_task_check *tasks;	/* allocated with sym */
 	struct tep_files *files;	/* one per loaded tep */
@@ -175,13 +191,21 @@ static bool env_says_yes(const char *name)
 /* Called with uu.lock held: the symbolizer, created on first use. */
 static struct td_symbolizer *get_symbolizer(void)
 {
+	struct td_sym_config sc = { 0 };
+	const char *maps;
+
 	if (uu.sym || uu.sym_failed)
 		return uu.sym;
 	/* A network fetch per unknown object would stall the report for minutes. */
 	if (!env_says_yes(ENV_DEBUGINFOD))
 		unsetenv("DEBUGINFOD_URLS");
+	maps = OPT_PERF_MAPS->value && *OPT_PERF_MAPS->value ? OPT_PERF_MAPS->value :
+							       getenv(ENV_PERF_MAPS);
+	if (maps && *maps)
+		sc.perfmap_saved_dir = maps;
 	uu.tasks = td_task_check_new(NULL);
-	uu.sym = uu.tasks ? td_sym_new(NULL) : NULL;
+	uu.sym = uu.tasks ? td_sym_new(&sc) : NULL;
+	uu.jit_saved = uu.sym && sc.perfmap_saved_dir;
 	if (!uu.sym) {
 		td_task_check_free(uu.tasks);
 		uu.tasks = NULL;
@@ -270,6 +294,14 @@ static struct td_symbolizer *wanted_symbolizer(void)
 	return OPT_SYM->set && !uu.env_off ? get_symbolizer() : NULL;
 }
 
+/* A frame the record placed in JIT code: anonymous memory or a memfd, unnamed. */
+static bool jit_code(const struct td_frame *fr)
+{
+	return !fr->symbol && (fr->file_kind == TD_FILE_ANON ||
+			       (fr->file_kind == TD_FILE_IN && fr->object &&
+				!strncmp(fr->object, "/memfd:", 7)));
+}
+
 /*
  * The frames of a record with file identity, named from it. Returns false
  * (nothing printed) when out of memory: the caller prints them raw.
@@ -283,7 +315,7 @@ static bool print_file_frames(struct trace_seq *s, struct tep_handle *tep,
 	struct td_filetab *ft;
 	unsigned int bad;
 	struct td_frame fr;
-	uint64_t *ips;
+	uint64_t *ips, tgid;
 	uint32_t i;
 
 	ips = malloc(nr * (sizeof(*ips) + sizeof(*files)));
@@ -296,11 +328,16 @@ static bool print_file_frames(struct trace_seq *s, struct tep_handle *tep,
 	bad = td_ustack_decode_files(uf, rec->data, rec->size, tep_is_file_bigendian(tep), ips,
 				     nr, files);
 
+	/* Kernels whose records say the process: its saved perf map names JIT code. */
+	if (!read_field(tep, rec, uf->tgid, 4, &tgid))
+		tgid = 0;
 	pthread_mutex_lock(&uu.lock);
 	sym = wanted_symbolizer();
 	ft = files_of(tep);
 	for (i = 0; i < nr; i++) {
 		td_sym_ufile(sym, ft, &files[i], ips[i], i > 0, &fr);
+		if (sym && uu.jit_saved && (int32_t)tgid > 0 && jit_code(&fr))
+			td_sym_jit(sym, (int32_t)tgid, ips[i], i > 0, &fr);
 		trace_seq_printf(s, "%s0x%" PRIx64, i ? " <- " : " ", ips[i]);
 		print_name(s, &fr);
 	}

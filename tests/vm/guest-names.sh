@@ -353,6 +353,18 @@ if [ "$t" -ge 1000 ] && [ "$w" -eq 0 ] && [ $((nd * 100)) -ge $((t * 99)) ]; the
 else
 	fail names_plugin_trace_cmd_report "$t frames (want >= 1000), $nd named (want >= 99%), $w wrong"
 fi
+# jit_sleep's JIT code in the n-hard recording, every process and /tmp map
+# gone: raw, and named from the saved maps once the plugin is told where.
+plugin_jit() {
+	TRACEEVENT_PLUGIN_DIR=$plugins trace-cmd report "$@" /tmp/n-hard.dat 2>/dev/null |
+		grep -c 'user_unwind_stack:.* 0x[0-9a-f]* jit_sleeper+0x'
+}
+n0=$(plugin_jit)
+n1=$(plugin_jit -O user_unwind:perf_maps=/tmp/n-hard.dat.perf-maps)
+n2=$(TRACE_DEFER_PLUGIN_PERF_MAPS=/tmp/n-hard.dat.perf-maps plugin_jit)
+echo "names_plugin_jit: stacks named jit_sleeper: $n0 without the saved maps," \
+	"$n1 with -O user_unwind:perf_maps, $n2 with TRACE_DEFER_PLUGIN_PERF_MAPS"
+check names_plugin_jit_saved_maps test "$n0" -eq 0 -a "$n1" -ge 30 -a "$n2" = "$n1"
 # The trace of /tmp/rp/fp_chain, now another build at that path: unused
 plugin_frames /tmp/n-rp.dat | gawk '{ print $1, $2, $3, "-", "-" }' > /tmp/n-plugin-rp.frames
 read -r t nd w <<< "$(score addr /tmp/fp.elf /tmp/n-plugin-rp.frames)"

@@ -96,8 +96,10 @@ if [ -d "$d/events/syscalls/sys_enter_execve" ]; then
 		"$d/trace")
 	good=0
 	for pid in $pids; do
-		# The last execve() of the pid: the first is the shell's child running fp_chain
-		cookie=$(gawk -v p="$pid" '$1 == "E" && $3 == p && $5 == "sys_enter:sys_execve" { c = $6 } END { print c }' /tmp/exec.rec)
+		# The last execve() of the pid in time (the records come CPU by CPU):
+		# the first is the shell's child running fp_chain
+		cookie=$(gawk -v p="$pid" '$1 == "E" && $3 == p && $5 == "sys_enter:sys_execve" &&
+			(c == "" || $4 + 0 > t) { t = $4 + 0; c = $6 } END { print c }' /tmp/exec.rec)
 		stack=$(gawk -v p="$pid" -v c="$cookie" '$1 == "S" && $3 == p && $5 == c { print $7; exit }' /tmp/exec.rec)
 		names=$(funcs "$fp" ${stack//,/ } | head -n 4 | tr '\n' ' ')
 		echo "exec: pid $pid cookie $cookie frames: $names"

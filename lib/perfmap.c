@@ -226,7 +226,7 @@ static void save_entries(struct td_perfmaps *pm, const struct pmap *m, off_t fro
 /*
  * Add the lines of @fd from byte @from to @size to @m's table (@from 0: a
  * new table). A JIT only appends: a file that grew is read from where the
- * last read stopped. The whole lines read are copied when asked
+ * last read stopped. The entries parsed are copied when asked
  * (td_perfmaps_save_to()). 0 or -ENOMEM.
  */
 static int read_map(struct td_perfmaps *pm, struct pmap *m, int fd, off_t from, off_t size)
@@ -295,28 +295,17 @@ static int open_in_root(const struct td_perfmaps *pm, int pid, const char *file)
 }
 
 /*
- * Is process @pid gone? Only then is a map left in the system's /tmp
- * taken for it: a process that runs has its own, and under the service
- * one left there by an earlier process with the pid is likely.
- */
-static bool gone(const struct td_perfmaps *pm, int pid)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%d", pm->proc_root, pid);
-	return access(path, F_OK) && errno == ENOENT;
-}
-
-/*
  * @m's file: through its process's root first, where /tmp is the one the
  * process writes to (the service's PrivateTmp= gives the daemon another).
  * Not there: a process in a container names the file with its pid in the
  * container, asked once. Last, as the daemon sees it (the process may be
  * gone, its map left behind), else, for a process gone, as init sees it:
  * the daemon's own /tmp may be private (the service's PrivateTmp=) while
- * the JITs write to the system's. Never under the container's pid, which names another process
- * here. O_NONBLOCK, O_NOCTTY: a path under /tmp may be anyone's FIFO or
- * device, refused below.
+ * the JITs write to the system's; a process that runs has a map of its
+ * own, and one an earlier process with the pid left there is not it.
+ * Never under the container's pid, which names another process here.
+ * O_NONBLOCK, O_NOCTTY: a path under /tmp may be anyone's FIFO or device,
+ * refused below.
  */
 static int open_map(const struct td_perfmaps *pm, struct pmap *m)
 {
@@ -342,7 +331,7 @@ static int open_map(const struct td_perfmaps *pm, struct pmap *m)
 		}
 	}
 	fd = open(m->path, MAP_OPEN_FLAGS);
-	if (fd >= 0 || errno != ENOENT || !gone(pm, m->pid))
+	if (fd >= 0 || errno != ENOENT || !td_task_gone(pm->proc_root, m->pid))
 		return fd;
 	return open_in_root(pm, 1, m->path);
 }

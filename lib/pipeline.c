@@ -235,28 +235,6 @@ find_named(struct td_pipeline *pl, const uint64_t *shared, const struct td_memo_
  * once it is named again: a new file record, a file found for another
  * stack, or another process.
  */
-/*
- * May frame @f, named as well as the record and the maps could, still be
- * JIT code that only its process's perf map names? Anonymous memory and
- * memfds (file identity), or any unnamed frame when nothing said where
- * it was.
- */
-static bool jit_candidate(const struct td_frame *f)
-{
-	if (f->symbol)
-		return false;
-	switch (f->file_kind) {
-	case TD_FILE_ANON:
-		return true;
-	case TD_FILE_IN:
-		return f->object && !strncmp(f->object, "/memfd:", 7);
-	case TD_FILE_NONE:
-		return !f->object;
-	default:
-		return false;
-	}
-}
-
 static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const struct td_ustack *us,
 					       const struct td_ips *uips, unsigned int nr, int pid,
 					       int jit_pid, struct td_memo_stack *own)
@@ -313,7 +291,7 @@ static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const str
 			*f = (struct td_frame){ .addr = uips->ips[i] };
 			break;
 		}
-		if (jit_candidate(f)) {
+		if (td_sym_jit_candidate(f)) {
 			/*
 			 * No process may be asked (a recording read later), or
 			 * its maps were never read (gone before: a short-lived

@@ -913,6 +913,22 @@ int td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const str
 	}
 }
 
+bool td_sym_jit_candidate(const struct td_frame *f)
+{
+	if (f->symbol)
+		return false;
+	switch (f->file_kind) {
+	case TD_FILE_ANON:
+		return true;
+	case TD_FILE_IN:
+		return f->object && is_memfd(f->object);
+	case TD_FILE_NONE:
+		return !f->object;
+	default:
+		return false;
+	}
+}
+
 int td_sym_jit(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_addr,
 	       struct td_frame *out)
 {

@@ -401,14 +401,19 @@ static int *live_pids(const char *proc_root, size_t *nr)
 	return v;
 }
 
-static bool process_gone(const struct sweep *sw, int tgid)
+bool td_task_gone(const char *proc_root, int pid)
 {
 	char path[PATH_MAX];
 
+	snprintf(path, sizeof(path), "%s/%d", proc_root, pid);
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+static bool process_gone(const struct sweep *sw, int tgid)
+{
 	if (sw->live)
 		return !bsearch(&tgid, sw->live, sw->nr_live, sizeof(*sw->live), int_cmp);
-	snprintf(path, sizeof(path), "%s/%d", sw->proc_root, tgid);
-	return access(path, F_OK) != 0;
+	return td_task_gone(sw->proc_root, tgid);
 }
 
 /* Keep a process that runs, or that one sweep has found gone (its events may wait). */

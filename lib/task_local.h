@@ -6,11 +6,16 @@
 #ifndef TD_LIB_TASK_LOCAL_H
 #define TD_LIB_TASK_LOCAL_H
 
+#include <stdbool.h>
+
 /*
  * @pid's pid in the innermost pid namespace it is in (a container's), the
  * last of the "NSpid:" line of PROC_ROOT/@pid/status, as perf reads it;
  * @pid itself when it is in ours, is gone, or the kernel does not say.
  */
 int td_task_nspid(const char *proc_root, int pid);
+
+/* Is PROC_ROOT/@pid gone (no such process, as that /proc says)? */
+bool td_task_gone(const char *proc_root, int pid);
 
 #endif /* TD_LIB_TASK_LOCAL_H */

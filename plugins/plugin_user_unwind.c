@@ -294,14 +294,6 @@ static struct td_symbolizer *wanted_symbolizer(void)
 	return OPT_SYM->set && !uu.env_off ? get_symbolizer() : NULL;
 }
 
-/* A frame the record placed in JIT code: anonymous memory or a memfd, unnamed. */
-static bool jit_code(const struct td_frame *fr)
-{
-	return !fr->symbol && (fr->file_kind == TD_FILE_ANON ||
-			       (fr->file_kind == TD_FILE_IN && fr->object &&
-				!strncmp(fr->object, "/memfd:", 7)));
-}
-
 /*
  * The frames of a record with file identity, named from it. Returns false
  * (nothing printed) when out of memory: the caller prints them raw.
@@ -336,7 +328,7 @@ static bool print_file_frames(struct trace_seq *s, struct tep_handle *tep,
 	ft = files_of(tep);
 	for (i = 0; i < nr; i++) {
 		td_sym_ufile(sym, ft, &files[i], ips[i], i > 0, &fr);
-		if (sym && uu.jit_saved && (int32_t)tgid > 0 && jit_code(&fr))
+		if (sym && uu.jit_saved && (int32_t)tgid > 0 && td_sym_jit_candidate(&fr))
 			td_sym_jit(sym, (int32_t)tgid, ips[i], i > 0, &fr);
 		trace_seq_printf(s, "%s0x%" PRIx64, i ? " <- " : " ", ips[i]);
 		print_name(s, &fr);

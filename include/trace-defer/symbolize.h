@@ -166,6 +166,14 @@ int td_sym_jit(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_ad
 	       struct td_frame *out);
 
 /*
+ * Is @f, named as well as its record and the maps could, still a frame
+ * that only its process's perf map may name (JIT code)? Unnamed and in
+ * anonymous memory or a memfd (file identity), or unnamed with nothing
+ * said of where it was.
+ */
+bool td_sym_jit_candidate(const struct td_frame *f);
+
+/*
  * Read process @pid's perf map for what the JIT appended, at most once a
  * second per process (the first call at once), and copy it to
  * perfmap_save_dir: for a recording that names no frame, which still

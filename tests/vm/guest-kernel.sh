@@ -73,7 +73,16 @@ hdr=$(grep -m 1 -- "-$pid .*<user stack unwind cookie=0x[0-9a-f]* frames=[0-9]* 
 nfr=$(echo "$hdr" | sed -n 's/.* frames=\([0-9]*\) dropped=\([0-9]*\).*/\1/p')
 ndr=$(echo "$hdr" | sed -n 's/.* frames=\([0-9]*\) dropped=\([0-9]*\).*/\2/p')
 # The unwinder stops at about 500 frames; the record keeps what fits
-echo "deep: frames $nfr dropped $ndr; $(grep -c 'LINE TOO BIG' /tmp/deep.trace) lines too big"
+echo "deep: pid $pid frames $nfr dropped $ndr; $(grep -c 'LINE TOO BIG' /tmp/deep.trace) lines too big"
+cp /tmp/deep.trace "$TD_OUT/"
+if [ -z "$nfr" ]; then
+	# Say what there was instead: this check failed once in CI, unexplained
+	echo "deep: no cut stack of pid $pid; its stacks and every one over 100 frames:"
+	grep -- "<user stack unwind" /tmp/deep.trace |
+		gawk -v p="-$pid " 'index($0, p) || match($0, /frames=[0-9]+/) &&
+			substr($0, RSTART + 7, RLENGTH - 7) + 0 > 100' | head -n 20
+	grep -c -- "<user stack unwind" /tmp/deep.trace
+fi
 check deep_stack_cut_and_counted test -n "$nfr" -a "$((${nfr:-0} + ${ndr:-0}))" -ge 500
 check deep_stack_no_line_too_big test "$(grep -c 'LINE TOO BIG' /tmp/deep.trace)" -eq 0
 check deep_stack_text_says_more grep -q '^ => \.\.\. [1-9][0-9]* more frames$' /tmp/deep.trace

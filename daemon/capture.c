@@ -218,8 +218,29 @@ static int write_trigger(struct tracefs_instance *tfs, const struct td_event_spe
 	return 0;
 }
 
+/* The event traced only to name the tasks that exec (cfg->exec_names). */
+static const struct td_event_spec exec_names_event = {
+	.system = "sched",
+	.name = "sched_process_exec",
+};
+
+bool td_capture_exec_names(const struct td_config *cfg)
+{
+	if (cfg->record)
+		return false;
+	for (size_t i = 0; i < cfg->nr_events; i++) {
+		const struct td_event_spec *e = &cfg->events[i];
+
+		if (!strcmp(e->system, "sched") &&
+		    (!strcmp(e->name, "sched_switch") || !strcmp(e->name, "sched_process_exec")))
+			return false;
+	}
+	return tracefs_event_file_exists(NULL, exec_names_event.system, exec_names_event.name,
+					 "format");
+}
+
 static int setup_event(struct tracefs_instance *tfs, const struct td_config *cfg,
-		       const struct td_event_spec *ev, enum td_mode mode)
+		       const struct td_event_spec *ev, bool triggers)
 {
 	char *filter;
 	bool oom;
@@ -244,7 +265,7 @@ static int setup_event(struct tracefs_instance *tfs, const struct td_config *cfg
 			goto out;
 		}
 	}
-	if (mode == TD_MODE_TRIGGER) {
+	if (triggers) {
 		/*
 		 * Triggers carry the filter themselves: an unfiltered trigger
 		 * would fire before, and regardless of, the event's own filter.
@@ -305,8 +326,10 @@ int td_capture_setup(struct tracefs_instance *tfs, const struct td_config *cfg, 
 	if (cfg->nr_pids && follow_pids(tfs, cfg))
 		return -1;
 	for (size_t i = 0; i < cfg->nr_events; i++)
-		if (setup_event(tfs, cfg, &cfg->events[i], mode))
+		if (setup_event(tfs, cfg, &cfg->events[i], mode == TD_MODE_TRIGGER))
 			return -1;
+	if (cfg->exec_names && setup_event(tfs, cfg, &exec_names_event, false))
+		return -1;
 
 	switch (mode) {
 	case TD_MODE_OPTION:
@@ -332,23 +355,27 @@ void td_capture_stop(struct tracefs_instance *tfs, const struct td_config *cfg)
 {
 	for (size_t i = 0; i < cfg->nr_events; i++)
 		tracefs_event_disable(tfs, cfg->events[i].system, cfg->events[i].name);
+	if (cfg->exec_names)
+		tracefs_event_disable(tfs, exec_names_event.system, exec_names_event.name);
 }
 
 const char **td_capture_systems(const struct td_config *cfg)
 {
-	const char **sys = calloc(cfg->nr_events + 2, sizeof(*sys));
+	const char **sys = calloc(cfg->nr_events + 3, sizeof(*sys));
 	size_t n = 0;
 
 	if (!sys)
 		return NULL;
 	sys[n++] = "ftrace";
-	for (size_t i = 0; i < cfg->nr_events; i++) {
+	for (size_t i = 0; i <= cfg->nr_events; i++) {
+		const char *s = i < cfg->nr_events ? cfg->events[i].system :
+				cfg->exec_names ? exec_names_event.system : NULL;
 		bool dup = false;
 
-		for (size_t j = 0; j < n; j++)
-			dup |= !strcmp(sys[j], cfg->events[i].system);
-		if (!dup)
-			sys[n++] = cfg->events[i].system;
+		for (size_t j = 0; s && j < n; j++)
+			dup |= !strcmp(sys[j], s);
+		if (s && !dup)
+			sys[n++] = s;
 	}
 	return sys;
 }

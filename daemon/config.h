@@ -87,6 +87,12 @@ struct td_config {
 	uint64_t max_wait_ms;
 
 	int verbosity;		/* TD_LOG_* */
+
+	/*
+	 * Not a setting: the daemon traces sched:sched_process_exec as well,
+	 * only to name the tasks that exec (td_capture_exec_names()).
+	 */
+	bool exec_names;
 };
 
 /* Defaults: sched:sched_switch, mode auto, instance "trace-defer"... */

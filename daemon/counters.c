@@ -97,9 +97,9 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		overrun, dropped, r->pl.no_frames);
 	fprintf(f, "trace-defer:   parser: pages=%" PRIu64 " missed_pages=%" PRIu64
 		" orphan_records=%" PRIu64 " interleaved=%" PRIu64 " unknown_records=%" PRIu64
-		" stacks_cut=%" PRIu64 " exec_stacks=%" PRIu64 "\n",
+		" stacks_cut=%" PRIu64 " exec_stacks=%" PRIu64 " naming_events=%" PRIu64 "\n",
 		ps->pages, ps->missed_pages, ps->orphans, ps->interleaved, ps->unknown,
-		ps->stacks_cut, ss->exec_stacks);
+		ps->stacks_cut, ss->exec_stacks, ps->naming_events);
 	fprintf(f, "trace-defer:   files: records=%" PRIu64 " known=%" PRIu64 " full=%" PRIu64
 		" conflicts=%" PRIu64 " bad_file_info=%" PRIu64 " frames_named=%" PRIu64
 		" frames_unknown_id=%" PRIu64 " build_id_mismatch=%" PRIu64 "\n",

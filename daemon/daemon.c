@@ -119,6 +119,7 @@ static int setup_pipeline(struct td_daemon *d)
 		.debug_dir = cfg->debug_dir,
 		.load_kallsyms = cfg->kernel_stack,
 		.live = true,
+		.exec_names_only = cfg->exec_names,
 	};
 	char *cmdlines;
 	int *tgids = NULL;
@@ -187,6 +188,7 @@ int td_daemon_run(struct td_config *cfg)
 		goto out;
 	}
 	d.mode = mode;
+	cfg->exec_names = td_capture_exec_names(cfg);
 	if (load_formats(&d)) {
 		code = TD_EXIT_TRACEFS;
 		goto out;
@@ -217,9 +219,10 @@ int td_daemon_run(struct td_config *cfg)
 	/* --duration and rates count from here, not from set-up. */
 	d.counters.start_ns = td_now_mono_ns();
 	d.counters.busy_start_ns = td_cpu_time_ns();
-	td_notice("tracing %zu event(s) in instance '%s', mode %s (%s user stacks)",
+	td_notice("tracing %zu event(s) in instance '%s', mode %s (%s user stacks)%s",
 		  cfg->nr_events, cfg->instance, td_mode_name(mode),
-		  mode == TD_MODE_INPLACE ? "in-place" : "deferred");
+		  mode == TD_MODE_INPLACE ? "in-place" : "deferred",
+		  cfg->exec_names ? ", and sched:sched_process_exec only to name tasks" : "");
 	td_service_ready("tracing");
 
 	td_loop_run(&d);

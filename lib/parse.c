@@ -112,6 +112,7 @@ struct td_parser {
 	struct tep_format_field *sw_prev_comm, *sw_next_comm, *sw_next_pid;
 	struct tep_event *ev_exec;
 	struct tep_format_field *exec_filename;
+	bool exec_names_only;		/* ev_exec names tasks, is no event of the user's */
 
 	struct evinfo **info;		/* by event id, filled on first sight */
 	unsigned int nr_info;
@@ -330,6 +331,12 @@ void td_parser_set_comm_fn(struct td_parser *p, td_comm_fn fn, void *arg)
 	p->comm_arg = arg;
 }
 
+struct tep_event *td_parser_set_exec_names_only(struct td_parser *p)
+{
+	p->exec_names_only = p->ev_exec != NULL;
+	return p->ev_exec;
+}
+
 void td_parser_set_keep_raw(struct td_parser *p, bool keep)
 {
 	p->no_raw = !keep;
@@ -478,6 +485,15 @@ static bool dyn_ok(const struct evinfo *info, const void *data, int size)
 
 static void hand_on_one(struct td_parser *p, struct td_event *ev)
 {
+	/* Read for the name it gave its task: done with, unless a stack follows. */
+	if (p->exec_names_only && ev->tep_event == p->ev_exec) {
+		p->stats.naming_events++;
+		if (ev->has_cookie)
+			p->out.event(ev, p->out.arg);
+		else
+			td_event_free(ev);
+		return;
+	}
 	/*
 	 * Asked only now: an in-place user_stack record (fallback mode) says
 	 * the tgid itself, better than /proc, where the tid may be gone or

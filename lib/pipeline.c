@@ -54,6 +54,9 @@ struct td_pipeline {
 	} names[NAME_SLOTS];
 	unsigned int nr_names;
 	int *pids;			/* cfg.pids, our copy */
+	/* cfg.exec_names_only: the event that only names tasks, and its own emitted */
+	const struct tep_event *naming_event;
+	uint64_t naming_emitted[TD_NR_STATUS];
 	struct td_pipeline_stats st;	/* the counters of this file; the rest asked for */
 };
 
@@ -369,6 +372,11 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 	bool live = true;
 	int maps_pid, jit_pid, pid = ev->pid;
 
+	/* It came only to meet its deferred stack: nobody asked for it. */
+	if (pl->naming_event && ev->tep_event == pl->naming_event) {
+		pl->naming_emitted[status]++;
+		return;
+	}
 	pl->st.emitted++;
 	if (pl->cfg.stage == TD_PIPE_STITCH)
 		return;
@@ -607,6 +615,8 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 		td_parser_set_tgid_fn(pl->parser, tgid_now, pl);
 		td_parser_set_comm_fn(pl->parser, comm_now, pl);
 	}
+	if (cfg->exec_names_only)
+		pl->naming_event = td_parser_set_exec_names_only(pl->parser);
 	return pl;
 fail:
 	td_pipeline_free(pl);
@@ -715,10 +725,13 @@ void td_pipeline_get_stats(const struct td_pipeline *pl, struct td_pipeline_stat
 {
 	*st = pl->st;
 	td_parser_get_stats(pl->parser, &st->parse);
-	if (pl->stitcher)
+	if (pl->stitcher) {
 		td_stitch_get_stats(pl->stitcher, &st->stitch);
-	else
+		for (int i = 0; i < TD_NR_STATUS; i++)
+			st->stitch.emitted[i] -= pl->naming_emitted[i];
+	} else {
 		memset(&st->stitch, 0, sizeof(st->stitch));
+	}
 	td_filetab_get_stats(pl->files, &st->files);
 	if (pl->memo) {
 		struct td_memo_stats ms;

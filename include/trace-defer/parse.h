@@ -45,6 +45,12 @@ struct td_parser_stats {
 	uint64_t stacks_cut;
 	/* Followers joined to their event across a nested (interrupt's) event. */
 	uint64_t interleaved;
+	/*
+	 * Added later: sched_process_exec events read only for the name
+	 * they give their task (td_parser_set_exec_names_only()), not in
+	 * @events.
+	 */
+	uint64_t naming_events;
 };
 
 /* Returns the thread group id of @tid, or 0 if unknown. */
@@ -108,6 +114,16 @@ void td_parser_set_comm_fn(struct td_parser *p, td_comm_fn fn, void *arg);
  * (td_event.raw), default true; false when nothing will read its fields.
  */
 void td_parser_set_keep_raw(struct td_parser *p, bool keep);
+/*
+ * Added later. sched:sched_process_exec is in the input only to name tasks
+ * (traced for that by the caller, not asked for by the user): its events
+ * name their task as ever, and are counted in naming_events, not events.
+ * One still waiting for a deferred stack (it has a cookie) is handed on all
+ * the same, for its stack to find it: the receiver drops it (it can tell it
+ * by its tep_event). Returns the event's format, or NULL when @tep has none
+ * (then nothing changes).
+ */
+struct tep_event *td_parser_set_exec_names_only(struct td_parser *p);
 
 /*
  * Parse one raw sub-buffer as read from per_cpu/cpuN/trace_pipe_raw.

@@ -120,6 +120,13 @@ struct td_pipeline_config {
 	 */
 	const char *perf_maps_save;
 	const char *perf_maps_saved;
+	/*
+	 * Added later: sched:sched_process_exec is in the input only to name
+	 * the tasks that exec (the caller traced it for that): its events
+	 * reach no sink and are counted in neither the parser's events nor
+	 * the stitcher's emitted (td_parser_set_exec_names_only()).
+	 */
+	bool exec_names_only;
 };
 
 /*

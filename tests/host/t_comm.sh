@@ -5,7 +5,8 @@
 # with sched:sched_process_exec traced, every nanosleep event of that pid,
 # and its exec event, says "fp_chain", none the shell's name, though
 # fp_chain's first nanosleep comes before any switch names it so. And with
-# no record that names tasks, /proc and the kernel's saved_cmdlines do.
+# no record that names tasks, /proc and the kernel's saved_cmdlines do,
+# for programs run one after another and for 200 run in bursts of 10.
 . "$(dirname "$0")/lib.sh"
 
 ev=syscalls/sys_enter_nanosleep
@@ -79,4 +80,52 @@ check "all 20 short-lived programs named, gone before they were read" [ "$named"
 check "... and given no other name" [ -z "$other" ]
 check "a running program is named from /proc (fp_chain)" \
 	[ "$(comms_of "$live")" = fp_chain ]
+
+# The same in bursts, as a build or a shell loop runs them: 20 times 10
+# programs at once, gone when read. /proc has them no more, and the
+# kernel's saved_cmdlines misses many (a task's last switch does not wait
+# for a reader of the list): the daemon traces their exec to name them.
+td_bg -e syscalls:sys_enter_openat -q -o "$SCRATCH/burst.jsonl"
+check "tracing a syscall alone, again" wait_tracing
+pids=()
+exec 3>&1 >/dev/null	# no redirection in the children: they exec at once
+for i in $(seq 20); do
+	burst=()
+	for j in $(seq 10); do
+		"$SCRATCH/td-shortlived" /etc/hostname &
+		burst+=($!)
+	done
+	wait "${burst[@]}"	# not the daemon
+	pids+=("${burst[@]}")
+done
+exec >&3 3>&-
+sleep 1.5
+kill -TERM "$D"
+check "the daemon exits 0" wait_exit "$D" 100
+resolve "$SCRATCH/burst.jsonl"
+# A pid is named when its program's events (from the first one named
+# td-shortlived on) all are: before its exec, the child is the shell's
+# (bash opens /dev/null as its stdin), gone when read, and may stay "<...>".
+jq -r 'select(.event == "syscalls:sys_enter_openat") | "\(.tid) \(.ts) \(.comm)"' \
+	"$SCRATCH/burst.v1.jsonl" | sort -k1,1n -k2,2n > "$SCRATCH/burst.names"
+named=0 unknown=0 before=0 other=
+for p in "${pids[@]}"; do
+	read -r ok bad pre < <(awk -v p="$p" '$1 == p {
+			c = $3; for (i = 4; i <= NF; i++) c = c " " $i
+			if (c == "td-shortlived") seen = 1
+			else if (seen) bad = bad "," c
+			else pre++
+		} END { print seen + 0, (bad == "" ? "-" : substr(bad, 2)), pre + 0 }' \
+		"$SCRATCH/burst.names")
+	before=$((before + pre))
+	if [ "$ok" = 1 ] && [ "$bad" = - ]; then
+		named=$((named + 1))
+	elif [ "$ok" = 0 ]; then
+		unknown=$((unknown + 1))
+	else
+		other+=" $p:$bad"
+	fi
+done
+log "in bursts: $named of 200 named, $unknown never; $before events before exec;${other:- no other name}"
+check "all 200 programs run in bursts are named, from their exec on" [ "$named" = 200 ]
 finish

@@ -82,4 +82,25 @@ static inline unsigned int rec_unwind_tgid(uint8_t *b, int pid, uint64_t cookie,
 	return 32 + 8 * nr;
 }
 
+static inline unsigned int rec_sys_enter(uint8_t *b, int pid, long id)
+{
+	memset(b, 0, 64);
+	td_rec_common(b, ID_SYS_ENTER, pid);
+	put64(b + 8, (uint64_t)id);
+	return 64;
+}
+
+static inline unsigned int rec_exec(uint8_t *b, int pid, const char *file, uint32_t loc_override)
+{
+	size_t n = strlen(file) + 1;
+
+	memset(b, 0, 20 + n);
+	td_rec_common(b, ID_SCHED_EXEC, pid);
+	put32(b + 8, loc_override ? loc_override : (uint32_t)(n << 16 | 20));
+	put32(b + 12, (uint32_t)pid);
+	put32(b + 16, (uint32_t)pid);
+	memcpy(b + 20, file, n);
+	return 20 + n;
+}
+
 #endif /* TEST_PARSE_RECORDS_H */

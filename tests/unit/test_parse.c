@@ -241,27 +241,6 @@ static struct td_parser_stats stats_of(struct ctx *c)
 
 /* ---- record builders (layouts of parse-fixtures.h) ---- */
 
-static unsigned int rec_sys_enter(uint8_t *b, int pid, long id)
-{
-	memset(b, 0, 64);
-	td_rec_common(b, ID_SYS_ENTER, pid);
-	put64(b + 8, (uint64_t)id);
-	return 64;
-}
-
-static unsigned int rec_exec(uint8_t *b, int pid, const char *file, uint32_t loc_override)
-{
-	size_t n = strlen(file) + 1;
-
-	memset(b, 0, 20 + n);
-	td_rec_common(b, ID_SCHED_EXEC, pid);
-	put32(b + 8, loc_override ? loc_override : (uint32_t)(n << 16 | 20));
-	put32(b + 12, (uint32_t)pid);
-	put32(b + 16, (uint32_t)pid);
-	memcpy(b + 20, file, n);
-	return 20 + n;
-}
-
 static unsigned int rec_ustack(uint8_t *b, int pid, int tgid, const uint64_t *ips, int nr)
 {
 	int i;
@@ -1184,6 +1163,41 @@ static void test_comms_exec(void **state)
 	assert_string_equal(c->out[7].comm, "make");
 }
 
+/*
+ * sched_process_exec traced only to name tasks: it names them all the
+ * same, is counted apart and not handed on, unless a deferred stack
+ * follows it (it has a cookie), which must find it.
+ */
+static void test_exec_names_only(void **state)
+{
+	struct ctx *c = *state;
+	struct td_parser_stats s;
+	uint64_t ips[] = { 0x401000, 0x402000 };
+	uint8_t r[256];
+
+	assert_non_null(td_parser_set_exec_names_only(c->p));
+	page_start(c, 100);
+	page_add(c, 100, r, rec_switch(r, "x", 1701, "bash", 1700));
+	page_add(c, 200, r, rec_exec(r, 1700, "/usr/bin/cc", 0));
+	page_add(c, 300, r, rec_sys_enter(r, 1700, 0));
+	page_add(c, 400, r, rec_exec(r, 1700, "/usr/bin/ld", 0));
+	page_add(c, 401, r, rec_cookie(r, 1700, cookie_of(0, 1)));
+	page_add(c, 500, r, rec_sys_enter(r, 1700, 0));
+	page_add(c, 600, r, rec_unwind(r, 1700, cookie_of(0, 1), ips, 2));
+	assert_int_equal(page_parse(c, 0), 7);
+	flush_all(c);
+	s = stats_of(c);
+	assert_int_equal(s.events, 3);		/* the switch and the two sys_enter */
+	assert_int_equal(s.naming_events, 2);
+	/* Handed on: the switch, the sys_enters and the exec that met its stack. */
+	assert_int_equal(c->nr_out, 4);
+	assert_string_equal(c->out[1].name, "sys_enter");
+	assert_string_equal(c->out[1].comm, "cc");
+	assert_string_equal(c->out[2].name, "sched_process_exec");
+	assert_int_equal(c->out[2].status, TD_STITCHED);
+	assert_string_equal(c->out[3].comm, "ld");
+}
+
 static int tgid_of(int tid, void *arg)
 {
 	int *calls = arg;
@@ -1676,6 +1690,7 @@ int main(void)
 		T(test_comms_latest),
 		T(test_comms_hook),
 		T(test_comms_exec),
+		T(test_exec_names_only),
 		T(test_tgid_from_record),
 		T(test_tgid_fn),
 		T(test_record_api),

@@ -12,7 +12,8 @@
  * covered named every time, and no_memo naming every frame again; events
  * without their record's copy when no sink reads fields; pages fed as the
  * daemon feeds them and records fed as the report does giving every event
- * the same, right status (late events, lost stacks, stacks on the other CPU).
+ * the same, right status (late events, lost stacks, stacks on the other CPU);
+ * sched_process_exec traced only to name tasks reaching no sink.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -424,6 +425,70 @@ static void test_report_pid_from_stack(void **state)
 	assert_int_equal(st.no_pid, 0);
 	td_pipeline_free(pl);
 	tep_free(tep);
+}
+
+/*
+ * exec_names_only: sched_process_exec names its task and goes no further,
+ * also when it met a deferred stack; it is in no count of events.
+ */
+static void exec_names_run(bool names_only, struct seen *seen, struct td_pipeline_stats *st)
+{
+	const char *const fmts[] = { fmt_sched_exec, fmt_sys_enter };
+	const char *const systems[] = { "sched", "raw_syscalls" };
+	struct td_pipeline_config cfg = { .nr_cpus = 2, .exec_names_only = names_only };
+	struct tep_handle *tep = make_tep();
+	static uint8_t page[TD_PAGE_SIZE];
+	uint64_t cookie = 0x300000001ULL;
+	struct td_pipeline *pl;
+	struct td_pagegen pg;
+	uint8_t rec[256];
+
+	for (size_t i = 0; i < 2; i++)
+		assert_int_equal(tep_parse_event(tep, fmts[i], strlen(fmts[i]), systems[i]),
+				 TEP_ERRNO__SUCCESS);
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, seen), 0);
+	td_pagegen_start(&pg, page, sizeof(page), 1000);
+	assert_int_equal(td_pagegen_add(&pg, 1000, rec, rec_exec(rec, TID, "/usr/bin/cc", 0)), 0);
+	assert_int_equal(td_pagegen_add(&pg, 1001, rec, rec_cookie(rec, TID, cookie)), 0);
+	assert_int_equal(td_pagegen_add(&pg, 1100, rec, rec_sys_enter(rec, TID, 0)), 0);
+	td_pagegen_finish(&pg, false, 0);
+	assert_int_equal(td_pipeline_page(pl, 0, page, sizeof(page)), 3);
+	td_pagegen_start(&pg, page, sizeof(page), 2000);
+	assert_int_equal(td_pagegen_add(&pg, 2000, rec, rec_unwind(rec, TID, cookie, uips, 2)), 0);
+	td_pagegen_finish(&pg, false, 0);
+	assert_int_equal(td_pipeline_page(pl, 1, page, sizeof(page)), 1);
+	td_pipeline_flush(pl);
+	td_pipeline_get_stats(pl, st);
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
+static void test_exec_names_only(void **state)
+{
+	struct td_pipeline_stats st;
+	struct seen seen = { 0 };
+
+	(void)state;
+	exec_names_run(true, &seen, &st);
+	assert_int_equal(seen.calls, 1);
+	assert_string_equal(seen.event, "raw_syscalls:sys_enter");
+	assert_string_equal(seen.comm, "cc");
+	assert_int_equal(st.parse.events, 1);
+	assert_int_equal(st.parse.naming_events, 1);
+	assert_int_equal(st.emitted, 1);
+	assert_int_equal(st.stitch.emitted[TD_STITCHED], 0);
+	assert_int_equal(st.stitch.emitted[TD_NO_USER], 1);
+	assert_int_equal(st.stitch.orphan_stacks, 0);
+
+	/* Asked for (not names only): an event as any other, stitched. */
+	memset(&seen, 0, sizeof(seen));
+	exec_names_run(false, &seen, &st);
+	assert_int_equal(seen.calls, 2);
+	assert_int_equal(st.parse.events, 2);
+	assert_int_equal(st.parse.naming_events, 0);
+	assert_int_equal(st.stitch.emitted[TD_STITCHED], 1);
 }
 
 /*
@@ -1352,6 +1417,7 @@ int main(void)
 		cmocka_unit_test(test_report_hooks),
 		cmocka_unit_test(test_report_pid_from_stack),
 		cmocka_unit_test(test_pids_filter),
+		cmocka_unit_test(test_exec_names_only),
 		cmocka_unit_test(test_live_names_this_process),
 		cmocka_unit_test(test_live_files_no_maps),
 		cmocka_unit_test(test_library_sinks),

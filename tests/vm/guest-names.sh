@@ -370,6 +370,42 @@ plugin_frames /tmp/n-rp.dat | gawk '{ print $1, $2, $3, "-", "-" }' > /tmp/n-plu
 read -r t nd w <<< "$(score addr /tmp/fp.elf /tmp/n-plugin-rp.frames)"
 echo "names_plugin_replaced: $t frames in fp_chain, $nd named"
 check names_plugin_replaced_not_used test "$t" -ge 20 -a "$nd" -eq 0
+# --- programs that exit at once, in bursts, a syscall traced alone -------
+# No configured event names tasks: the daemon traces their exec for it
+# (option mode: those events meet their stacks, and are dropped). Each of
+# 50 programs run ten at a time, gone before it is read, is named from its
+# exec on (before it, the child is the shell's); no exec event is written.
+cp /bin/cat /tmp/td-burst
+run_daemon /tmp/n-burst -e syscalls:sys_enter_openat --json-layout=full -o /tmp/n-burst.jsonl
+bpids=()
+for i in 1 2 3 4 5; do
+	b=()
+	for j in 1 2 3 4 5 6 7 8 9 10; do
+		/tmp/td-burst /etc/hostname > /dev/null &
+		b+=($!)
+	done
+	wait "${b[@]}"
+	bpids+=("${b[@]}")
+done
+sleep 1
+stop /tmp/n-burst
+jq -r 'select(.event == "syscalls:sys_enter_openat") | "\(.tid) \(.ts) \(.comm)"' \
+	/tmp/n-burst.jsonl | sort -k1,1n -k2,2n > /tmp/n-burst.names
+named=0
+for p in "${bpids[@]}"; do
+	ok=$(gawk -v p="$p" '$1 == p { if ($3 == "td-burst") seen = 1; else if (seen) bad = 1 }
+		END { print (seen && !bad) ? 1 : 0 }' /tmp/n-burst.names)
+	named=$((named + ok))
+done
+nexec=$(jq -r 'select(.event == "sched:sched_process_exec")' /tmp/n-burst.jsonl | grep -c .)
+nnaming=$(sed -n 's/.* naming_events=\([0-9]*\).*/\1/p' /tmp/n-burst.stderr | tail -n 1)
+norph=$(sed -n 's/.* orphan_stacks=\([0-9]*\).*/\1/p' /tmp/n-burst.stderr | tail -n 1)
+echo "names_burst: $named of 50 programs named from their exec on; exec events" \
+	"written: $nexec, naming_events=$nnaming orphan_stacks=$norph"
+check names_burst_exec_named test "$named" -eq 50
+check names_burst_no_exec_written test "$nexec" -eq 0 -a "${nnaming:-0}" -ge 50
+check names_burst_no_orphan_stacks test "${norph:-x}" = 0
+
 # Every JSON file of the stage, live or reported, resolves on its own
 bad=
 for f in /tmp/n-*.jsonl; do

@@ -28,7 +28,7 @@ counted=$(grep -o 'cpu[0-9]*: reads=[0-9]* bytes=[0-9]* overrun=[0-9]* dropped=[
 	"$SCRATCH/l.err" | awk -F'[= ]' '{ n += $7 + $9 } END { print n + 0 }')
 check "says at the end how many events were lost (${lost:-nothing})" [ -n "$lost" ]
 check "... as many as the per-CPU counters (${lost:-?} = $counted)" \
-	[ "${lost:-x}" = "$counted" ] && [ "$counted" -gt 0 ]
+	test "${lost:-x}" = "$counted" -a "$counted" -gt 0
 check "... said while running too, before the end" grep -q 'events lost so far' "$SCRATCH/l.err"
 check "... names the CPUs that lost them (cpu 0 among them)" \
 	grep -Eq 'events lost in all: .*\(cpu (0|0,[0-9,]*)\)' "$SCRATCH/l.err"
@@ -36,10 +36,10 @@ check "... names the CPUs that lost them (cpu 0 among them)" \
 kb=$(sed -n 's/.*events lost in all: .*--buffer-kb (now \([0-9]*\) KiB per CPU).*/\1/p' \
 	"$SCRATCH/l.err")
 check "... and the buffer to raise, as the kernel sized it (${kb:-none} KiB for 8 asked)" \
-	[ -n "$kb" ] && [ "$kb" -ge 8 ] && [ "$kb" -lt 64 ]
+	test -n "$kb" -a "${kb:-0}" -ge 8 -a "${kb:-0}" -lt 64
 # What was read is still written whole: one JSON line per event read.
 read_events=$(grep -o 'read: records=[0-9]* events=[0-9]*' "$SCRATCH/l.err" | sed 's/.*events=//')
 lines=$(grep -c '"ts"' "$SCRATCH/l.jsonl")
 check "every event read is written ($lines lines, $read_events read)" \
-	[ "$lines" = "$read_events" ] && [ "$lines" -gt 0 ]
+	test "$lines" = "$read_events" -a "$lines" -gt 0
 finish

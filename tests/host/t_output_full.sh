@@ -67,7 +67,7 @@ done
 check "written= counts the event lines in the file ($written, $events in it)" \
 	[ "${written:-x}" = "$events" ]
 check "write_errors= counts the others (${written:-?} + ${errors:-?} = $emitted emitted)" \
-	[ $((written + errors)) = "$emitted" ] && [ "$errors" -gt 0 ]
+	test $((written + errors)) = "$emitted" -a "${errors:-0}" -gt 0
 
 # trace-defer report into a disk already full: stops, file whole, exit 1.
 "$TD" record -i "$NAME" --run-dir "$RUN_DIR" -d 1.5 -o "$SCRATCH/r.dat" 2>"$SCRATCH/rec.err"

@@ -148,6 +148,11 @@ static int setup_pipeline(struct td_daemon *d)
 			td_err("cannot set up the pipeline: %s", strerror(errno));
 		return -1;
 	}
+	/* A sched_process_exec the parser cannot read would be output: not traced then. */
+	if (cfg->exec_names && !td_pipeline_exec_names_only(d->pl)) {
+		td_debug("sched:sched_process_exec has no usable filename field: not traced");
+		d->cfg->exec_names = false;
+	}
 	if (td_outputs_attach(&d->outputs, d->pl)) {
 		td_err("out of memory");
 		return -1;

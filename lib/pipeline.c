@@ -644,6 +644,11 @@ void td_pipeline_free(struct td_pipeline *pl)
 	free(pl);
 }
 
+bool td_pipeline_exec_names_only(const struct td_pipeline *pl)
+{
+	return pl->naming_event != NULL;
+}
+
 int td_pipeline_add_sink(struct td_pipeline *pl, const struct td_sink_ops *ops, void *priv)
 {
 	struct sink *n = realloc(pl->sinks, (pl->nr_sinks + 1) * sizeof(*n));

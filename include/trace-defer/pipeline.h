@@ -206,6 +206,13 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 /* Frees what is still pending without emitting it: td_pipeline_flush() first. */
 void td_pipeline_free(struct td_pipeline *pl);
 
+/*
+ * Whether cfg.exec_names_only took effect: false when the input's formats
+ * have no usable sched_process_exec (then its events, if any, are events
+ * as any other).
+ */
+bool td_pipeline_exec_names_only(const struct td_pipeline *pl);
+
 /* Sinks are called in the order they were added. Returns 0 or -ENOMEM. */
 int td_pipeline_add_sink(struct td_pipeline *pl, const struct td_sink_ops *ops, void *priv);
 

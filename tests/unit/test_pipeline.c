@@ -448,6 +448,7 @@ static void exec_names_run(bool names_only, struct seen *seen, struct td_pipelin
 				 TEP_ERRNO__SUCCESS);
 	pl = td_pipeline_new(tep, &cfg);
 	assert_non_null(pl);
+	assert_int_equal(td_pipeline_exec_names_only(pl), names_only);
 	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, seen), 0);
 	td_pagegen_start(&pg, page, sizeof(page), 1000);
 	assert_int_equal(td_pagegen_add(&pg, 1000, rec, rec_exec(rec, TID, "/usr/bin/cc", 0)), 0);
@@ -489,6 +490,18 @@ static void test_exec_names_only(void **state)
 	assert_int_equal(st.parse.events, 2);
 	assert_int_equal(st.parse.naming_events, 0);
 	assert_int_equal(st.stitch.emitted[TD_STITCHED], 1);
+
+	/* Formats without sched_process_exec: asked for, not in effect. */
+	{
+		struct td_pipeline_config cfg = { .nr_cpus = 1, .exec_names_only = true };
+		struct tep_handle *tep = make_tep();
+		struct td_pipeline *pl = td_pipeline_new(tep, &cfg);
+
+		assert_non_null(pl);
+		assert_false(td_pipeline_exec_names_only(pl));
+		td_pipeline_free(pl);
+		tep_free(tep);
+	}
 }
 
 /*

@@ -121,7 +121,12 @@ struct td_parser {
 	/* the latest name sched_switch gave a tid; see learn_comm() */
 	struct comm_slot {
 		int tid;		/* 0: empty (the idle task is never kept) */
-		uint32_t asked;		/* given by comm_fn at (ts >> COMM_ASK_SHIFT) + 1; 0: by a record */
+		/*
+		 * 0: given by a record, kept until another; else the period
+		 * (ts >> COMM_ASK_SHIFT) + 1 in which the comm hook gave it (or
+		 * an exec traced only for names), asked again after it.
+		 */
+		uint32_t asked;
 		char comm[TD_COMM_LEN];
 	} *comms;
 
@@ -585,7 +590,7 @@ static void set_comm(char *dst, const char *src, size_t max)
  * each one in a sorted array. A tid whose slot another took since is
  * named from the tep (a trace.dat's saved cmdlines), as an unseen one is.
  */
-static void learn_comm(struct td_parser *p, const char *comm, int tid)
+static void learn_comm(struct td_parser *p, const char *comm, int tid, uint32_t asked)
 {
 	struct comm_slot *s;
 
@@ -593,8 +598,14 @@ static void learn_comm(struct td_parser *p, const char *comm, int tid)
 		return;
 	s = &p->comms[(unsigned int)tid & (COMM_SLOTS - 1)];
 	s->tid = tid;
-	s->asked = 0;
+	s->asked = asked;
 	td_comm_copy(s->comm, comm);
+}
+
+/* The comm hook's period of @ts; never 0, which means "from a record". */
+static inline uint32_t ask_period(uint64_t ts)
+{
+	return (uint32_t)(ts >> COMM_ASK_SHIFT) + 1 ?: 1;
 }
 
 /*
@@ -604,8 +615,7 @@ static void learn_comm(struct td_parser *p, const char *comm, int tid)
 static void comm_of(struct td_parser *p, char *dst, int tid, uint64_t ts)
 {
 	struct comm_slot *s = &p->comms[(unsigned int)tid & (COMM_SLOTS - 1)];
-	/* 0 means "from a record": a wrapped count skips it. */
-	uint32_t now = (uint32_t)(ts >> COMM_ASK_SHIFT) + 1 ?: 1;
+	uint32_t now = ask_period(ts);
 
 	if (tid > 0 && s->tid == tid && (!s->asked || s->asked == now)) {
 		memcpy(dst, s->comm, TD_COMM_LEN);
@@ -614,9 +624,16 @@ static void comm_of(struct td_parser *p, char *dst, int tid, uint64_t ts)
 	if (tid > 0 && p->comm_fn) {
 		char comm[TD_COMM_LEN] = { 0 };
 
-		/* Not @tep's names: read at start, a reused pid's would be wrong. */
-		if (!p->comm_fn(tid, comm, p->comm_arg))
-			set_comm(comm, "<...>", TD_COMM_LEN);
+		/*
+		 * Not @tep's names: read at start, a reused pid's would be
+		 * wrong. A thread gone since it was last named keeps that name.
+		 */
+		if (!p->comm_fn(tid, comm, p->comm_arg)) {
+			if (s->tid == tid && s->comm[0] && s->comm[0] != '<')
+				memcpy(comm, s->comm, TD_COMM_LEN);
+			else
+				set_comm(comm, "<...>", TD_COMM_LEN);
+		}
 		s->tid = tid;
 		s->asked = now;
 		td_comm_copy(s->comm, comm);
@@ -635,18 +652,22 @@ static void switch_comm(struct td_parser *p, struct td_event *ev, const uint8_t 
 	uint64_t next_pid;
 
 	td_comm_copy(ev->comm, (const char *)data + p->sw_prev_comm->offset);
-	learn_comm(p, ev->comm, ev->tid);
+	learn_comm(p, ev->comm, ev->tid, 0);
 	if (read_field(p->sw_next_pid, data, &next_pid))
 		return;
-	learn_comm(p, (const char *)data + p->sw_next_comm->offset, (int)next_pid);
+	learn_comm(p, (const char *)data + p->sw_next_comm->offset, (int)next_pid, 0);
 }
 
 /*
  * exec names the task after the file it runs (its base name, cut to 15
  * bytes), before the event is written: the event and every later one of
- * the task carry the new name, not the one the last switch gave.
+ * the task carry the new name, not the one the last switch gave. Traced
+ * only for its names (exec_names_only), and no other record naming tasks,
+ * the name is asked of the comm hook again after a while as one it gave
+ * (the task may rename itself, its tid be used again), and kept once the
+ * task is gone.
  */
-static void exec_comm(struct td_parser *p, int tid, const uint8_t *data, int size)
+static void exec_comm(struct td_parser *p, int tid, uint64_t ts, const uint8_t *data, int size)
 {
 	char name[TD_COMM_LEN] = { 0 };	/* learn_comm() reads all 16 bytes */
 	unsigned int off, len;
@@ -657,6 +678,15 @@ static void exec_comm(struct td_parser *p, int tid, const uint8_t *data, int siz
 		return;
 	file = (const char *)data + off;
 	len = strnlen(file, len);
+	/*
+	 * fexecve() (execveat() of an fd): "/dev/fd/N", and the kernel names
+	 * the task after the file, which the record does not say. Forget the
+	 * old name: the next event asks.
+	 */
+	if (len > 8 && !memcmp(file, "/dev/fd/", 8)) {
+		p->comms[(unsigned int)tid & (COMM_SLOTS - 1)].tid = 0;
+		return;
+	}
 	base = memrchr(file, '/', len);
 	base = base ? base + 1 : file;
 	n = file + len - base;
@@ -666,7 +696,7 @@ static void exec_comm(struct td_parser *p, int tid, const uint8_t *data, int siz
 		n = TD_COMM_LEN - 1;
 	memcpy(name, base, n);
 	name[n] = '\0';
-	learn_comm(p, name, tid);
+	learn_comm(p, name, tid, p->exec_names_only && p->comm_fn ? ask_period(ts) : 0);
 }
 
 static int new_event(struct td_parser *p, struct held *h, const struct evinfo *info,
@@ -688,7 +718,7 @@ static int new_event(struct td_parser *p, struct held *h, const struct evinfo *i
 		switch_comm(p, ev, data);
 	} else {
 		if (info->kind == K_EXEC)
-			exec_comm(p, tid, data, size);
+			exec_comm(p, tid, ts, data, size);
 		comm_of(p, ev->comm, tid, ts);
 	}
 	/*

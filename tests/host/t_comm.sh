@@ -5,8 +5,9 @@
 # with sched:sched_process_exec traced, every nanosleep event of that pid,
 # and its exec event, says "fp_chain", none the shell's name, though
 # fp_chain's first nanosleep comes before any switch names it so. And with
-# no record that names tasks, /proc and the kernel's saved_cmdlines do,
-# for programs run one after another and for 200 run in bursts of 10.
+# no traced event that names tasks, the daemon traces their exec for it,
+# writes none of those: programs run one after another and 200 run in
+# bursts of 10 are named all the same, though gone when read.
 . "$(dirname "$0")/lib.sh"
 
 ev=syscalls/sys_enter_nanosleep
@@ -85,7 +86,7 @@ check "a running program is named from /proc (fp_chain)" \
 # programs at once, gone when read. /proc has them no more, and the
 # kernel's saved_cmdlines misses many (a task's last switch does not wait
 # for a reader of the list): the daemon traces their exec to name them.
-td_bg -e syscalls:sys_enter_openat -q -o "$SCRATCH/burst.jsonl"
+td_bg -e syscalls:sys_enter_openat -o "$SCRATCH/burst.jsonl" 2>"$SCRATCH/burst.err"
 check "tracing a syscall alone, again" wait_tracing
 pids=()
 exec 3>&1 >/dev/null	# no redirection in the children: they exec at once
@@ -128,4 +129,10 @@ for p in "${pids[@]}"; do
 done
 log "in bursts: $named of 200 named, $unknown never; $before events before exec;${other:- no other name}"
 check "all 200 programs run in bursts are named, from their exec on" [ "$named" = 200 ]
+nexec=$(jq -r 'select(.event == "sched:sched_process_exec") | .tid' "$SCRATCH/burst.v1.jsonl" |
+	grep -c .)
+nnaming=$(sed -n 's/.* naming_events=\([0-9]*\).*/\1/p' "$SCRATCH/burst.err" | tail -n 1)
+log "exec events written: $nexec; naming_events=${nnaming:-none}"
+check "... from exec events traced for that and not written" \
+	test "$nexec" = 0 -a "${nnaming:-0}" -ge 200
 finish

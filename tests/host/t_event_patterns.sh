@@ -60,8 +60,8 @@ check "tracing with a pattern and a filtered event" wait_tracing
 check "... the named event keeps its filter" \
 	grep -q 'prev_pid == 0' "$inst/events/sched/sched_switch/filter"
 check "... the pattern's other events (sched_wakeup) are on, without it" \
-	[ "$(cat "$inst/events/sched/sched_wakeup/enable")" = 1 ] &&
-	[ -z "$(grep prev_pid "$inst/events/sched/sched_wakeup/filter")" ]
+	test "$(cat "$inst/events/sched/sched_wakeup/enable")" = 1 \
+	-a -z "$(grep prev_pid "$inst/events/sched/sched_wakeup/filter")"
 wait_exit "$D" 100
 
 before=$(ls "$TRACEFS/instances" | sort)

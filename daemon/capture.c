@@ -359,23 +359,26 @@ void td_capture_stop(struct tracefs_instance *tfs, const struct td_config *cfg)
 		tracefs_event_disable(tfs, exec_names_event.system, exec_names_event.name);
 }
 
+static void add_system(const char **sys, size_t *n, const char *system)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp(sys[i], system))
+			return;
+	sys[(*n)++] = system;
+}
+
 const char **td_capture_systems(const struct td_config *cfg)
 {
+	/* ftrace, each event's system, the naming event's, the NULL */
 	const char **sys = calloc(cfg->nr_events + 3, sizeof(*sys));
 	size_t n = 0;
 
 	if (!sys)
 		return NULL;
 	sys[n++] = "ftrace";
-	for (size_t i = 0; i <= cfg->nr_events; i++) {
-		const char *s = i < cfg->nr_events ? cfg->events[i].system :
-				cfg->exec_names ? exec_names_event.system : NULL;
-		bool dup = false;
-
-		for (size_t j = 0; s && j < n; j++)
-			dup |= !strcmp(sys[j], s);
-		if (s && !dup)
-			sys[n++] = s;
-	}
+	for (size_t i = 0; i < cfg->nr_events; i++)
+		add_system(sys, &n, cfg->events[i].system);
+	if (cfg->exec_names)
+		add_system(sys, &n, exec_names_event.system);
 	return sys;
 }

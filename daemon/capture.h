@@ -37,11 +37,11 @@ int td_capture_pick_mode(enum td_mode wanted);
  * is named from /proc when its event is read, or else from the kernel's
  * saved_cmdlines, which a program that exits at once often never reaches
  * (its last switch loses a race with the readers of the list, or the list
- * is full): in bursts of short-lived programs, up to a quarter of them were
+ * is full): in bursts of short-lived programs, up to a sixth of them were
  * left "<...>" or given the name of the shell that forked them. Their exec
- * names them for certain. Not for a recording (--record), which holds the
- * events asked for and no other. The events it adds reach no output and no
- * count of events (td_pipeline_config.exec_names_only); they are filtered as
+ * names them. Not for a recording (--record), which holds the events asked
+ * for and no other. The events it adds reach no output and are not counted
+ * as events (td_pipeline_config.exec_names_only); they are filtered as
  * the configured events (pid list, comm) and never ask for a stack by
  * trigger, though the options (option, inplace mode) give them one.
  */
@@ -55,8 +55,8 @@ bool td_capture_exec_names(const struct td_config *cfg);
 int td_capture_setup(struct tracefs_instance *tfs, const struct td_config *cfg, enum td_mode mode);
 
 /*
- * Stop new events: disable the configured events (and the naming one). In deferred modes the
- * kernel may still write stacks for requests already made.
+ * Stop new events: disable the configured events (and the naming one). In
+ * deferred modes the kernel may still write stacks for requests already made.
  */
 void td_capture_stop(struct tracefs_instance *tfs, const struct td_config *cfg);
 

@@ -590,13 +590,18 @@ static void set_comm(char *dst, const char *src, size_t max)
  * each one in a sorted array. A tid whose slot another took since is
  * named from the tep (a trace.dat's saved cmdlines), as an unseen one is.
  */
+static inline struct comm_slot *comm_slot(struct td_parser *p, int tid)
+{
+	return &p->comms[(unsigned int)tid & (COMM_SLOTS - 1)];
+}
+
 static void learn_comm(struct td_parser *p, const char *comm, int tid, uint32_t asked)
 {
 	struct comm_slot *s;
 
 	if (tid <= 0)
 		return;
-	s = &p->comms[(unsigned int)tid & (COMM_SLOTS - 1)];
+	s = comm_slot(p, tid);
 	s->tid = tid;
 	s->asked = asked;
 	td_comm_copy(s->comm, comm);
@@ -614,7 +619,7 @@ static inline uint32_t ask_period(uint64_t ts)
  */
 static void comm_of(struct td_parser *p, char *dst, int tid, uint64_t ts)
 {
-	struct comm_slot *s = &p->comms[(unsigned int)tid & (COMM_SLOTS - 1)];
+	struct comm_slot *s = comm_slot(p, tid);
 	uint32_t now = ask_period(ts);
 
 	if (tid > 0 && s->tid == tid && (!s->asked || s->asked == now)) {
@@ -684,7 +689,7 @@ static void exec_comm(struct td_parser *p, int tid, uint64_t ts, const uint8_t *
 	 * old name: the next event asks.
 	 */
 	if (len > 8 && !memcmp(file, "/dev/fd/", 8)) {
-		p->comms[(unsigned int)tid & (COMM_SLOTS - 1)].tid = 0;
+		comm_slot(p, tid)->tid = 0;
 		return;
 	}
 	base = memrchr(file, '/', len);

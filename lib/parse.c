@@ -663,6 +663,26 @@ static void switch_comm(struct td_parser *p, struct td_event *ev, const uint8_t 
 	learn_comm(p, (const char *)data + p->sw_next_comm->offset, (int)next_pid, 0);
 }
 
+int td_exec_comm(const char *file, size_t len, char *comm)
+{
+	const char *base;
+	size_t n;
+
+	len = strnlen(file, len);
+	if (len > 8 && !memcmp(file, "/dev/fd/", 8))
+		return -1;
+	base = memrchr(file, '/', len);
+	base = base ? base + 1 : file;
+	n = file + len - base;
+	if (!n)
+		return 0;
+	if (n > TD_COMM_LEN - 1)
+		n = TD_COMM_LEN - 1;
+	memset(comm, 0, TD_COMM_LEN);
+	memcpy(comm, base, n);
+	return 1;
+}
+
 /*
  * exec names the task after the file it runs (its base name, cut to 15
  * bytes), before the event is written: the event and every later one of
@@ -674,33 +694,19 @@ static void switch_comm(struct td_parser *p, struct td_event *ev, const uint8_t 
  */
 static void exec_comm(struct td_parser *p, int tid, uint64_t ts, const uint8_t *data, int size)
 {
-	char name[TD_COMM_LEN] = { 0 };	/* learn_comm() reads all 16 bytes */
+	char name[TD_COMM_LEN];	/* learn_comm() reads all 16 bytes */
 	unsigned int off, len;
-	const char *file, *base;
-	size_t n;
 
 	if (!td_dyn_locate(p->exec_filename, data, size, false, &off, &len) || !len)
 		return;
-	file = (const char *)data + off;
-	len = strnlen(file, len);
-	/*
-	 * fexecve() (execveat() of an fd): "/dev/fd/N", and the kernel names
-	 * the task after the file, which the record does not say. Forget the
-	 * old name: the next event asks.
-	 */
-	if (len > 8 && !memcmp(file, "/dev/fd/", 8)) {
+	switch (td_exec_comm((const char *)data + off, len, name)) {
+	case 0:
+		return;
+	case -1:
+		/* fexecve(): forget the old name, the next event asks. */
 		comm_slot(p, tid)->tid = 0;
 		return;
 	}
-	base = memrchr(file, '/', len);
-	base = base ? base + 1 : file;
-	n = file + len - base;
-	if (!n)
-		return;
-	if (n > TD_COMM_LEN - 1)
-		n = TD_COMM_LEN - 1;
-	memcpy(name, base, n);
-	name[n] = '\0';
 	learn_comm(p, name, tid, p->exec_names_only && p->comm_fn ? ask_period(ts) : 0);
 }
 

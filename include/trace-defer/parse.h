@@ -146,4 +146,15 @@ uint64_t td_parser_held_since(const struct td_parser *p);
 
 void td_parser_get_stats(const struct td_parser *p, struct td_parser_stats *stats);
 
+/*
+ * The name exec gives a task that runs @file (@len bytes, a NUL ends it
+ * sooner), as sched_process_exec's filename says it: its base name cut to
+ * 15 bytes, into @comm (TD_COMM_LEN bytes, zero after the name); returns
+ * 1. Else @comm is untouched: 0 when the file names nothing (empty, or
+ * ending in '/'), -1 when the task's name is not in the record (fexecve()'s
+ * "/dev/fd/N": the kernel names the task after the file the descriptor
+ * opened).
+ */
+int td_exec_comm(const char *file, size_t len, char *comm);
+
 #endif /* TRACE_DEFER_PARSE_H */

@@ -1206,6 +1206,43 @@ static void test_exec_names_expire(void **state)
 	assert_int_equal(hook_calls, 2);
 }
 
+/* td_exec_comm(): the name exec gives, as the kernel gives it (base name, 15 bytes). */
+static void test_exec_comm(void **state)
+{
+	static const struct {
+		const char *file;
+		size_t len;
+		int ret;
+		const char *comm;
+	} cases[] = {
+		{ "/usr/bin/cat", 12, 1, "cat" },
+		{ "cat", 3, 1, "cat" },
+		{ "./a/b/prog", 10, 1, "prog" },
+		{ "/x/abcdefghijklmnopq", 20, 1, "abcdefghijklmno" },	/* cut to 15 */
+		{ "/usr/bin/cat\0junk", 17, 1, "cat" },			/* the NUL ends it */
+		{ "/usr/bin/catalog", 12, 1, "cat" },			/* so does @len */
+		{ "/dev/fd/3", 9, -1, NULL },				/* fexecve() */
+		{ "/dev/fd/", 8, 0, NULL },				/* no descriptor */
+		{ "/usr/bin/", 9, 0, NULL },
+		{ "", 0, 0, NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char comm[TD_COMM_LEN], want[TD_COMM_LEN] = { 0 };
+		int ret;
+
+		memset(comm, 'x', sizeof(comm));
+		ret = td_exec_comm(cases[i].file, cases[i].len, comm);
+		assert_int_equal(ret, cases[i].ret);
+		if (ret <= 0) {
+			assert_int_equal(comm[0], 'x');	/* untouched */
+			continue;
+		}
+		strcpy(want, cases[i].comm);
+		assert_memory_equal(comm, want, TD_COMM_LEN);	/* zero after the name */
+	}
+}
+
 /*
  * sched_process_exec traced only to name tasks: it names them all the
  * same, is counted apart and not handed on, unless a deferred stack
@@ -1751,6 +1788,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_files_malformed, setup_files, teardown),
 		cmocka_unit_test_setup_teardown(test_file_records_malformed, setup_files, teardown),
 		cmocka_unit_test(test_new_checks),
+		cmocka_unit_test(test_exec_comm),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -239,6 +239,12 @@ bool td_capture_exec_names(const struct td_config *cfg)
 					 "format");
 }
 
+bool td_capture_record_names(const struct td_config *cfg)
+{
+	return cfg->record && tracefs_event_file_exists(NULL, exec_names_event.system,
+							exec_names_event.name, "format");
+}
+
 static int setup_event(struct tracefs_instance *tfs, const struct td_config *cfg,
 		       const struct td_event_spec *ev, bool triggers)
 {
@@ -351,6 +357,27 @@ int td_capture_setup(struct tracefs_instance *tfs, const struct td_config *cfg, 
 	return 0;
 }
 
+/* 64 KiB per CPU: an exec record is under 100 bytes, read five times a second. */
+#define NAMES_BUFFER_KB		64
+
+int td_capture_setup_names(struct tracefs_instance *tfs, const struct td_config *cfg)
+{
+	/* Too small a buffer is no failure: the kernel's default only costs memory. */
+	if (tracefs_instance_set_buffer_size(tfs, NAMES_BUFFER_KB, -1) < 0)
+		td_debug("names instance: cannot set buffer_size_kb: %s", strerror(errno));
+	return setup_event(tfs, cfg, &exec_names_event, false);
+}
+
+void td_capture_exclude_pid(struct tracefs_instance *tfs, int pid)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%d", pid);
+	if (tracefs_instance_file_append(tfs, "set_event_notrace_pid", buf) < 0)
+		td_debug("cannot keep pid %d out of the events (set_event_notrace_pid: %s)", pid,
+			 strerror(errno));
+}
+
 void td_capture_stop(struct tracefs_instance *tfs, const struct td_config *cfg)
 {
 	for (size_t i = 0; i < cfg->nr_events; i++)
@@ -378,7 +405,7 @@ const char **td_capture_systems(const struct td_config *cfg)
 	sys[n++] = "ftrace";
 	for (size_t i = 0; i < cfg->nr_events; i++)
 		add_system(sys, &n, cfg->events[i].system);
-	if (cfg->exec_names)
+	if (cfg->exec_names || cfg->record_names)
 		add_system(sys, &n, exec_names_event.system);
 	return sys;
 }

@@ -40,7 +40,7 @@ int td_capture_pick_mode(enum td_mode wanted);
  * is full): in bursts of short-lived programs, up to a sixth of them were
  * left "<...>" or given the name of the shell that forked them. Their exec
  * names them. Not for a recording (--record), which holds the events asked
- * for and no other. The events it adds reach no output and are not counted
+ * for and no other: it traces the exec in a second instance (names.h). The events it adds reach no output and are not counted
  * as events (td_pipeline_config.exec_names_only); they are filtered as
  * the configured events (pid list, comm) and never ask for a stack by
  * trigger, though the options (option, inplace mode) give them one.
@@ -59,6 +59,28 @@ int td_capture_setup(struct tracefs_instance *tfs, const struct td_config *cfg, 
  * deferred modes the kernel may still write stacks for requests already made.
  */
 void td_capture_stop(struct tracefs_instance *tfs, const struct td_config *cfg);
+
+/*
+ * Should a recording name its programs from their exec (names.h)? When
+ * recording, and the kernel has sched_process_exec.
+ */
+bool td_capture_record_names(const struct td_config *cfg);
+
+/*
+ * A recording's names instance (see names.h): sched:sched_process_exec
+ * enabled in @tfs with the configured comm filter, never a trigger or an
+ * option, and a small buffer (exec records are few). Tracing stays off.
+ * Returns 0 or -1 (printed).
+ */
+int td_capture_setup_names(struct tracefs_instance *tfs, const struct td_config *cfg);
+
+/*
+ * Keep @pid (a helper of ours: trace-cmd taking the recording's headers)
+ * out of @tfs's events, through set_event_notrace_pid. Quiet where the
+ * kernel has no such list (before 5.8): the helper's events are then
+ * recorded.
+ */
+void td_capture_exclude_pid(struct tracefs_instance *tfs, int pid);
 
 /* Trace systems whose formats the parser needs (NULL-terminated, static strings + cfg's). */
 const char **td_capture_systems(const struct td_config *cfg);

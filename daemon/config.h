@@ -93,6 +93,11 @@ struct td_config {
 	 * only to name the tasks that exec (td_capture_exec_names()).
 	 */
 	bool exec_names;
+	/*
+	 * Not a setting either: a recording names the programs it ran from
+	 * their exec, traced in a second instance (names.h).
+	 */
+	bool record_names;
 };
 
 /* Defaults: sched:sched_switch, mode auto, instance "trace-defer"... */

@@ -21,6 +21,7 @@
 #include "daemon.h"
 #include "event_glob.h"
 #include "log.h"
+#include "names.h"
 #include "record.h"
 #include "service.h"
 
@@ -194,6 +195,7 @@ int td_daemon_run(struct td_config *cfg)
 	}
 	d.mode = mode;
 	cfg->exec_names = td_capture_exec_names(cfg);
+	cfg->record_names = td_capture_record_names(cfg);
 	if (load_formats(&d)) {
 		code = TD_EXIT_TRACEFS;
 		goto out;
@@ -215,6 +217,16 @@ int td_daemon_run(struct td_config *cfg)
 	    td_capture_setup(d.inst.tfs, cfg, mode) || td_loop_setup(&d)) {
 		code = TD_EXIT_TRACEFS;
 		goto out;
+	}
+	if (d.recorder && td_recorder_helper(d.recorder))
+		td_capture_exclude_pid(d.inst.tfs, td_recorder_helper(d.recorder));
+	if (cfg->record_names) {
+		d.names = td_names_open(cfg, d.tep, d.recorder);
+		if (!d.names)
+			td_warn("recording on without it: programs that exit at once may stay "
+				"unnamed in %s", cfg->record);
+	} else {
+		td_names_clean_stale(cfg);
 	}
 	if (tracefs_trace_on(d.inst.tfs)) {
 		td_err("cannot turn tracing on: %s", strerror(errno));
@@ -243,6 +255,20 @@ out:
 	td_loop_teardown(&d);
 	if (d.inst.name && td_instance_close(&d.inst) && code == TD_EXIT_OK)
 		code = TD_EXIT_TRACEFS;
+	if (d.names) {
+		struct td_names_stats ns;
+
+		td_names_stop(d.names);
+		td_names_get_stats(d.names, &ns);
+		if (ran)
+			td_notice("%llu program(s) named from their exec for the trace.dat "
+				  "(%llu exec records, %llu without a file name)",
+				  (unsigned long long)ns.named, (unsigned long long)ns.execs,
+				  (unsigned long long)ns.unnamed);
+		if (td_names_close(d.names) && code == TD_EXIT_OK)
+			code = TD_EXIT_TRACEFS;
+		d.names = NULL;
+	}
 	/* After the readers and the instance are gone: trace-cmd runs in a child. */
 	if (d.recorder && ran) {
 		if (td_recorder_finish(d.recorder) && code == TD_EXIT_OK)

@@ -26,6 +26,7 @@ struct tep_handle;
 struct tracefs_cpu;
 struct td_pipeline;
 struct td_recorder;
+struct td_names;
 
 struct td_cpu_reader {
 	int cpu;
@@ -44,6 +45,7 @@ struct td_daemon {
 	struct td_outputs outputs;
 	bool outputs_open;
 	struct td_recorder *recorder;	/* --record: raw sub-buffers for a trace.dat */
+	struct td_names *names;		/* --record: the names of the programs that exec */
 	struct td_counters counters;
 
 	struct td_cpu_reader *readers;

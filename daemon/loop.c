@@ -32,6 +32,7 @@
 #include "capture.h"
 #include "daemon.h"
 #include "log.h"
+#include "names.h"
 #include "record.h"
 #include "service.h"
 
@@ -383,6 +384,7 @@ static void tick(struct td_daemon *d)
 		d->trace_now = trace_now;
 		td_pipeline_advance(d->pl, trace_now);
 	}
+	td_names_read(d->names);
 	td_outputs_flush(&d->outputs);
 	td_outputs_tick(&d->outputs, now_ns);
 	if (td_pipeline_broken(d->pl) || d->outputs.json_broken) {
@@ -474,6 +476,7 @@ void td_loop_drain_and_stop(struct td_daemon *d)
 	td_service_stopping();
 	if (d->inst.tfs)
 		td_capture_stop(d->inst.tfs, d->cfg);
+	td_names_stop(d->names);
 	if (d->mode == TD_MODE_OPTION || d->mode == TD_MODE_TRIGGER) {
 		/* Tasks still in the kernel write their stacks on the way out. */
 		for (int i = 0; i < STOP_GRACE_MS / 20; i++) {

@@ -10,10 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tracefs.h>
+
 #include "config.h"
 #include "daemon.h"
 #include "instance.h"
 #include "log.h"
+#include "names.h"
 #include "record.h"
 #include "report.h"
 
@@ -364,6 +367,24 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 	return 0;
 }
 
+/* --cleanup: the instance, and the names instance of a recording (names.h). */
+static int cleanup(const struct td_config *cfg)
+{
+	char *names = td_names_instance(cfg->instance);
+	int ret;
+
+	if (!names) {
+		td_err("out of memory");
+		return TD_EXIT_RUNTIME;
+	}
+	ret = td_tracefs_check() || td_instance_cleanup(cfg->run_dir, cfg->instance);
+	/* Made only by recordings: quiet when there is none. */
+	if (!ret && tracefs_instance_exists(names))
+		ret = td_instance_cleanup(cfg->run_dir, names);
+	free(names);
+	return ret ? TD_EXIT_TRACEFS : TD_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	struct td_config cfg;
@@ -452,8 +473,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (cli.cleanup) {
-		code = td_tracefs_check() || td_instance_cleanup(cfg.run_dir, cfg.instance) ?
-			TD_EXIT_TRACEFS : TD_EXIT_OK;
+		code = cleanup(&cfg);
 		goto out;
 	}
 	/* Nothing asked for: a person at a terminal wants to see the records. */

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmdlines.h"
 #include "log.h"
 #include "record.h"
 
@@ -35,7 +36,9 @@ struct td_recorder {
 	unsigned long long pages;
 	pid_t head_pid;		/* trace-cmd making the start's headers, until reaped */
 	int lock_fd;		/* DIR/info, flock()ed while this run owns DIR */
+	int names_fd;		/* DIR/names, made on the first name learned */
 	bool failed;
+	bool names_failed;	/* DIR/names could not be written: said once */
 };
 
 static char *raw_path(const struct td_recorder *rec, int cpu)
@@ -72,7 +75,8 @@ static void remove_maps(const char *dir)
  */
 static void remove_scratch(const char *dir, int nr_cpus, bool keep_maps)
 {
-	static const char *const names[] = { "head.dat", "head.new", "restore.log", "info" };
+	static const char *const names[] = { "head.dat", "head.new", "restore.log", "info",
+					      "names" };
 	char path[PATH_MAX];
 
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
@@ -83,6 +87,7 @@ static void remove_scratch(const char *dir, int nr_cpus, bool keep_maps)
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		unlink(path);
 	}
+	td_cmdlines_dir_remove(dir);
 	snprintf(path, sizeof(path), "%s/perf-maps", dir);
 	if (!keep_maps)
 		remove_maps(path);
@@ -98,6 +103,8 @@ static void recorder_free(struct td_recorder *rec)
 			close(rec->fds[cpu]);
 	if (rec->lock_fd >= 0)
 		close(rec->lock_fd);
+	if (rec->names_fd >= 0)
+		close(rec->names_fd);
 	free(rec->fds);
 	free(rec->pad);
 	free(rec->dir);
@@ -249,16 +256,25 @@ static void show_log(const char *path)
 /*
  * DIR/head.dat, the headers `trace-cmd restore -c` takes from the running
  * system (event formats, kallsyms, printk formats, cmdlines): made through
- * a temporary, so that a failure leaves an older head.dat as it was.
+ * a temporary, so that a failure leaves an older head.dat as it was. The
+ * command lines are the kernel's with the names learned from exec
+ * (cmdlines.h) when the run learned any.
  */
 static int make_head(const char *dir, int log_fd)
 {
-	char head[PATH_MAX], tmp[PATH_MAX];
-	char *const argv[] = { "trace-cmd", "restore", "-c", "-o", tmp, NULL };
+	char head[PATH_MAX], tmp[PATH_MAX], tdir[PATH_MAX];
+	char *argv[] = { "trace-cmd", "restore", "-c", "-o", tmp, NULL, NULL, NULL };
+	int ret;
 
 	snprintf(head, sizeof(head), "%s/head.dat", dir);
 	snprintf(tmp, sizeof(tmp), "%s/head.new", dir);
-	if (run(argv, log_fd)) {
+	if (td_cmdlines_dir(dir, tdir, sizeof(tdir)) > 0) {
+		argv[5] = "-t";
+		argv[6] = tdir;
+	}
+	ret = run(argv, log_fd);
+	td_cmdlines_dir_remove(dir);
+	if (ret) {
 		unlink(tmp);
 		return -1;
 	}
@@ -409,6 +425,7 @@ struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_siz
 	if (!rec)
 		goto oom;
 	rec->lock_fd = -1;
+	rec->names_fd = -1;
 	rec->nr_cpus = nr_cpus;
 	rec->page_size = page_size;
 	rec->path = strdup(path);
@@ -524,6 +541,46 @@ int td_recorder_page(struct td_recorder *rec, int cpu, const void *page, int siz
 }
 
 /* The start's headers done (or stopped, with @stop: the directory goes). */
+int td_recorder_name(struct td_recorder *rec, int pid, const char *comm)
+{
+	char line[64];
+	int n;
+
+	if (rec->names_fd < 0 && !rec->names_failed) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/names", rec->dir);
+		rec->names_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (rec->names_fd < 0) {
+			td_warn("cannot create %s: %s; programs that exited at once may stay "
+				"unnamed in %s", path, strerror(errno), rec->path);
+			rec->names_failed = true;
+		}
+	}
+	if (rec->names_fd < 0)
+		return -1;
+	n = snprintf(line, sizeof(line), "%d ", pid);
+	/* A line per name: a newline in a file's name would start another. */
+	for (int i = 0; i < 15 && comm[i]; i++)
+		line[n++] = comm[i] == '\n' ? '?' : comm[i];
+	line[n++] = '\n';
+	if (write_all(rec->names_fd, line, n)) {
+		if (!rec->names_failed)
+			td_warn("cannot write %s/names: %s; programs that exited at once may stay "
+				"unnamed in %s", rec->dir, strerror(errno), rec->path);
+		rec->names_failed = true;
+		close(rec->names_fd);
+		rec->names_fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+int td_recorder_helper(const struct td_recorder *rec)
+{
+	return rec->head_pid > 0 ? rec->head_pid : 0;
+}
+
 static void reap_head(struct td_recorder *rec, bool stop)
 {
 	if (rec->head_pid <= 0)

@@ -55,6 +55,20 @@ int td_recorder_recover(const char *dir, const char *out);
  */
 const char *td_recorder_maps_dir(const struct td_recorder *rec);
 
+/*
+ * Keep the name @comm (a task's, at most 15 bytes) that @pid took at exec
+ * for the trace.dat's command lines: DIR/names, read by
+ * td_recorder_finish() and td_recorder_recover() (cmdlines.h). Returns 0,
+ * or -1 when it cannot be kept (said once).
+ */
+int td_recorder_name(struct td_recorder *rec, int pid, const char *comm);
+
+/*
+ * The pid of trace-cmd taking the headers at the start while it may still
+ * run (the capture keeps it out of the recording's events), or 0.
+ */
+int td_recorder_helper(const struct td_recorder *rec);
+
 /* Warn of scratch directories of @path (PATH.raw.XXXXXX) a run left behind. */
 void td_recorder_note_leftovers(const char *path);
 

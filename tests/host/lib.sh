@@ -37,8 +37,9 @@ cleanup() {
 		kill -KILL "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
-	if [ -d "$TRACEFS/instances/$NAME" ]; then
-		"$TD" --cleanup -q -i "$NAME" --run-dir "$RUN_DIR" || rmdir "$TRACEFS/instances/$NAME"
+	if [ -d "$TRACEFS/instances/$NAME" ] || [ -d "$TRACEFS/instances/$NAME-names" ]; then
+		"$TD" --cleanup -q -i "$NAME" --run-dir "$RUN_DIR" ||
+			rmdir "$TRACEFS/instances/$NAME" "$TRACEFS/instances/$NAME-names"
 	fi
 	[ -n "${TD_KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH"
 }

@@ -413,6 +413,41 @@ check names_burst_exec_named test "$named" -eq 50
 check names_burst_no_exec_written test "$nexec" -eq 0 -a "${nnaming:-0}" -ge 50
 check names_burst_no_orphan_stacks test "${norph:-x}" = 0
 
+# --- the same programs recorded: named in the trace.dat's command lines ---
+# A recording holds only the events asked for: the exec is traced in a
+# second instance, trace-defer-names, and each name it gives goes into the
+# trace.dat's command lines (trace-cmd report's names), though all exited.
+run_daemon /tmp/n-rburst record -e syscalls:sys_enter_openat -o /tmp/n-rburst.dat
+check names_record_burst_started test "$started" = yes
+for _ in $(seq 100); do	# the names instance is on before the recording's
+	[ "$(cat $T/instances/trace-defer/tracing_on 2> /dev/null)" = 1 ] && break
+	sleep 0.1
+done
+bpids=()
+for i in 1 2 3 4 5; do
+	b=()
+	for j in 1 2 3 4 5 6 7 8 9 10; do
+		/tmp/td-burst /etc/hostname > /dev/null &
+		b+=($!)
+	done
+	wait "${b[@]}"
+	bpids+=("${b[@]}")
+done
+sleep 1
+stop /tmp/n-rburst
+trace-cmd report /tmp/n-rburst.dat 2> /dev/null | grep ' sys_enter_openat: ' |
+	sed -n 's/^ *\(.*\)-\([0-9]*\) *\[.*/\2 \1/p' | sort -u > /tmp/n-rburst.names
+printf '%s\n' "${bpids[@]}" > /tmp/n-rburst.pids
+named=$(gawk 'NR == FNR { p[$1] = 1; next } ($1 in p) && $2 == "td-burst" && !s[$1]++ { n++ }
+	END { print n + 0 }' /tmp/n-rburst.pids /tmp/n-rburst.names)
+nlearned=$(sed -n 's/.* \([0-9]*\) program(s) named from their exec.*/\1/p' /tmp/n-rburst.stderr)
+echo "names_record_burst: $named of 50 programs named by trace-cmd report;" \
+	"the run named ${nlearned:-no} program(s) from their exec"
+check names_record_burst_named test "$named" -eq 50
+check names_record_burst_from_exec test "${nlearned:-0}" -ge 50
+check names_record_burst_instance_gone test ! -d /sys/kernel/tracing/instances/trace-defer-names
+[ "$named" -eq 50 ] || cp /tmp/n-rburst.dat /tmp/n-rburst.stderr "$TD_OUT/"
+
 # Every JSON file of the stage, live or reported, resolves on its own
 bad=
 for f in /tmp/n-*.jsonl; do

@@ -40,7 +40,8 @@ int td_capture_pick_mode(enum td_mode wanted);
  * is full): in bursts of short-lived programs, up to a sixth of them were
  * left "<...>" or given the name of the shell that forked them. Their exec
  * names them. Not for a recording (--record), which holds the events asked
- * for and no other: it traces the exec in a second instance (names.h). The events it adds reach no output and are not counted
+ * for and no other: it traces the exec in a second instance (names.h).
+ * The events it adds reach no output and are not counted
  * as events (td_pipeline_config.exec_names_only); they are filtered as
  * the configured events (pid list, comm) and never ask for a stack by
  * trigger, though the options (option, inplace mode) give them one.

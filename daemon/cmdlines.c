@@ -52,7 +52,7 @@ static int by_pid(const void *key, const void *elem)
 	return pid < other ? -1 : pid > other;
 }
 
-/* One "PID COMM" line; false when it is not one (skipped). */
+/* One "PID COMM" line (COMM not blank); false when it is not one (skipped). */
 static bool parse_line(char *line, int *pid, char **comm)
 {
 	char *end;
@@ -61,7 +61,9 @@ static bool parse_line(char *line, int *pid, char **comm)
 	line[strcspn(line, "\n")] = '\0';
 	errno = 0;
 	v = strtol(line, &end, 10);
-	if (errno || end == line || *end != ' ' || v <= 0 || v > INT_MAX || !end[1])
+	/* A blank name would make trace-cmd give up on the rest of the list. */
+	if (errno || end == line || *end != ' ' || v <= 0 || v > INT_MAX ||
+	    !end[1 + strspn(end + 1, " \t\v\f\r")])
 		return false;
 	*pid = (int)v;
 	*comm = end + 1;

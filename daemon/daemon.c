@@ -262,9 +262,10 @@ out:
 		td_names_get_stats(d.names, &ns);
 		if (ran)
 			td_notice("%llu program(s) named from their exec for the trace.dat "
-				  "(%llu exec records, %llu without a file name)",
+				  "(%llu exec records, %llu without a name to give, %llu lost "
+				  "to a full buffer)",
 				  (unsigned long long)ns.named, (unsigned long long)ns.execs,
-				  (unsigned long long)ns.unnamed);
+				  (unsigned long long)ns.unnamed, (unsigned long long)ns.lost);
 		if (td_names_close(d.names) && code == TD_EXIT_OK)
 			code = TD_EXIT_TRACEFS;
 		d.names = NULL;

@@ -102,7 +102,8 @@ static void marker_read(int fd, int *pid, unsigned long long *start)
  * still running with the start time it recorded. That cannot stop two
  * daemons starting in the same instant, which the lock does.
  */
-static int lock_open(const char *run_dir, const char *name, char **path_out, int *prev_pid)
+static int lock_open(const char *run_dir, const char *name, char **path_out, int *prev_pid,
+		     bool quiet_busy)
 {
 	unsigned long long start;
 	char *path = NULL;
@@ -141,8 +142,9 @@ static int lock_open(const char *run_dir, const char *name, char **path_out, int
 	*path_out = path;
 	return fd;
 busy:
-	td_err("instance '%s' is in use by a running trace-defer (pid %d, lock %s)", name,
-	       *prev_pid, path);
+	if (!quiet_busy)
+		td_err("instance '%s' is in use by a running trace-defer (pid %d, lock %s)", name,
+		       *prev_pid, path);
 fail:
 	if (fd >= 0)
 		close(fd);
@@ -302,7 +304,7 @@ int td_instance_open(struct td_instance *inst, const char *run_dir, const char *
 		td_err("out of memory");
 		return -1;
 	}
-	inst->lock_fd = lock_open(run_dir, name, &inst->lock_path, &prev_pid);
+	inst->lock_fd = lock_open(run_dir, name, &inst->lock_path, &prev_pid, false);
 	if (inst->lock_fd < 0)
 		goto fail;
 	if (tracefs_instance_exists(name)) {
@@ -376,7 +378,7 @@ int td_instance_cleanup(const char *run_dir, const char *name)
 	char *lock_path = NULL;
 	int prev_pid, fd, ret = 0;
 
-	fd = lock_open(run_dir, name, &lock_path, &prev_pid);
+	fd = lock_open(run_dir, name, &lock_path, &prev_pid, false);
 	if (fd < 0)
 		return -1;
 	if (tracefs_instance_exists(name)) {
@@ -389,6 +391,29 @@ int td_instance_cleanup(const char *run_dir, const char *name)
 	}
 	if (!ret)
 		marker_set(fd, 0);
+	close(fd);
+	free(lock_path);
+	return ret;
+}
+
+int td_instance_remove_stale(const char *run_dir, const char *name)
+{
+	char *lock_path = NULL;
+	int prev_pid, fd, ret = 0;
+
+	if (!tracefs_instance_exists(name))
+		return 0;
+	/* Busy: a live trace-defer's, not ours to touch, and no news. */
+	fd = lock_open(run_dir, name, &lock_path, &prev_pid, true);
+	if (fd < 0)
+		return 0;
+	if (prev_pid && tracefs_instance_exists(name)) {
+		td_warn("removing stale tracefs instance '%s' left by trace-defer pid %d", name,
+			prev_pid);
+		ret = remove_existing(name);
+		if (!ret)
+			marker_set(fd, 0);
+	}
 	close(fd);
 	free(lock_path);
 	return ret;

@@ -60,6 +60,15 @@ int td_instance_close(struct td_instance *inst);
  */
 int td_instance_cleanup(const char *run_dir, const char *name);
 
+/*
+ * Remove instance @name only if a run that died left it: its marker names
+ * an owner and no live trace-defer holds its lock. Quiet when there is
+ * nothing to do, when a live trace-defer holds it, or when it carries no
+ * marker (then it is not ours). Never creates an instance. Returns 0, or -1
+ * when a stale one could not be removed (printed).
+ */
+int td_instance_remove_stale(const char *run_dir, const char *name);
+
 /* Turn off and remove everything a capture may have set in @tfs. */
 void td_instance_scrub(struct tracefs_instance *tfs);
 

@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <tracefs.h>
-
 #include "config.h"
 #include "daemon.h"
 #include "instance.h"
@@ -378,9 +376,12 @@ static int cleanup(const struct td_config *cfg)
 		return TD_EXIT_RUNTIME;
 	}
 	ret = td_tracefs_check() || td_instance_cleanup(cfg->run_dir, cfg->instance);
-	/* Made only by recordings: quiet when there is none. */
-	if (!ret && tracefs_instance_exists(names))
-		ret = td_instance_cleanup(cfg->run_dir, names);
+	/*
+	 * Made only by recordings, and implied, not named: removed only when
+	 * it is a dead run's (someone's own NAME-names is left alone).
+	 */
+	if (!ret)
+		ret = td_instance_remove_stale(cfg->run_dir, names);
 	free(names);
 	return ret ? TD_EXIT_TRACEFS : TD_EXIT_OK;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event-parse.h>
 #include <tracefs.h>
@@ -28,6 +29,7 @@ struct td_names {
 	struct td_recorder *rec;
 	struct td_names_stats st;
 	bool stopped;
+	bool warned;		/* a failed read was said */
 };
 
 char *td_names_instance(const char *instance)
@@ -88,10 +90,16 @@ static int one_exec(struct tep_event *event, struct tep_record *record, int cpu,
 		n->st.unnamed++;
 		return 0;
 	}
-	if (td_recorder_name(n->rec, tep_data_pid(n->tep, record), comm))
-		n->st.failed++;
-	else
+	switch (td_recorder_name(n->rec, tep_data_pid(n->tep, record), comm)) {
+	case 0:
 		n->st.named++;
+		break;
+	case 1:
+		n->st.unnamed++;
+		break;
+	default:
+		n->st.failed++;
+	}
 	return 0;
 }
 
@@ -99,8 +107,31 @@ void td_names_read(struct td_names *n)
 {
 	if (!n || !n->inst.tfs)
 		return;
-	if (tracefs_iterate_raw_events(n->tep, n->inst.tfs, NULL, 0, one_exec, n) < 0)
-		td_debug("names instance: cannot read: %s", strerror(errno));
+	if (tracefs_iterate_raw_events(n->tep, n->inst.tfs, NULL, 0, one_exec, n) < 0 &&
+	    !n->warned) {
+		td_warn("cannot read instance '%s': %s; programs that exit at once may stay "
+			"unnamed in the trace.dat", n->inst.name, strerror(errno));
+		n->warned = true;
+	}
+}
+
+/* Exec records the kernel overwrote before they were read, all CPUs. */
+static uint64_t overruns(struct tracefs_instance *tfs)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	uint64_t sum = 0;
+
+	for (long cpu = 0; cpu < ncpu; cpu++) {
+		char file[64], *buf, *p;
+
+		snprintf(file, sizeof(file), "per_cpu/cpu%ld/stats", cpu);
+		buf = tracefs_instance_file_read(tfs, file, NULL);
+		p = buf ? strstr(buf, "overrun:") : NULL;
+		if (p)
+			sum += strtoull(p + 8, NULL, 10);
+		free(buf);
+	}
+	return sum;
 }
 
 void td_names_stop(struct td_names *n)
@@ -109,6 +140,7 @@ void td_names_stop(struct td_names *n)
 		return;
 	tracefs_trace_off(n->inst.tfs);
 	td_names_read(n);
+	n->st.lost = overruns(n->inst.tfs);
 	n->stopped = true;
 }
 
@@ -134,9 +166,8 @@ int td_names_close(struct td_names *n)
 void td_names_clean_stale(const struct td_config *cfg)
 {
 	char *name = td_names_instance(cfg->instance);
-	struct td_instance inst;
 
-	if (name && tracefs_instance_exists(name) && !td_instance_open(&inst, cfg->run_dir, name))
-		td_instance_close(&inst);
+	if (name)
+		td_instance_remove_stale(cfg->run_dir, name);
 	free(name);
 }

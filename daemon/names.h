@@ -25,8 +25,9 @@ struct td_names;
 struct td_names_stats {
 	uint64_t execs;		/* sched_process_exec records read */
 	uint64_t named;		/* of them, names handed to the recorder */
-	uint64_t unnamed;	/* fexecve()'s /dev/fd/N, no file name: nothing to say */
+	uint64_t unnamed;	/* fexecve()'s /dev/fd/N, no or a blank name: nothing to say */
 	uint64_t failed;	/* names the recorder could not keep */
+	uint64_t lost;		/* exec records overwritten unread (the CPUs' overrun) */
 };
 
 /*

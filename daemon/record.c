@@ -540,12 +540,14 @@ int td_recorder_page(struct td_recorder *rec, int cpu, const void *page, int siz
 	return 0;
 }
 
-/* The start's headers done (or stopped, with @stop: the directory goes). */
 int td_recorder_name(struct td_recorder *rec, int pid, const char *comm)
 {
 	char line[64];
 	int n;
 
+	/* trace-cmd gives up on the whole list at a line with a blank name. */
+	if (!comm[strspn(comm, " \t\n\v\f\r")])
+		return 1;
 	if (rec->names_fd < 0 && !rec->names_failed) {
 		char path[PATH_MAX];
 
@@ -581,6 +583,7 @@ int td_recorder_helper(const struct td_recorder *rec)
 	return rec->head_pid > 0 ? rec->head_pid : 0;
 }
 
+/* The start's headers done (or stopped, with @stop: the directory goes). */
 static void reap_head(struct td_recorder *rec, bool stop)
 {
 	if (rec->head_pid <= 0)

@@ -58,8 +58,9 @@ const char *td_recorder_maps_dir(const struct td_recorder *rec);
 /*
  * Keep the name @comm (a task's, at most 15 bytes) that @pid took at exec
  * for the trace.dat's command lines: DIR/names, read by
- * td_recorder_finish() and td_recorder_recover() (cmdlines.h). Returns 0,
- * or -1 when it cannot be kept (said once).
+ * td_recorder_finish() and td_recorder_recover() (cmdlines.h). Returns 0;
+ * 1 for a name the command lines cannot carry (blank: a file named " "),
+ * not kept; -1 when it cannot be kept (said once).
  */
 int td_recorder_name(struct td_recorder *rec, int pid, const char *comm);
 

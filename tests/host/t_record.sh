@@ -77,6 +77,9 @@ if [ -d "$TRACEFS/events/syscalls/sys_enter_openat" ]; then
 	check "names: recording a syscall alone" wait_tracing
 	check "names: the names instance traces" \
 		[ "$(cat "$TRACEFS/instances/$NAME-names/tracing_on" 2>/dev/null)" = 1 ]
+	# Whether or not it is done by now: its events would be the file's.
+	check "names: trace-cmd taking the headers is kept out (set_event_notrace_pid)" \
+		grep -qx '[0-9][0-9]*' "$TRACEFS/instances/$NAME/set_event_notrace_pid"
 	nprog=$(( ($(cat "$TRACEFS/saved_cmdlines_size") + 1500) / 10 * 10 ))
 	pids=()
 	exec 3>&1 >/dev/null	# no redirection in the children: they exec at once

@@ -65,8 +65,18 @@ check "recover onto an existing file: says -o" grep -q "exists; give the trace.d
 	"$SCRATCH/r0.err"
 check "recover onto an existing file: directory kept" [ -d "$dir" ]
 
+# The names the run learned, as the trace.dat's command lines must begin:
+# each pid's last, by pid. And a DIR/tracing a run killed while it made the
+# trace.dat left behind: made again.
+awk '{ n[$1] = $0 } END { for (p in n) print n[p] }' "$dir/names" | sort -n > "$SCRATCH/r.learned"
+mkdir "$dir/tracing" && echo "1 stale" > "$dir/tracing/saved_cmdlines"
 "$TD" record --recover "$dir" -o "$SCRATCH/r.dat" 2>"$SCRATCH/r.err"
 check "recover: status 0 (got $?)" [ $? = 0 ]
+trace-cmd dump --cmd-lines "$SCRATCH/r.dat" 2>/dev/null |
+	sed -n '/Saved command lines/,$p' | sed 1d > "$SCRATCH/r.cmdlines"
+check "recover: the command lines begin with the names learned ($(wc -l < "$SCRATCH/r.learned"))" \
+	[ -s "$SCRATCH/r.learned" -a "$(head -n "$(wc -l < "$SCRATCH/r.learned")" \
+		"$SCRATCH/r.cmdlines")" = "$(cat "$SCRATCH/r.learned")" ]
 check "recover: says what it wrote" grep -q "wrote $SCRATCH/r.dat" "$SCRATCH/r.err"
 check "recover: scratch directory removed" [ ! -e "$dir" ]
 check "recover: the run's JIT perf map next to the trace.dat it made" \
@@ -157,6 +167,16 @@ check "another recording to the same file: not called unfinished" \
 kill -INT "$lpid"
 check "running recording: ends with its trace.dat" \
 	eval 'wait_exit "$lpid" && [ "$WAIT_RC" = 0 ] && [ -s "$SCRATCH/live.dat" ]'
+
+# A names instance a killed recording left: the next run of the instance
+# name removes it though it records nothing.
+killed_run "$SCRATCH/s.dat"
+check "killed again: the names instance left behind" instance_exists "$NAME-names"
+td -d 0.3 -o /dev/null 2>"$SCRATCH/s.err"
+check "a run that records nothing: exits 0 ($?)" [ $? = 0 ]
+check "... removes the names instance left" instance_gone "$NAME-names"
+check "... and says so" grep -q "removing stale tracefs instance '$NAME-names'" "$SCRATCH/s.err"
+rm -rf "$SCRATCH"/s.dat.raw.*
 
 # Usage errors.
 mkdir "$SCRATCH/notraw"

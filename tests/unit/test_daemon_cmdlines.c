@@ -80,9 +80,12 @@ static void test_learned_over_kernel(void **state)
 {
 	struct fx *fx = *state;
 
-	/* pid 100 exec'd twice; 300's name has a space; two lines are no names. */
-	put(fx->names, "100 sh\n300 my prog\n100 cat\nnot a line\n0 zero\n");
-	put(fx->kernel, "100 bash\n200 sshd\n300 sh\n250 kworker/0:1\n");
+	/*
+	 * pid 100 exec'd twice; 300's name has a space; the other lines are
+	 * no names: a blank one would make trace-cmd drop the list after it.
+	 */
+	put(fx->names, "100 sh\n300 my prog\n100 cat\nnot a line\n0 zero\n150  \n160 \t\n");
+	put(fx->kernel, "100 bash\n200 sshd\n300 sh\n250 kworker/0:1\n270 \n");
 	assert_int_equal(td_cmdlines_write(fx->dir, fx->kernel, fx->out), 1);
 	assert_string_equal(slurp(fx->out), "100 cat\n300 my prog\n200 sshd\n250 kworker/0:1\n");
 }

@@ -417,6 +417,9 @@ check names_burst_no_orphan_stacks test "${norph:-x}" = 0
 # A recording holds only the events asked for: the exec is traced in a
 # second instance, trace-defer-names, and each name it gives goes into the
 # trace.dat's command lines (trace-cmd report's names), though all exited.
+# The kernel's own list cut to 16 pids: the names must come from the exec.
+cmdlines_size=$(cat $T/saved_cmdlines_size)
+echo 16 > $T/saved_cmdlines_size
 run_daemon /tmp/n-rburst record -e syscalls:sys_enter_openat -o /tmp/n-rburst.dat
 check names_record_burst_started test "$started" = yes
 for _ in $(seq 100); do	# the names instance is on before the recording's
@@ -435,6 +438,7 @@ for i in 1 2 3 4 5; do
 done
 sleep 1
 stop /tmp/n-rburst
+echo "$cmdlines_size" > $T/saved_cmdlines_size
 trace-cmd report /tmp/n-rburst.dat 2> /dev/null | grep ' sys_enter_openat: ' |
 	sed -n 's/^ *\(.*\)-\([0-9]*\) *\[.*/\2 \1/p' | sort -u > /tmp/n-rburst.names
 printf '%s\n' "${bpids[@]}" > /tmp/n-rburst.pids

@@ -365,6 +365,9 @@ int td_capture_setup_names(struct tracefs_instance *tfs, const struct td_config 
 	/* Too small a buffer is no failure: the kernel's default only costs memory. */
 	if (tracefs_instance_set_buffer_size(tfs, NAMES_BUFFER_KB, -1) < 0)
 		td_debug("names instance: cannot set buffer_size_kb: %s", strerror(errno));
+	/* The recording's processes (and what they start) only: -p names no other. */
+	if (cfg->nr_pids && follow_pids(tfs, cfg))
+		return -1;
 	return setup_event(tfs, cfg, &exec_names_event, false);
 }
 

@@ -69,8 +69,9 @@ bool td_capture_record_names(const struct td_config *cfg);
 
 /*
  * A recording's names instance (see names.h): sched:sched_process_exec
- * enabled in @tfs with the configured comm filter, never a trigger or an
- * option, and a small buffer (exec records are few). Tracing stays off.
+ * enabled in @tfs with the configured pid list (followed into children, as
+ * the recording's) and comm filter, never a trigger or a stack option, and
+ * a small buffer (exec records are few). Tracing stays off.
  * Returns 0 or -1 (printed).
  */
 int td_capture_setup_names(struct tracefs_instance *tfs, const struct td_config *cfg);

@@ -7,8 +7,8 @@
  * the list's lock). A recording holds the events asked for and no other, so
  * the exec that names such a program is traced in a second tracefs
  * instance, NAME-names (same lock, crash and --cleanup rules as NAME):
- * sched:sched_process_exec alone, filtered by the configured comm, read
- * five times a second. Each name read goes to the recorder
+ * sched:sched_process_exec alone, filtered by the configured pids and
+ * comm, read five times a second. Each name read goes to the recorder
  * (td_recorder_name()), which puts it in the trace.dat's command lines.
  */
 #ifndef TD_DAEMON_NAMES_H

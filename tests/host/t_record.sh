@@ -12,8 +12,12 @@ start_fp_chain 20
 
 # The subcommand comes first.
 td_record() { "$TD" record -i "$NAME" --run-dir "$RUN_DIR" "$@"; }
+# Meanwhile: the names instance follows the same pids.
+(sleep 1; cat "$TRACEFS/instances/$NAME-names/set_event_pid" > "$SCRATCH/a.names-pids") &
 td_record -p "$FP_PID" -d 1.5 -o "$SCRATCH/a.dat" 2>"$SCRATCH/a.err"
 rc=$?
+wait $!
+check "the names instance follows -p's process (its set_event_pid)" grep -qx "$FP_PID" "$SCRATCH/a.names-pids"
 check "record exits 0 (got $rc)" [ "$rc" = 0 ]
 check "trace.dat written" [ -s "$SCRATCH/a.dat" ]
 check "says what it wrote" grep -q "wrote $SCRATCH/a.dat ([1-9][0-9]* sub-buffers)" "$SCRATCH/a.err"

@@ -280,8 +280,6 @@ static struct tgid_entry *insert(struct td_tgid_cache *tc, int tid, int tgid, ui
 	if (!e) {
 		if (tc->tab.nr >= TGID_MAX || !tc->tab.b) {
 			htab_destroy(&tc->tab, entry_free);
-	free(tc->cmdlines_path);
-	free(tc->cmdlines);
 			if (htab_init(&tc->tab))
 				return NULL;
 		}

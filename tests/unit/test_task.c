@@ -319,6 +319,31 @@ static void test_comm(void **state)
 	td_tgid_free(tc);
 }
 
+/*
+ * An always-on daemon sees far more threads than the cache holds: the
+ * cache starts again, and keeps its saved_cmdlines (a thread gone after
+ * that is still named from the kernel's list).
+ */
+static void test_comm_after_many(void **state)
+{
+	struct td_tgid_cache *tc = td_tgid_new(root);
+	char comm[16], cmdlines[128];
+
+	assert_non_null(tc);
+	snprintf(cmdlines, sizeof(cmdlines), "%s/saved_cmdlines", root);
+	write_cmdlines(cmdlines, "302 short-lived\n");
+	assert_int_equal(td_tgid_set_cmdlines(tc, cmdlines), 0);
+	assert_true(td_tgid_comm(tc, 302, comm));
+	for (int i = 1000; i <= 100000; i++)
+		td_tgid_note(tc, i, i, 1 * SEC);
+	write_cmdlines(cmdlines, "302 short-lived\n303 later\n");
+	td_tgid_cmdlines_stale(tc);
+	assert_true(td_tgid_comm(tc, 303, comm));
+	assert_string_equal(comm, "later");
+	unlink(cmdlines);
+	td_tgid_free(tc);
+}
+
 /* Write @text as @tid's status (a task whose fake_task() status is replaced). */
 static void write_status(int tid, const char *text)
 {
@@ -370,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_many),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_comm),
+		cmocka_unit_test(test_comm_after_many),
 		cmocka_unit_test(test_nspid),
 	};
 

@@ -379,19 +379,24 @@ check names_plugin_replaced_not_used test "$t" -ge 20 -a "$nd" -eq 0
 # CPU, so an event on another CPU than its exec may be parsed before the
 # exec and keep an older name (a limit of the daemon, not checked here).
 cp /bin/cat /tmp/td-burst
+# burst_run: 50 programs, ten at a time, each gone when read; their pids in bpids.
+burst_run() {
+	local i j b
+	bpids=()
+	for i in 1 2 3 4 5; do
+		b=()
+		for j in 1 2 3 4 5 6 7 8 9 10; do
+			/tmp/td-burst /etc/hostname > /dev/null &
+			b+=($!)
+		done
+		wait "${b[@]}"
+		bpids+=("${b[@]}")
+	done
+}
 run_daemon /tmp/n-burst -e syscalls:sys_enter_openat --json-layout=full -o /tmp/n-burst.jsonl
-bpids=()
 mask=$(taskset -p $$ | sed 's/.*: //')
 taskset -p 1 $$ > /dev/null	# this shell and what it starts: CPU 0
-for i in 1 2 3 4 5; do
-	b=()
-	for j in 1 2 3 4 5 6 7 8 9 10; do
-		/tmp/td-burst /etc/hostname > /dev/null &
-		b+=($!)
-	done
-	wait "${b[@]}"
-	bpids+=("${b[@]}")
-done
+burst_run
 taskset -p "$mask" $$ > /dev/null
 sleep 1
 stop /tmp/n-burst
@@ -426,16 +431,7 @@ for _ in $(seq 100); do	# the names instance is on before the recording's
 	[ "$(cat $T/instances/trace-defer/tracing_on 2> /dev/null)" = 1 ] && break
 	sleep 0.1
 done
-bpids=()
-for i in 1 2 3 4 5; do
-	b=()
-	for j in 1 2 3 4 5 6 7 8 9 10; do
-		/tmp/td-burst /etc/hostname > /dev/null &
-		b+=($!)
-	done
-	wait "${b[@]}"
-	bpids+=("${b[@]}")
-done
+burst_run
 sleep 1
 stop /tmp/n-rburst
 echo "$cmdlines_size" > $T/saved_cmdlines_size

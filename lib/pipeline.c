@@ -20,7 +20,6 @@
 #include "monotime.h"
 
 /* Distinct traced events named once each ("system:name"); few are traced. */
-#define NAME_SLOTS	16
 
 struct sink {
 	const struct td_sink_ops *ops;
@@ -48,10 +47,7 @@ struct td_pipeline {
 	bool jit_saved;			/* cfg.perf_maps_saved was given */
 	int error;			/* first failed sink write */
 	const char *error_sink;
-	struct {
-		const struct tep_event *event;
-		char name[128];
-	} names[NAME_SLOTS];
+	char **names;			/* "system:name" by event id, each its own string */
 	unsigned int nr_names;
 	int *pids;			/* cfg.pids, our copy */
 	/* cfg.exec_names_only: the event that only names tasks, and its own emitted */
@@ -60,20 +56,35 @@ struct td_pipeline {
 	struct td_pipeline_stats st;	/* the counters of this file; the rest asked for */
 };
 
+/*
+ * "system:name" of @event: one string per event id, made once and kept for
+ * the pipeline's life, so that sinks may tell events apart by the pointer
+ * (output.h). "unknown" when out of memory.
+ */
 static const char *event_name(struct td_pipeline *pl, const struct tep_event *event)
 {
-	unsigned int i;
+	unsigned int id;
 
-	if (!event)
+	if (!event || event->id < 0)
 		return "unknown";
-	for (i = 0; i < pl->nr_names; i++)
-		if (pl->names[i].event == event)
-			return pl->names[i].name;
-	i = pl->nr_names < NAME_SLOTS ? pl->nr_names++ : NAME_SLOTS - 1;
-	pl->names[i].event = event;
-	snprintf(pl->names[i].name, sizeof(pl->names[i].name), "%s:%s", event->system,
-		 event->name);
-	return pl->names[i].name;
+	id = (unsigned int)event->id;
+	if (id < pl->nr_names && pl->names[id])
+		return pl->names[id];
+	if (id >= pl->nr_names) {
+		unsigned int n = id + 64;
+		char **grown = realloc(pl->names, n * sizeof(*grown));
+
+		if (!grown)
+			return "unknown";
+		memset(grown + pl->nr_names, 0, (n - pl->nr_names) * sizeof(*grown));
+		pl->names = grown;
+		pl->nr_names = n;
+	}
+	if (asprintf(&pl->names[id], "%s:%s", event->system, event->name) < 0) {
+		pl->names[id] = NULL;
+		return "unknown";
+	}
+	return pl->names[id];
 }
 
 /* Make room for @nr frames in *buf. Returns 0 or -ENOMEM. */
@@ -637,6 +648,9 @@ void td_pipeline_free(struct td_pipeline *pl)
 	td_filetab_free(pl->files);
 	td_tgid_free(pl->tgid);
 	td_memo_free(pl->memo);
+	for (unsigned int i = 0; i < pl->nr_names; i++)
+		free(pl->names[i]);
+	free(pl->names);
 	free(pl->pids);
 	free(pl->sinks);
 	free(pl->kframes);

@@ -46,7 +46,12 @@ struct td_resolved {
 	const struct td_event *ev;
 	enum td_status status;
 	uint64_t cookie;		/* 0 when none */
-	const char *event_name;		/* "system:name" */
+	/*
+	 * "system:name"; from a pipeline, one string per kind of event, the
+	 * same pointer for its every event while the pipeline lives: a sink
+	 * may key on the pointer (pprof does).
+	 */
+	const char *event_name;
 	const struct td_frame *kframes;	/* innermost first */
 	unsigned int nr_kframes;
 	const struct td_frame *uframes;	/* innermost first */

@@ -47,7 +47,12 @@ struct td_pprof_stats {
 struct td_pprof *td_pprof_new(uint64_t start_ns);
 void td_pprof_free(struct td_pprof *pp);
 
-/* Count one event. Returns 0 or -ENOMEM (the event is then not counted). */
+/*
+ * Count one event. Returns 0 or -ENOMEM (the event is then not counted).
+ * Events are told apart by the pointer of @r->event_name (output.h): a
+ * caller of its own gives each kind of event one string that stays, and
+ * no other name at that address, while @pp lives.
+ */
 int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r);
 
 /*

@@ -1371,6 +1371,85 @@ static void test_library_sinks(void **state)
 	tep_free(tep);
 }
 
+/*
+ * Many kinds of events (the daemon takes up to 256 -e): each is named
+ * after itself in every sink, and pprof keeps a sample per event kind.
+ */
+#define MANY_EVENTS	40
+
+struct names_seen {
+	int calls;
+	int wrong;
+};
+
+static int names_write(void *priv, const struct td_resolved *r)
+{
+	struct names_seen *n = priv;
+	char want[32];
+
+	snprintf(want, sizeof(want), "test:ev%d", (int)(r->ev->ts - 1000));
+	n->wrong += strcmp(r->event_name, want) != 0;
+	n->calls++;
+	return 0;
+}
+
+static const struct td_sink_ops names_ops = { .name = "names", .write = names_write };
+
+static void test_many_event_kinds(void **state)
+{
+	struct tep_handle *tep = tep_alloc();
+	struct td_pipeline_config cfg = { .nr_cpus = 1, .stage = TD_PIPE_ALL };
+	struct names_seen n = { 0 };
+	struct td_pprof_stats ps;
+	struct td_pipeline *pl;
+	struct td_pprof *pp;
+	char fmt[512];
+
+	(void)state;
+	assert_non_null(tep);
+	tep_set_long_size(tep, 8);
+	tep_set_page_size(tep, TD_PAGE_SIZE);
+	tep_set_file_bigendian(tep, TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(tep, TEP_LITTLE_ENDIAN);
+	for (int i = 0; i < MANY_EVENTS; i++) {
+		snprintf(fmt, sizeof(fmt),
+			 "name: ev%d\nID: %d\nformat:\n"
+			 "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+			 "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+			 "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+			 "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+			 "\tfield:int x;\toffset:8;\tsize:4;\tsigned:1;\n\n"
+			 "print fmt: \"x=%%d\", REC->x\n", i, 900 + i);
+		assert_int_equal(tep_parse_event(tep, fmt, strlen(fmt), "test"),
+				 TEP_ERRNO__SUCCESS);
+	}
+	pl = td_pipeline_new(tep, &cfg);
+	pp = td_pprof_new(0);
+	assert_non_null(pl);
+	assert_non_null(pp);
+	assert_int_equal(td_pipeline_add_sink(pl, &names_ops, &n), 0);
+	assert_int_equal(td_pipeline_add_sink(pl, &td_pprof_sink_ops, pp), 0);
+	/* Twice over: the names stay right once every kind was seen. */
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < MANY_EVENTS; i++) {
+			uint8_t rec[16] = { 0 };
+			struct tep_record r = { .ts = 1000 + i, .data = rec, .size = sizeof(rec) };
+
+			td_rec_common(rec, 900 + i, TID);
+			assert_int_equal(td_pipeline_record(pl, 0, &r), 0);
+		}
+		td_pipeline_flush(pl);
+	}
+	assert_int_equal(n.calls, 2 * MANY_EVENTS);
+	assert_int_equal(n.wrong, 0);
+	td_pprof_stats(pp, &ps);
+	assert_int_equal(ps.events, 2 * MANY_EVENTS);
+	assert_int_equal(ps.samples, MANY_EVENTS);	/* one per kind of event */
+	td_pprof_free(pp);
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
 /* A JSON sink whose writes fail counts them and keeps the error, not as written. */
 static void test_json_sink_full(void **state)
 {
@@ -1434,6 +1513,7 @@ int main(void)
 		cmocka_unit_test(test_live_names_this_process),
 		cmocka_unit_test(test_live_files_no_maps),
 		cmocka_unit_test(test_library_sinks),
+		cmocka_unit_test(test_many_event_kinds),
 		cmocka_unit_test(test_json_sink_full),
 		cmocka_unit_test(test_named_once),
 		cmocka_unit_test(test_busy_stack_outlives_sweeps),

@@ -40,6 +40,7 @@ struct pmap {
 	size_t lines;		/* lines read, numbering the next one */
 	uint64_t absent_ns;	/* monotonic time the file was last found missing, or 0 */
 	uint64_t synced_ns;	/* monotonic time of the last td_perfmap_sync(), or 0 */
+	bool missed;		/* a lookup found nothing in the file: td_perfmaps_recheck() */
 	/*
 	 * The path, interned only once a frame is named from it: the strings
 	 * interned live as long as the symbolizer, and most processes (an
@@ -65,6 +66,7 @@ struct td_perfmaps {
 	char *save_dir;			/* copies made here; NULL: none */
 	bool save_dir_made;
 	struct td_perfmaps_stats st;
+	uint64_t gen;			/* entries read, over every map */
 	td_intern_fn intern;
 	void *intern_ctx;
 };
@@ -274,6 +276,9 @@ static int read_map(struct td_perfmaps *pm, struct pmap *m, int fd, off_t from, 
 		qsort(v, nr, sizeof(*v), entry_cmp);
 	if (!from && m->v != v)
 		free(m->v);
+	/* A whole read may find what an earlier one had: names may change all the same. */
+	if (nr != first || !from)
+		pm->gen++;
 	m->v = v;
 	m->nr = nr;
 	m->size = from + (off_t)(p - text);
@@ -432,8 +437,11 @@ int td_perfmap_find(struct td_perfmaps *pm, int pid, uint64_t addr, const char *
 		if (ret)
 			return ret;
 		e = lookup(m, addr);
-		if (!e)
+		if (!e) {
+			/* The line, or the file, may come later (being written, dumped when asked). */
+			m->missed = true;
 			return -ENOENT;
+		}
 	}
 	if (!m->file) {
 		const char *path = m->ns_path ? m->ns_path : m->path;
@@ -473,6 +481,25 @@ static bool sync_one(struct hnode *n, void *arg)
 	m->absent_ns = 0;
 	refresh(arg, m);
 	return true;
+}
+
+uint64_t td_perfmaps_gen(const struct td_perfmaps *pm)
+{
+	return pm->gen;
+}
+
+static bool recheck_one(struct hnode *n, void *arg)
+{
+	struct pmap *m = container_of(n, struct pmap, node);
+
+	if (m->missed)
+		refresh(arg, m);
+	return true;
+}
+
+void td_perfmaps_recheck(struct td_perfmaps *pm)
+{
+	htab_filter(&pm->maps, recheck_one, NULL, pm);
 }
 
 void td_perfmaps_sync_all(struct td_perfmaps *pm)

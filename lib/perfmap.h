@@ -76,6 +76,21 @@ int td_perfmap_sync(struct td_perfmaps *pm, int pid);
  */
 void td_perfmaps_sync_all(struct td_perfmaps *pm);
 
+/*
+ * Names found may change when this does: a map read anew, or entries
+ * appended to one read. Callers that keep what a lookup found (or did
+ * not) key it on this.
+ */
+uint64_t td_perfmaps_gen(const struct td_perfmaps *pm);
+
+/*
+ * Read what was appended to every map a lookup found nothing in: a JIT
+ * may write a function's line after the function ran (a line half written
+ * when read, or a map dumped when asked, as perf-map-agent does), and
+ * callers that keep misses look up no more. For a periodic call.
+ */
+void td_perfmaps_recheck(struct td_perfmaps *pm);
+
 /* Drop what is kept of @pid (it exited: its pid may name another process). */
 void td_perfmap_forget(struct td_perfmaps *pm, int pid);
 

@@ -187,17 +187,21 @@ static const struct td_memo_stack *kernel_frames(struct td_pipeline *pl, const s
 
 /*
  * What a user stack's names depend on: the file table and the files found
- * (file identity), or the maps of the process as cached now. Asked twice
- * per user stack, as find_named() is: both inline, a call costs as much.
+ * (file identity), or the maps of the process as cached now; and the JITs'
+ * perf maps as read so far (a frame of JIT code they did not name yet may
+ * be named once they are read again). Asked twice per user stack, as
+ * find_named() is: both inline, a call costs as much.
  */
 static __always_inline uint64_t user_stamp(struct td_pipeline *pl, const struct td_memo_key *key)
 {
 	switch (key->kind) {
 	case TD_MEMO_UFILES:
 		return td_filetab_gen(pl->files) << 32 |
-		       (pl->sym ? (uint32_t)td_sym_files_gen(pl->sym) : 0);
+		       (pl->sym ? (uint32_t)(td_sym_files_gen(pl->sym) +
+					     td_sym_jit_gen(pl->sym)) : 0);
 	case TD_MEMO_UMAPS:
-		return td_sym_maps_gen(pl->sym, key->pid);
+		return td_sym_maps_gen(pl->sym, key->pid) ^
+		       td_sym_jit_gen(pl->sym) * 0x9e3779b97f4a7c15ULL;
 	default:
 		return 0;
 	}
@@ -738,6 +742,9 @@ static void forget(int tgid, void *arg)
 void td_pipeline_housekeeping(struct td_pipeline *pl)
 {
 	td_tgid_sweep(pl->tgid, forget, pl);
+	/* JIT code looked up before its perf map line was written. */
+	if (pl->sym)
+		td_sym_jit_recheck(pl->sym);
 }
 
 void td_pipeline_get_stats(const struct td_pipeline *pl, struct td_pipeline_stats *st)

@@ -103,8 +103,10 @@ struct ucache_entry {
 	uint64_t gen;		/* 0: empty */
 	const char *symbol, *object, *build_id;
 	uint64_t sym_offset, file_offset;
+	uint64_t jit_gen;	/* jit: the perf maps as read when it was filled */
 	int pid;
 	bool return_addr;
+	bool jit;		/* JIT code its process's perf map did not name (yet) */
 };
 
 /* A recorded file, resolved. */
@@ -577,7 +579,8 @@ int td_sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_a
 		e = ucache_slot(sym, pid, addr, return_addr);
 		gen = td_procs_gen(sym->procs, pid);
 		if (gen && e->gen == gen && e->addr == addr && e->pid == pid &&
-		    e->return_addr == return_addr) {
+		    e->return_addr == return_addr &&
+		    (!e->jit || e->jit_gen == td_perfmaps_gen(sym->perfmaps))) {
 			out->symbol = e->symbol;
 			out->sym_offset = e->sym_offset;
 			out->object = e->object;
@@ -597,6 +600,9 @@ int td_sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_a
 			.symbol = out->symbol, .object = out->object, .build_id = out->build_id,
 			.sym_offset = out->sym_offset, .file_offset = out->file_offset,
 			.pid = pid, .return_addr = return_addr,
+			.jit = !out->symbol && out->object &&
+			       (!strncmp(out->object, "[anon", 5) || is_memfd(out->object)),
+			.jit_gen = td_perfmaps_gen(sym->perfmaps),
 		};
 	}
 	return ret;
@@ -955,6 +961,16 @@ void td_sym_forget(struct td_symbolizer *sym, int pid)
 uint64_t td_sym_maps_gen(struct td_symbolizer *sym, int pid)
 {
 	return td_procs_gen(sym->procs, pid);
+}
+
+uint64_t td_sym_jit_gen(const struct td_symbolizer *sym)
+{
+	return td_perfmaps_gen(sym->perfmaps);
+}
+
+void td_sym_jit_recheck(struct td_symbolizer *sym)
+{
+	td_perfmaps_recheck(sym->perfmaps);
 }
 
 uint64_t td_sym_files_gen(const struct td_symbolizer *sym)

@@ -237,7 +237,10 @@ void td_pipeline_flush(struct td_pipeline *pl);
 
 /* Monotonic time (ns) for cache ages; set once per batch, not read per event. */
 void td_pipeline_set_now(struct td_pipeline *pl, uint64_t mono_ns);
-/* Every few seconds: forget processes that exited (their caches go). */
+/*
+ * Every few seconds: forget processes that exited (their caches go), and
+ * read again the perf maps that lacked a JIT frame's line.
+ */
 void td_pipeline_housekeeping(struct td_pipeline *pl);
 
 void td_pipeline_get_stats(const struct td_pipeline *pl, struct td_pipeline_stats *st);

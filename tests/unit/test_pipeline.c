@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -587,6 +588,100 @@ static void test_live_names_this_process(void **state)
 	assert_string_equal(s.usym, "test_pipeline_marker");
 	td_pipeline_free(pl);
 	tep_free(tep);
+}
+
+/*
+ * One switch of this process with a deferred stack of the one frame @ip,
+ * which the stack record says is in anonymous memory (file identity).
+ */
+static void feed_anon(struct td_pipeline *pl, uint64_t ip, unsigned int i)
+{
+	static const uint8_t ff[] = { TD_FF_ANON };
+	static const uint64_t bases[] = { 0x400000 };
+	static const uint32_t ids[] = { 7 };
+	static uint8_t page[TD_PAGE_SIZE];
+	int pid = getpid();
+	struct td_rec_ustack us = {
+		.cookie = 0x100000001ULL + i, .ips = &ip, .nr = 1, .bases = bases,
+		.ids = ids, .nr_files = 1, .frame_files = ff, .tgid_layout = true, .tgid = pid,
+	};
+	uint64_t t = 1000 + 1000 * i;
+	struct td_pagegen pg;
+	uint8_t rec[512];
+
+	td_pagegen_start(&pg, page, sizeof(page), t);
+	assert_int_equal(td_pagegen_add(&pg, t, rec, rec_switch(rec, "jit", pid, "swapper/0", 0)),
+			 0);
+	assert_int_equal(td_pagegen_add(&pg, t + 1, rec, rec_cookie(rec, pid, us.cookie)), 0);
+	td_pagegen_finish(&pg, false, 0);
+	assert_true(td_pipeline_page(pl, 0, page, sizeof(page)) >= 2);
+	td_pagegen_start(&pg, page, sizeof(page), t + 2);
+	assert_int_equal(td_pagegen_add(&pg, t + 2, rec,
+					td_rec_ustack(rec, sizeof(rec), ID_UNWIND_STACK, pid, &us)),
+			 0);
+	td_pagegen_finish(&pg, false, 0);
+	assert_int_equal(td_pipeline_page(pl, 1, page, sizeof(page)), 1);
+	td_pipeline_flush(pl);
+}
+
+/*
+ * Live, a frame of JIT code seen before its perf map line was written (a
+ * map dumped only when asked): raw at first, also for a while after the
+ * line came (the named stack is kept), named once housekeeping has read
+ * the map again. Named from the maps (@files false) or from the stack
+ * record's file identity. The map is this process's own, as a JIT writes
+ * it.
+ */
+static void jit_line_late(bool files)
+{
+	struct tep_handle *tep = files ? make_tep_of(fmt_unwind_stack_full) : make_tep();
+	struct td_pipeline_config cfg = { .nr_cpus = 2, .symbolize = true, .live = true };
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *code = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+			     -1, 0);
+	uint64_t ips[1] = { (uintptr_t)code + 0x10 };
+	struct td_pipeline *pl;
+	struct seen s = { 0 };
+	char path[64];
+	FILE *f;
+
+	assert_true(code != MAP_FAILED);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%" PRIx64 " 40 late_jit_fn", (uint64_t)(uintptr_t)code);
+	fclose(f);
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	for (unsigned int i = 0; i < 3; i++) {
+		if (i == 1) {
+			f = fopen(path, "a");
+			assert_non_null(f);
+			fputs("\n", f);
+			fclose(f);
+		}
+		if (i == 2)
+			td_pipeline_housekeeping(pl);
+		if (files)
+			feed_anon(pl, ips[0], i);
+		else
+			feed(pl, getpid(), ips, 1);
+		assert_int_equal(s.calls, i + 1);
+		assert_int_equal(s.nu, 1);
+		assert_string_equal(s.usym, i < 2 ? "" : "late_jit_fn");
+	}
+	td_pipeline_free(pl);
+	tep_free(tep);
+	unlink(path);
+	munmap(code, page);
+}
+
+static void test_live_jit_line_late(void **state)
+{
+	(void)state;
+	jit_line_late(false);
+	jit_line_late(true);
 }
 
 /*
@@ -1511,6 +1606,7 @@ int main(void)
 		cmocka_unit_test(test_pids_filter),
 		cmocka_unit_test(test_exec_names_only),
 		cmocka_unit_test(test_live_names_this_process),
+		cmocka_unit_test(test_live_jit_line_late),
 		cmocka_unit_test(test_live_files_no_maps),
 		cmocka_unit_test(test_library_sinks),
 		cmocka_unit_test(test_many_event_kinds),

@@ -611,6 +611,55 @@ static void test_jit_perfmap(void **state)
 	munmap(code, 4 * page);
 }
 
+/*
+ * A frame of JIT code looked up before its line was written (half written,
+ * or a map dumped only when asked): the miss is kept no longer than the
+ * perf maps stay as read. Once td_sym_jit_recheck() reads the line, the
+ * same address (the lookup cache's) is named, and the generation that
+ * callers key their own caches on has moved; a recheck with nothing new
+ * leaves it.
+ */
+static void test_jit_perfmap_late_line(void **state)
+{
+	char dir[] = "/tmp/td-perfmap-XXXXXX", path[PATH_MAX];
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *code = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+			     -1, 0);
+	uint64_t a = (uintptr_t)code, gen;
+	struct td_sym_config cfg = { .perfmap_dir = dir };
+	struct td_symbolizer *sym;
+	struct td_frame fr;
+	int pid = getpid();
+
+	(void)state;
+	assert_true(code != MAP_FAILED);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/perf-%d.map", dir, pid);
+	append_file(path, "%" PRIx64 " 40 late_fn", a);	/* no newline yet */
+	sym = td_sym_new(&cfg);
+	assert_non_null(sym);
+	assert_int_equal(td_sym_user(sym, pid, a + 0x10, false, &fr), 0);
+	assert_null(fr.symbol);
+	gen = td_sym_jit_gen(sym);
+	append_file(path, "\n");
+	/* Kept: a miss is not read again at every frame. */
+	assert_int_equal(td_sym_user(sym, pid, a + 0x10, false, &fr), 0);
+	assert_null(fr.symbol);
+	td_sym_jit_recheck(sym);
+	assert_true(td_sym_jit_gen(sym) != gen);
+	assert_int_equal(td_sym_user(sym, pid, a + 0x10, false, &fr), 0);
+	assert_non_null(fr.symbol);
+	assert_string_equal(fr.symbol, "late_fn");
+	assert_int_equal(fr.sym_offset, 0x10);
+	gen = td_sym_jit_gen(sym);
+	td_sym_jit_recheck(sym);
+	assert_true(td_sym_jit_gen(sym) == gen);
+	td_sym_free(sym);
+	unlink(path);
+	rmdir(dir);
+	munmap(code, page);
+}
+
 /* @path's whole text, or "" if missing (the caller frees it). */
 static char *file_text(const char *path)
 {
@@ -2420,6 +2469,7 @@ int main(void)
 		cmocka_unit_test(test_build_id_debug_dir),
 		cmocka_unit_test(test_cxx_demangle),
 		cmocka_unit_test(test_jit_perfmap),
+		cmocka_unit_test(test_jit_perfmap_late_line),
 		cmocka_unit_test(test_jit_perfmap_saved),
 		cmocka_unit_test(test_jit_perfmap_init_root),
 		cmocka_unit_test(test_jit_perfmap_pidns),

@@ -74,7 +74,9 @@ static void sb_add(struct strbuf *sb, const char *fmt, ...) __attribute__((forma
 
 static void sb_add(struct strbuf *sb, const char *fmt, ...)
 {
+	char *grown;
 	va_list ap;
+	size_t cap;
 	int n;
 
 	if (sb->oom)
@@ -93,12 +95,14 @@ static void sb_add(struct strbuf *sb, const char *fmt, ...)
 			sb->len += n;
 			return;
 		}
-		sb->cap = sb->cap * 2 + n + 64;
-		sb->s = realloc(sb->s, sb->cap);
-		if (!sb->s) {
-			sb->oom = true;
+		cap = sb->cap * 2 + n + 64;
+		grown = realloc(sb->s, cap);
+		if (!grown) {
+			sb->oom = true;	/* the caller frees what it holds */
 			return;
 		}
+		sb->s = grown;
+		sb->cap = cap;
 	}
 }
 

@@ -165,8 +165,10 @@ int td_cmdlines_write(const char *dir, const char *kernel_list, const char *out)
 	struct names nm = { 0 };
 	int ret;
 
-	if (read_names(dir, &nm))
+	if (read_names(dir, &nm)) {
+		names_free(&nm);
 		return -1;
+	}
 	if (!nm.nr) {
 		names_free(&nm);
 		return 0;

@@ -430,6 +430,10 @@ struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_siz
 	rec->page_size = page_size;
 	rec->path = strdup(path);
 	rec->fds = malloc(nr_cpus * sizeof(*rec->fds));
+	/* Before any way out: the cleanup closes every fd that is not -1. */
+	if (rec->fds)
+		for (int cpu = 0; cpu < nr_cpus; cpu++)
+			rec->fds[cpu] = -1;
 	rec->pad = calloc(1, page_size);
 	if (!rec->path || !rec->fds || !rec->pad)
 		goto oom;
@@ -437,8 +441,6 @@ struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_siz
 		rec->dir = NULL;
 		goto oom;
 	}
-	for (int cpu = 0; cpu < nr_cpus; cpu++)
-		rec->fds[cpu] = -1;
 	/* Next to the output: same file system, and a clear name if it is left behind. */
 	if (!mkdtemp(rec->dir)) {
 		td_err("cannot create %s: %s", rec->dir, strerror(errno));

@@ -13,7 +13,11 @@ start_fp_chain 20
 # The subcommand comes first.
 td_record() { "$TD" record -i "$NAME" --run-dir "$RUN_DIR" "$@"; }
 # Meanwhile: the names instance follows the same pids.
-(sleep 1; cat "$TRACEFS/instances/$NAME-names/set_event_pid" > "$SCRATCH/a.names-pids") &
+(for _ in $(seq 50); do
+	cat "$TRACEFS/instances/$NAME-names/set_event_pid" > "$SCRATCH/a.names-pids" 2>/dev/null
+	[ -s "$SCRATCH/a.names-pids" ] && break
+	sleep 0.1
+done) &
 td_record -p "$FP_PID" -d 1.5 -o "$SCRATCH/a.dat" 2>"$SCRATCH/a.err"
 rc=$?
 wait $!

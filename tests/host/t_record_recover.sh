@@ -19,6 +19,11 @@ killed_run() {
 	"$TD" record -i "$NAME" --run-dir "$RUN_DIR" -o "$1" -d 120 2>"$1.err" &
 	local pid=$! i	# the daemon's own pid: a function would run in a subshell
 	BG_PIDS+=("$pid")
+	# This run's own start: a killed run before it left its instance on.
+	for i in $(seq 100); do
+		compgen -G "$1.raw.*/head.dat" >/dev/null && break
+		sleep 0.1
+	done
 	wait_tracing || fail "recording did not start: $(tail -n 2 "$1.err")"
 	for i in $(seq 30); do
 		"$FP_CHAIN" sleep 1 2 >/dev/null

@@ -14,6 +14,7 @@
 
 #include "htab.h"
 #include "monotime.h"
+#include "openreg.h"
 #include "perfmap.h"
 #include "task_local.h"
 
@@ -286,8 +287,6 @@ static int read_map(struct td_perfmaps *pm, struct pmap *m, int fd, off_t from, 
 	return ret;
 }
 
-#define MAP_OPEN_FLAGS	(O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-
 /* @file as process @pid sees it, through its root; -1 if none. */
 static int open_in_root(const struct td_perfmaps *pm, int pid, const char *file)
 {
@@ -296,7 +295,7 @@ static int open_in_root(const struct td_perfmaps *pm, int pid, const char *file)
 	if (snprintf(path, sizeof(path), "%s/%d/root%s", pm->proc_root, pid, file) >=
 	    (int)sizeof(path))
 		return -1;
-	return open(path, MAP_OPEN_FLAGS);
+	return td_open_regular(path, NULL);
 }
 
 /*
@@ -309,8 +308,8 @@ static int open_in_root(const struct td_perfmaps *pm, int pid, const char *file)
  * the JITs write to the system's; a process that runs has a map of its
  * own, and one an earlier process with the pid left there is not it.
  * Never under the container's pid, which names another process here.
- * O_NONBLOCK, O_NOCTTY: a path under /tmp may be anyone's FIFO or device,
- * refused below.
+ * A path under /tmp may be anyone's FIFO, device or link to one: regular
+ * files only, never opened otherwise (openreg.h).
  */
 static int open_map(const struct td_perfmaps *pm, struct pmap *m)
 {
@@ -318,7 +317,7 @@ static int open_map(const struct td_perfmaps *pm, struct pmap *m)
 
 	/* Saved copies: no process to ask. */
 	if (!pm->proc_root)
-		return open(m->path, MAP_OPEN_FLAGS);
+		return td_open_regular(m->path, NULL);
 	if (m->ns_path)
 		return open_in_root(pm, m->pid, m->ns_path);
 	fd = open_in_root(pm, m->pid, m->path);
@@ -335,7 +334,7 @@ static int open_map(const struct td_perfmaps *pm, struct pmap *m)
 			return open_in_root(pm, m->pid, m->ns_path);
 		}
 	}
-	fd = open(m->path, MAP_OPEN_FLAGS);
+	fd = td_open_regular(m->path, NULL);
 	if (fd >= 0 || errno != ENOENT || !td_task_gone(pm->proc_root, m->pid))
 		return fd;
 	return open_in_root(pm, 1, m->path);

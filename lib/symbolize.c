@@ -38,6 +38,7 @@
 #include "elfsyms.h"
 #include "htab.h"
 #include "kallsyms.h"
+#include "openreg.h"
 #include "perfmap.h"
 #include "procmaps.h"
 
@@ -298,31 +299,11 @@ static struct object *object_for_fd(struct td_symbolizer *sym, int fd, const cha
 	return o;
 }
 
-/*
- * Open @path for reading if it is a regular file. Paths come from trace
- * records and /proc, which a trace file or a racing rename can point at a
- * FIFO (open would wait for a writer forever), a terminal or a device:
- * O_NONBLOCK and O_NOCTTY make opening them harmless, and they are then
- * refused. *@st is the file's status. Returns the fd or -1.
- */
-static int open_regular(const char *path, struct stat *st)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* Open @path if it is a regular file with inode @ino (0: any). */
 static int open_checked(const char *path, uint64_t ino)
 {
 	struct stat st;
-	int fd = open_regular(path, &st);
+	int fd = td_open_regular(path, &st);
 
 	if (fd < 0 || !ino || st.st_ino == ino)
 		return fd;

@@ -2401,7 +2401,9 @@ static int group_teardown(void **state)
 /*
  * A path from a trace may name a FIFO or a device: refused without
  * blocking (a FIFO with no writer would block open() forever; the alarm
- * turns such a hang into a failure).
+ * turns such a hang into a failure), and never opened: opening a device
+ * is an action (a watchdog armed). A writer waiting on the FIFO would be
+ * let through by any open for reading; it must still wait after.
  */
 static void test_file_not_regular(void **state)
 {
@@ -2410,11 +2412,22 @@ static void test_file_not_regular(void **state)
 	char fifo[64];
 	struct td_frame fr;
 	struct td_file *f;
+	pid_t writer;
+	int status;
 
 	assert_non_null(ft);
 	snprintf(fifo, sizeof(fifo), "/tmp/td-fifo-%d", (int)getpid());
 	unlink(fifo);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
+	writer = fork();
+	assert_true(writer >= 0);
+	if (!writer) {
+		int fd = open(fifo, O_WRONLY);	/* waits for a reader */
+
+		_exit(fd >= 0 ? 3 : 4);
+	}
+	/* The writer in its open() first: a reader that came and went before lets none through. */
+	nanosleep(&(struct timespec){ 0, 200 * 1000 * 1000 }, NULL);
 	alarm(10);
 	assert_int_equal(td_sym_file(sym, fifo, 0x1000, &fr), -ENOENT);
 	assert_null(fr.symbol);
@@ -2423,6 +2436,10 @@ static void test_file_not_regular(void **state)
 	assert_int_equal(td_sym_file_id(sym, f, 0x10, 0x10, false, &fr), -ENOENT);
 	assert_null(fr.symbol);
 	alarm(0);
+	nanosleep(&(struct timespec){ 0, 200 * 1000 * 1000 }, NULL);
+	assert_int_equal(waitpid(writer, &status, WNOHANG), 0);	/* nobody opened it */
+	kill(writer, SIGKILL);
+	assert_int_equal(waitpid(writer, &status, 0), writer);
 	unlink(fifo);
 	td_filetab_free(ft);
 	td_sym_free(sym);

@@ -83,7 +83,11 @@ check_named named "with the map"
 
 # --- without one ----------------------------------------------------------
 mkdir -p "$SCRATCH/nomap"
+# jit_sleep's events alone: the counters then say nothing of other JITs
+# that run on the machine with maps of their own (a JVM's, say).
+TD_EXTRA=(--comm jit_sleep)
 run_jit unnamed "$SCRATCH/nomap" anon
+TD_EXTRA=()
 n=0 unnamed=0
 while IFS=$'\t' read -r addr sym off obj; do
 	in_code "$addr" || continue
@@ -116,6 +120,7 @@ maps="$rec.perf-maps"
 TD_EXTRA=(--record "$rec")
 run_jit recorded /tmp anon
 TD_EXTRA=()
+rec_jpid=$JPID	# the recording's JIT (later runs set JPID again)
 check_named recorded "recording, live"
 check "the recording saved jit_sleep's perf map, $maps/perf-$JPID.map" [ -s "$maps/perf-$JPID.map" ]
 check "the counters count the perf maps saved" \
@@ -231,11 +236,13 @@ NO_DAEMON=1 check_named pf-rep "report --perf-maps of the maps kept" "$kept/perf
 
 # A new recording to the same file replaces the copies of the old one.
 mkdir -p "$maps"
-cp "$SCRATCH/moved-maps/perf-$JPID.map" "$maps/"
+cp "$SCRATCH/moved-maps/perf-$rec_jpid.map" "$maps/"
 touch "$maps/keep.txt"
+check "the old recording's perf map put back" [ -s "$maps/perf-$rec_jpid.map" ]
 td -d 0.5 -o /dev/null --record "$rec" 2>/dev/null
 check "a new recording to the same path exits 0" [ $? = 0 ]
-check "a new recording removes the old recording's perf maps" [ ! -e "$maps/perf-$JPID.map" ]
+check "a new recording removes the old recording's perf maps" \
+	[ ! -e "$maps/perf-$rec_jpid.map" ]
 check "... and nothing else" [ -e "$maps/keep.txt" ]
 
 finish

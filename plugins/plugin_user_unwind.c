@@ -348,7 +348,8 @@ static int stack_handler(struct trace_seq *s, struct tep_record *rec, struct tep
 	struct td_ustack_fields uf;
 	unsigned int off, len;
 	uint32_t nr, i;
-	uint64_t tid = 0;
+	uint64_t tid = 0, val;
+	bool have_uf;
 	int tgid = 0;
 
 	if (!print_cookie(s, rec, ev))
@@ -360,7 +361,17 @@ static int stack_handler(struct trace_seq *s, struct tep_record *rec, struct tep
 	}
 	nr = len / IP_SIZE;
 	trace_seq_printf(s, " frames=%" PRIu32, nr);
-	if (nr && !td_ustack_fields_init(&uf, ev) && uf.has_files) {
+	have_uf = !td_ustack_fields_init(&uf, ev);
+	/*
+	 * What the kernel's own text says too: the outermost frames cut for
+	 * the record to fit, and a stack of the program execve() loaded, not
+	 * of the one the events before it ran.
+	 */
+	if (have_uf && read_field(tep, rec, uf.dropped, 2, &val) && val)
+		trace_seq_printf(s, " dropped=%" PRIu64, val);
+	if (have_uf && read_field(tep, rec, uf.flags, 2, &val) && (val & TD_USTACK_EXEC))
+		trace_seq_puts(s, " exec");
+	if (nr && have_uf && uf.has_files) {
 		if (print_file_frames(s, tep, rec, &uf, off, nr))
 			goto out;
 	}

@@ -65,6 +65,20 @@ static const char fmt_stack_files[] =
 	"\tfield:__data_loc u8[] frame_files;\toffset:28;\tsize:4;\tsigned:0;\n\n"
 	"print fmt: \"cookie=%llx\", REC->cookie\n";
 
+/* The series' current layout: the cut count, the flags and the tgid come first. */
+static const char fmt_stack_full[] =
+	"name: user_unwind_stack\nID: 1002\nformat:\n" COMMON_FIELDS
+	"\tfield:u64 cookie;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:u16 dropped;\toffset:16;\tsize:2;\tsigned:0;\n"
+	"\tfield:u16 flags;\toffset:18;\tsize:2;\tsigned:0;\n"
+	"\tfield:int tgid;\toffset:20;\tsize:4;\tsigned:1;\n"
+	"\tfield:__data_loc unsigned long[] stack;\toffset:24;\tsize:4;\tsigned:0;\n"
+	"\tfield:__data_loc unsigned long[] file_bases;\toffset:28;\tsize:4;\tsigned:0;\n"
+	"\tfield:__data_loc u32[] file_ids;\toffset:32;\tsize:4;\tsigned:0;\n"
+	"\tfield:__data_loc u8[] frame_files;\toffset:36;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"cookie=0x%llx dropped=%u flags=0x%x tgid=%d\", REC->cookie, "
+	"REC->dropped, REC->flags, REC->tgid\n";
+
 static const char fmt_file[] =
 	"name: user_unwind_file\nID: 1003\nformat:\n" COMMON_FIELDS
 	"\tfield:u32 id;\toffset:8;\tsize:4;\tsigned:0;\n"
@@ -393,6 +407,40 @@ static void test_stack_named_from_files(void **state)
 	info(tep, buf, n, out, sizeof(out));
 	assert_null(strstr(out, "fx_alpha"));
 	assert_non_null(strstr(out, " [bad file info]"));
+	free_tep(tep, true);
+}
+
+/*
+ * What the kernel's own text says of a stack, the plugin says too: the
+ * outermost frames cut for the record to fit (dropped=N), and a stack of
+ * the program execve() loaded, not of the events before it (exec).
+ */
+static void test_stack_cut_and_exec(void **state)
+{
+	static const char *const formats[] = { fmt_cookie, fmt_stack_full, fmt_file, NULL };
+	static const uint8_t ff[] = { TD_FF_ANON, TD_FF_ANON };
+	static const uint64_t ips[] = { 0x7f0000001000, 0x7f0000001100 };
+	struct tep_handle *tep = new_tep(formats, true);
+	struct td_rec_ustack us = {
+		.cookie = 0x500000002ULL, .ips = ips, .nr = 2, .frame_files = ff,
+		.tgid_layout = true, .dropped = 37, .flags = TD_USTACK_EXEC, .tgid = 4242,
+	};
+	uint8_t buf[512];
+	char out[2048];
+	unsigned int n;
+
+	(void)state;
+	n = td_rec_ustack(buf, sizeof(buf), ID_STACK, 4242, &us);
+	assert_true(n > 0);
+	info(tep, buf, n, out, sizeof(out));
+	assert_non_null(strstr(out, " frames=2 dropped=37 exec 0x7f0000001000"));
+	us.dropped = 0;
+	us.flags = 0;
+	n = td_rec_ustack(buf, sizeof(buf), ID_STACK, 4242, &us);
+	info(tep, buf, n, out, sizeof(out));
+	assert_non_null(strstr(out, " frames=2 0x7f0000001000"));
+	assert_null(strstr(out, "dropped"));
+	assert_null(strstr(out, "exec"));
 	free_tep(tep, true);
 }
 
@@ -975,6 +1023,7 @@ int main(void)
 		cmocka_unit_test(test_loaded_by_libtraceevent),
 		cmocka_unit_test(test_file_record_printed),
 		cmocka_unit_test(test_stack_named_from_files),
+		cmocka_unit_test(test_stack_cut_and_exec),
 		cmocka_unit_test(test_big_endian_file),
 	};
 

@@ -110,7 +110,7 @@ for f in trace fp_chain; do
 		fail "${f}_info_is_plugin_text" "$cookies cookies, $stacks stacks, $bad not decoded"
 	fi
 	# Without the plugin the same rows print the event's print format
-	if grep -q ' ftrace/user_unwind_stack: cookie=0x[0-9a-f]* stack=' \
+	if grep -q ' ftrace/user_unwind_stack: cookie=0x[0-9a-f]* .*stack=' \
 		"$out/$f.kshark-noplugin.txt" &&
 		! grep -q ' frames=' "$out/$f.kshark-noplugin.txt"; then
 		pass "${f}_without_plugin_print_format"

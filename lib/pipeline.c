@@ -572,6 +572,8 @@ static int setup_symbolizer(struct td_pipeline *pl, const struct td_pipeline_con
 	return 0;
 }
 
+static void forget(int tgid, void *arg);
+
 struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipeline_config *cfg)
 {
 	struct td_parser_out out = { drop_event, drop_stack, NULL };
@@ -602,6 +604,7 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 	pl->files = td_filetab_new(0);
 	if (!pl->tgid || !pl->files)
 		goto fail;
+	td_tgid_set_gone(pl->tgid, forget, pl);
 	if (cfg->live && td_tgid_set_cmdlines(pl->tgid, cfg->saved_cmdlines))
 		goto fail;
 	if (!cfg->no_memo && cfg->stage == TD_PIPE_ALL) {

@@ -56,6 +56,8 @@ struct td_tgid_cache {
 	size_t nr_cmdlines, cap_cmdlines;
 	bool cmdlines_fresh;		/* read since the last td_tgid_cmdlines_stale() */
 	uint64_t cmdlines_read_ns;	/* when (CLOCK_MONOTONIC) */
+	void (*gone)(int tgid, void *arg);	/* td_tgid_set_gone() */
+	void *gone_arg;
 };
 
 static void entry_free(struct hnode *n)
@@ -272,6 +274,8 @@ bool td_tgid_comm(struct td_tgid_cache *tc, int tid, char *comm)
 	return true;
 }
 
+static void forget_gone(struct td_tgid_cache *tc);
+
 /* Set (@tid -> @tgid); NULL when out of memory (then simply not cached). */
 static struct tgid_entry *insert(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns)
 {
@@ -279,6 +283,7 @@ static struct tgid_entry *insert(struct td_tgid_cache *tc, int tid, int tgid, ui
 
 	if (!e) {
 		if (tc->tab.nr >= TGID_MAX || !tc->tab.b) {
+			forget_gone(tc);
 			htab_destroy(&tc->tab, entry_free);
 			if (htab_init(&tc->tab))
 				return NULL;
@@ -438,6 +443,41 @@ void td_tgid_sweep(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg), 
 	if (tc->tab.nr)
 		sw.live = live_pids(tc->proc_root, &sw.nr_live);
 	htab_filter(&tc->tab, sweep_keep, entry_free, &sw);
+	free(sw.live);
+}
+
+void td_tgid_set_gone(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg), void *arg)
+{
+	tc->gone = gone;
+	tc->gone_arg = arg;
+}
+
+/* Walk only: the caller empties the table. */
+static bool report_gone(struct hnode *n, void *arg)
+{
+	struct tgid_entry *e = container_of(n, struct tgid_entry, node);
+	struct sweep *sw = arg;
+
+	if (e->tgid != sw->last_gone && process_gone(sw, e->tgid)) {
+		sw->gone(e->tgid, sw->arg);
+		sw->last_gone = e->tgid;
+	}
+	return true;
+}
+
+/*
+ * The cache starts again: its processes that are gone now would never be
+ * swept, so what callers keep of them (maps, perf maps) would stay for
+ * good. Said gone now, without the second sweep's grace.
+ */
+static void forget_gone(struct td_tgid_cache *tc)
+{
+	struct sweep sw = { tc->proc_root, tc->gone, tc->gone_arg, 0, NULL, 0 };
+
+	if (!tc->gone || !tc->tab.nr)
+		return;
+	sw.live = live_pids(tc->proc_root, &sw.nr_live);
+	htab_filter(&tc->tab, report_gone, NULL, &sw);
 	free(sw.live);
 }
 

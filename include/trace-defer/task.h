@@ -60,6 +60,12 @@ void td_tgid_note(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns);
  * it gone, so events of it still waiting for their stacks are named.
  */
 void td_tgid_sweep(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg), void *arg);
+/*
+ * Added later. The cache holds a bounded number of threads and, full,
+ * starts again: @gone is then called for each of its processes that is
+ * gone (the sweeps would never see them again). NULL: not told.
+ */
+void td_tgid_set_gone(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg), void *arg);
 
 struct td_task_check;
 

@@ -238,6 +238,44 @@ static void test_many(void **state)
 	td_tgid_free(tc);
 }
 
+struct gone_seen {
+	int calls;
+	int live_told;		/* calls for the process that still runs */
+	int live;
+};
+
+static void gone_count(int tgid, void *arg)
+{
+	struct gone_seen *g = arg;
+
+	g->calls++;
+	g->live_told += tgid == g->live;
+}
+
+/*
+ * A cache full of short-lived processes starts again: each process it
+ * held that is gone is said gone then (what callers keep of it goes too;
+ * no sweep would ever see it again), never one that runs.
+ */
+static void test_many_gone_told(void **state)
+{
+	struct td_tgid_cache *tc = td_tgid_new(root);
+	struct gone_seen g = { .live = 7 };
+
+	(void)state;
+	assert_non_null(tc);
+	fake_task(7, 7);
+	td_tgid_set_gone(tc, gone_count, &g);
+	td_tgid_note(tc, 7, 7, 1 * SEC);
+	for (int i = 100; i < 100 + 40000; i++)
+		td_tgid_note(tc, i, i, 1 * SEC);
+	/* Started again once, at the 32,769th thread: 32,767 of them gone, and 7. */
+	assert_int_equal(g.calls, 32767);
+	assert_int_equal(g.live_told, 0);
+	remove_task(7);
+	td_tgid_free(tc);
+}
+
 static void test_check(void **state)
 {
 	struct td_task_check *tc = td_task_check_new(root);
@@ -393,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_sweep),
 		cmocka_unit_test(test_sweep_many),
 		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_many_gone_told),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_comm),
 		cmocka_unit_test(test_comm_after_many),

@@ -170,6 +170,8 @@ static const char *intern(void *ctx, const char *s, size_t len)
 	memcpy(is->s, s, len);
 	is->s[len] = '\0';
 	htab_add(&sym->strings, &is->node, h);
+	sym->stats.strings++;
+	sym->stats.string_bytes += sizeof(*is) + len + 1;
 	return is->s;
 }
 

@@ -120,6 +120,9 @@ struct td_sym_stats {
 	uint64_t jit_named;		/* anonymous-memory frames named by a perf map */
 	uint64_t jit_maps_saved;	/* perf maps copied (perfmap_save_dir) */
 	uint64_t jit_map_save_errors;	/* copies not made or cut short */
+	/* Added later: the names kept (paths, symbols of JITs), never freed before td_sym_free(). */
+	uint64_t strings;
+	uint64_t string_bytes;
 };
 
 struct td_symbolizer;

@@ -74,6 +74,10 @@ check_named() {
 	[ -n "${NO_DAEMON:-}" ] && return
 	check "$what: the counters count JIT frames named" \
 		grep -qE 'names: .* jit_named=[1-9]' "$SCRATCH/$out.err"
+	# The JIT's names and the files named are kept: the counters say how many.
+	check "$what: the counters say what the symbolizer holds" \
+		grep -qE 'held: processes=[0-9]+ objects=[1-9][0-9]* symtabs=[1-9][0-9]* strings=[1-9][0-9]* string_bytes=[1-9]' \
+		"$SCRATCH/$out.err"
 	check "$what: jit_sleep removed its map" [ ! -e "$map" ]
 }
 

@@ -183,6 +183,8 @@ int td_outputs_open(struct td_outputs *o, const struct td_config *cfg)
 			td_err("out of memory");
 			goto fail;
 		}
+		/* A whole run's tables: the same bound as an interval's. */
+		td_pprof_set_max_mem(o->pprof, cfg->profile_max_mem_kb << 10);
 	}
 	if (cfg->profile_dir) {
 		o->profiles = td_profiles_open(cfg, td_now_mono_ns());
@@ -349,6 +351,7 @@ static int write_pprof(struct td_outputs *o)
 {
 	char *tmp = tmp_path(o->pprof_path);
 	FILE *f = tmp ? open_tmp(tmp) : NULL;
+	struct td_pprof_stats st;
 	int ret;
 
 	if (!f) {
@@ -361,6 +364,11 @@ static int write_pprof(struct td_outputs *o)
 	ret = td_pprof_write(o->pprof, f, o->trace_span ? o->span_ns : td_now_real_ns(), NULL);
 	ret = close_tmp(f, tmp, o->pprof_path, ret);
 	free(tmp);
+	td_pprof_stats(o->pprof, &st);
+	if (!ret && st.over_events)
+		td_notice("%s: %" PRIu64 " event(s) of new stacks counted as [memory_bound]: the "
+			  "profile's tables reached profile_max_mem_kb", o->pprof_path,
+			  st.over_events);
 	return ret;
 }
 

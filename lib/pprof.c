@@ -101,7 +101,10 @@ struct td_pprof {
 	size_t tmpcap;
 	/* fixed strings and pseudo locations of this interval */
 	uint32_t s_events, s_count, s_comm, s_event, s_pid, s_unknown;
-	uint32_t loc_user_lost, loc_unwind_failed, loc_unknown;
+	uint32_t loc_user_lost, loc_unwind_failed, loc_unknown, loc_bound;
+	uint64_t max_mem;		/* td_pprof_set_max_mem(); 0: none */
+	uint64_t over_events;		/* counted in @over, the tables full */
+	struct psample *over;		/* the sample of those, once made */
 	const char *last_event;		/* event name pointer -> its string */
 	uint32_t last_event_idx;
 	bool broken;			/* a reset ran out of memory: tables unusable */
@@ -397,6 +400,8 @@ static void empty_tables(struct td_pprof *pp)
 	pp->strv.nr = pp->mapv.nr = pp->funcv.nr = pp->locv.nr = pp->samplev.nr = 0;
 	pp->events = pp->mem = 0;
 	pp->last_event = NULL;
+	pp->over = NULL;
+	pp->over_events = 0;
 }
 
 static size_t table_bytes(const struct htab *t)
@@ -444,8 +449,9 @@ static int start_interval(struct td_pprof *pp, uint64_t start_ns)
 	v[0] = pp->loc_user_lost = pseudo_location(pp, "[user_lost]");
 	v[1] = pp->loc_unwind_failed = pseudo_location(pp, "[unwind_failed]");
 	v[2] = pp->loc_unknown = pseudo_location(pp, "[unknown]");
+	v[3] = pp->loc_bound = pseudo_location(pp, "[memory_bound]");
 	account(pp);
-	return v[0] < 0 || v[1] < 0 || v[2] < 0 ? -ENOMEM : 0;
+	return v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0 ? -ENOMEM : 0;
 }
 
 /* ---- samples ---- */
@@ -652,6 +658,20 @@ int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
 		pp->locbuf = b;
 		pp->loccap = nr;
 	}
+	/* Full: counted, but no new sample (one of their own, made once). */
+	if (pp->max_mem && pp->mem >= pp->max_mem) {
+		if (pp->over) {
+			pp->over->value++;
+		} else {
+			pp->locbuf[0] = pp->loc_bound;
+			pp->over = count_sample(pp, 1, pp->s_unknown, pp->s_unknown, 0);
+			if (!pp->over)
+				return -ENOMEM;
+		}
+		pp->over_events++;
+		pp->events++;
+		return 0;
+	}
 	if (part_locations(pp, r->kframes, r->nr_kframes, r->kstack_id, false, &n) ||
 	    part_locations(pp, r->uframes, r->nr_uframes, r->ustack_id, true, &n))
 		return -ENOMEM;
@@ -733,6 +753,12 @@ void td_pprof_stats(const struct td_pprof *pp, struct td_pprof_stats *st)
 	st->mappings = pp->mapv.nr;
 	st->strings = pp->strv.nr;
 	st->mem_bytes = pp->mem;
+	st->over_events = pp->over_events;
+}
+
+void td_pprof_set_max_mem(struct td_pprof *pp, uint64_t bytes)
+{
+	pp->max_mem = bytes;
 }
 
 /* ---- writing ---- */

@@ -41,11 +41,24 @@ struct td_pprof_stats {
 	uint64_t mappings;
 	uint64_t strings;
 	uint64_t mem_bytes;	/* bytes the tables hold: entries, buckets, arrays */
+	/* Added later: events counted in the [memory_bound] sample (td_pprof_set_max_mem()). */
+	uint64_t over_events;
 };
 
 /* @start_ns: wall-clock (CLOCK_REALTIME) start of the first interval. */
 struct td_pprof *td_pprof_new(uint64_t start_ns);
 void td_pprof_free(struct td_pprof *pp);
+
+/*
+ * Added later. Once the tables hold @bytes (0: no bound, the default),
+ * events that find their sample by their stacks' ids or frames count
+ * there, and every other one counts in one sample of its own, its one
+ * location "[memory_bound]" (comm and event "[unknown]", pid 0): a
+ * profile of a long run on a machine of ever new processes stays within
+ * its bound, and says how much it left out (over_events; a reset counts
+ * again from 0).
+ */
+void td_pprof_set_max_mem(struct td_pprof *pp, uint64_t bytes);
 
 /*
  * Count one event. Returns 0 or -ENOMEM (the event is then not counted).

@@ -104,6 +104,7 @@ dir=$SCRATCH/early
 churn=$!
 "$TD" -i "$NAME" --run-dir "$RUN_DIR" -e sched:sched_switch -d 3 --profile-dir "$dir" \
 	--profile-interval 60 --profile-keep 0 --profile-max-kb 0 --profile-max-mem-kb 16 \
+	--pprof "$SCRATCH/bounded.pb.gz" \
 	-o "$SCRATCH/early.jsonl" --json-layout=full -v 2>"$SCRATCH/err"
 check "early cuts: daemon exits 0" [ $? = 0 ]
 wait $churn
@@ -156,6 +157,17 @@ done
 nev=$(wc -l <"$SCRATCH/early.jsonl")
 log "$n intervals hold $sum samples; JSON: $nev events"
 check "no event lost across early cuts" [ "$sum" = "$nev" ]
+# The whole run's profile has the same bound: it cannot be cut, so the
+# events of new stacks past it count in one [memory_bound] sample, said
+# at exit; every event is counted all the same.
+total=$(pprof_total "$SCRATCH/bounded.pb.gz")
+bound=$(pprof_top "$SCRATCH/bounded.pb.gz" | awk '$6 == "[memory_bound]" { print $1 }')
+over=$(sed -n 's/.* \([0-9]*\) event(s) of new stacks counted as \[memory_bound\].*/\1/p' \
+	"$SCRATCH/err")
+log "whole run at 16 KiB: $total events, ${bound:-none} in [memory_bound], exit says ${over:-nothing}"
+check "bounded --pprof counts every event ($total = $nev)" [ "${total:-x}" = "$nev" ]
+check "bounded --pprof: the events past the bound in [memory_bound], as said at exit" \
+	eval '[ "${over:-0}" -gt 0 ] && [ "${bound:-x}" = "$over" ]'
 
 # Bad settings
 "$TD" -i "$NAME" --run-dir "$RUN_DIR" --pprof - -d 1 2>"$SCRATCH/e1"

@@ -538,6 +538,70 @@ static void test_stack_ids_new_process(void **state)
 }
 
 /*
+ * A bound on the tables (a whole run's profile on a machine of ever new
+ * processes): once reached, events of samples known still count there,
+ * every other counts in one [memory_bound] sample, and the tables stop
+ * growing; all events are counted. A reset starts again.
+ */
+static void test_memory_bound(void **state)
+{
+	struct td_pprof *pp = td_pprof_new(0);
+	struct td_event *ev[64];
+	struct td_pprof_stats st;
+	struct td_resolved r;
+	uint64_t mem, samples;
+	Profile *p;
+	size_t i, bound = 0;
+	int k;
+
+	(void)state;
+	assert_non_null(pp);
+	for (k = 0; k < 64; k++)
+		ev[k] = event("short", 1000 + k, 1000 + k);
+	/* The bound: what the tables hold after eight processes. */
+	for (k = 0; k < 8; k++) {
+		r = resolved(ev[k], "x:y", TD_STITCHED, 3, 3);
+		r.kstack_id = 21;
+		r.ustack_id = 100 + k;
+		assert_int_equal(td_pprof_add(pp, &r), 0);
+	}
+	td_pprof_stats(pp, &st);
+	td_pprof_set_max_mem(pp, st.mem_bytes);
+	mem = st.mem_bytes;
+	samples = st.samples;
+	for (k = 0; k < 64; k++) {
+		r = resolved(ev[k], "x:y", TD_STITCHED, 3, 3);
+		r.kstack_id = 21;
+		r.ustack_id = 100 + k;
+		assert_int_equal(td_pprof_add(pp, &r), 0);
+	}
+	td_pprof_stats(pp, &st);
+	assert_int_equal(st.events, 8 + 64);
+	assert_int_equal(st.over_events, 56);
+	assert_int_equal(st.samples, samples + 1);	/* the bound's own */
+	assert_true(st.mem_bytes <= mem + 4096);
+	p = read_back(pp, 0);
+	for (i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = p->sample[i];
+
+		if (s->n_location_id == 1 && !strcmp(frame(p, s, 0), "[memory_bound]")) {
+			assert_int_equal(s->value[0], 56);
+			bound++;
+		} else {
+			assert_int_equal(s->value[0], 2);	/* the first eight, twice each */
+		}
+	}
+	assert_int_equal(bound, 1);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	td_pprof_reset(pp, 0);
+	td_pprof_stats(pp, &st);
+	assert_int_equal(st.over_events, 0);
+	for (k = 0; k < 64; k++)
+		td_event_free(ev[k]);
+	td_pprof_free(pp);
+}
+
+/*
  * The kernel and the user part of a stack are remembered apart, each by
  * its own id: a kernel part known from one stack serves a new user part, a
  * user part known from one stack serves another kernel part, and a kernel
@@ -681,6 +745,7 @@ int main(void)
 		cmocka_unit_test(test_raw_key_tells_apart),
 		cmocka_unit_test(test_id_key),
 		cmocka_unit_test(test_stack_ids_new_process),
+		cmocka_unit_test(test_memory_bound),
 		cmocka_unit_test(test_part_ids),
 		cmocka_unit_test(test_sanitize_and_reset),
 		cmocka_unit_test(test_write_error),

@@ -115,7 +115,7 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		r->pl.stack_resets, r->pl.sym.maps_reads, r->pl.sym.maps_read_errors,
 		r->pl.sym.maps_gone, r->pl.sym.jit_named, r->pl.sym.jit_maps_saved,
 		r->pl.sym.jit_map_save_errors);
-	/* What the symbolizer holds: files, tables and names only grow (trace-defer(8), COUNTERS). */
+	/* What the symbolizer holds: files, tables and names only grow (see COUNTERS). */
 	fprintf(f, "trace-defer:   held: processes=%" PRIu64 " objects=%" PRIu64
 		" symtabs=%" PRIu64 " strings=%" PRIu64 " string_bytes=%" PRIu64 "\n",
 		r->pl.sym.processes, r->pl.sym.objects, r->pl.sym.symtabs, r->pl.sym.strings,

@@ -42,6 +42,7 @@ struct pmap {
 	uint64_t absent_ns;	/* monotonic time the file was last found missing, or 0 */
 	uint64_t synced_ns;	/* monotonic time of the last td_perfmap_sync(), or 0 */
 	bool missed;		/* a lookup found nothing in the file: td_perfmaps_recheck() */
+	uint64_t gen;		/* its names may have changed: entries added or replaced */
 	/*
 	 * The path, interned only once a frame is named from it: the strings
 	 * interned live as long as the symbolizer, and most processes (an
@@ -67,7 +68,7 @@ struct td_perfmaps {
 	char *save_dir;			/* copies made here; NULL: none */
 	bool save_dir_made;
 	struct td_perfmaps_stats st;
-	uint64_t gen;			/* entries read, over every map */
+	uint64_t bumps;			/* of every map's gen: 0, no map named anything */
 	td_intern_fn intern;
 	void *intern_ctx;
 };
@@ -277,9 +278,15 @@ static int read_map(struct td_perfmaps *pm, struct pmap *m, int fd, off_t from, 
 		qsort(v, nr, sizeof(*v), entry_cmp);
 	if (!from && m->v != v)
 		free(m->v);
-	/* A whole read may find what an earlier one had: names may change all the same. */
-	if (nr != first || !from)
-		pm->gen++;
+	/*
+	 * New entries, or a whole read (a file replaced) over entries there
+	 * were: names may have changed. Not a file of no whole line read
+	 * again and again: nothing changed.
+	 */
+	if (nr != first || (!from && m->nr)) {
+		m->gen++;
+		pm->bumps++;
+	}
 	m->v = v;
 	m->nr = nr;
 	m->size = from + (off_t)(p - text);
@@ -437,7 +444,7 @@ int td_perfmap_find(struct td_perfmaps *pm, int pid, uint64_t addr, const char *
 			return ret;
 		e = lookup(m, addr);
 		if (!e) {
-			/* The line, or the file, may come later (being written, dumped when asked). */
+			/* The line, or the file, may come later (half written, dumped when asked). */
 			m->missed = true;
 			return -ENOENT;
 		}
@@ -482,17 +489,34 @@ static bool sync_one(struct hnode *n, void *arg)
 	return true;
 }
 
-uint64_t td_perfmaps_gen(const struct td_perfmaps *pm)
+uint64_t td_perfmaps_gen(const struct td_perfmaps *pm, int pid)
 {
-	return pm->gen;
+	uint64_t h = pid_hash(pid);
+	struct hnode *n;
+
+	/* Most machines run no JIT: no lookup per stack then. */
+	if (!pm->bumps)
+		return 0;
+	for (n = htab_first(&pm->maps, h); n; n = htab_next(n)) {
+		const struct pmap *m = container_of(n, struct pmap, node);
+
+		if (m->pid == pid)
+			return m->gen;
+	}
+	return 0;
 }
 
+/* Until new entries come: what missed may be there, or never be. */
 static bool recheck_one(struct hnode *n, void *arg)
 {
 	struct pmap *m = container_of(n, struct pmap, node);
+	uint64_t gen = m->gen;
 
-	if (m->missed)
+	if (m->missed) {
 		refresh(arg, m);
+		if (m->gen != gen)
+			m->missed = false;
+	}
 	return true;
 }
 

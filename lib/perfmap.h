@@ -77,17 +77,18 @@ int td_perfmap_sync(struct td_perfmaps *pm, int pid);
 void td_perfmaps_sync_all(struct td_perfmaps *pm);
 
 /*
- * Names found may change when this does: a map read anew, or entries
- * appended to one read. Callers that keep what a lookup found (or did
- * not) key it on this.
+ * Names found in @pid's map may change when this does: entries appended,
+ * or the file replaced. Callers that keep what a lookup found (or did
+ * not) for @pid key it on this. 0 for a pid without a map.
  */
-uint64_t td_perfmaps_gen(const struct td_perfmaps *pm);
+uint64_t td_perfmaps_gen(const struct td_perfmaps *pm, int pid);
 
 /*
- * Read what was appended to every map a lookup found nothing in: a JIT
- * may write a function's line after the function ran (a line half written
- * when read, or a map dumped when asked, as perf-map-agent does), and
- * callers that keep misses look up no more. For a periodic call.
+ * Read what was appended to every map a lookup found nothing in, until
+ * new entries came: a JIT may write a function's line after the function
+ * ran (a line half written when read, or a map dumped when asked, as
+ * perf-map-agent does), and callers that keep misses look up no more. For
+ * a periodic call: a stat, an open and a close per such map.
  */
 void td_perfmaps_recheck(struct td_perfmaps *pm);
 

@@ -19,8 +19,6 @@
 #include "stackmemo.h"
 #include "monotime.h"
 
-/* Distinct traced events named once each ("system:name"); few are traced. */
-
 struct sink {
 	const struct td_sink_ops *ops;
 	void *priv;
@@ -187,24 +185,31 @@ static const struct td_memo_stack *kernel_frames(struct td_pipeline *pl, const s
 
 /*
  * What a user stack's names depend on: the file table and the files found
- * (file identity), or the maps of the process as cached now; and the JITs'
- * perf maps as read so far (a frame of JIT code they did not name yet may
- * be named once they are read again). Asked twice per user stack, as
- * find_named() is: both inline, a call costs as much.
+ * (file identity), or the maps of the process as cached now. Asked twice
+ * per user stack, as find_named() is: both inline, a call costs as much.
  */
 static __always_inline uint64_t user_stamp(struct td_pipeline *pl, const struct td_memo_key *key)
 {
 	switch (key->kind) {
 	case TD_MEMO_UFILES:
 		return td_filetab_gen(pl->files) << 32 |
-		       (pl->sym ? (uint32_t)(td_sym_files_gen(pl->sym) +
-					     td_sym_jit_gen(pl->sym)) : 0);
+		       (pl->sym ? (uint32_t)td_sym_files_gen(pl->sym) : 0);
 	case TD_MEMO_UMAPS:
-		return td_sym_maps_gen(pl->sym, key->pid) ^
-		       td_sym_jit_gen(pl->sym) * 0x9e3779b97f4a7c15ULL;
+		return td_sym_maps_gen(pl->sym, key->pid);
 	default:
 		return 0;
 	}
+}
+
+/*
+ * And for a stack kept for one process (@pid > 0): its JIT's perf map as
+ * read so far, whose frames it may not have named yet (its line written
+ * later); they are once the map gave new entries. Stacks kept for any
+ * process hold no JIT frame.
+ */
+static inline uint64_t jit_stamp(struct td_pipeline *pl, int pid)
+{
+	return pl->sym && pid > 0 ? td_sym_jit_gen(pl->sym, pid) * 0x9e3779b97f4a7c15ULL : 0;
 }
 
 /*
@@ -286,6 +291,7 @@ static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const str
 		if (found)
 			goto reused;
 	}
+	key.stamp = before ^ jit_stamp(pl, key.pid);
 	if (pl->memo && (found = find_named(pl, shared, &key, memo_way(key.pid))))
 		goto reused;
 	pl->st.stacks_named++;
@@ -330,6 +336,8 @@ static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const str
 		keep = false;
 	if (key.kind == TD_MEMO_UFILES)
 		key.pid = own_process ? (pid > 0 ? pid : jit_pid > 0 ? jit_pid : -1) : 0;
+	/* As read after naming: a map read for the first time just now counts. */
+	key.stamp ^= jit_stamp(pl, key.pid);
 	found = keep_named(pl, &key, keep, own);
 	if (shared && found != own)
 		td_stack_slot_set(shared, td_memo_epoch(pl->memo), memo_way(key.pid), found);
@@ -604,7 +612,9 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 	pl->files = td_filetab_new(0);
 	if (!pl->tgid || !pl->files)
 		goto fail;
-	td_tgid_set_gone(pl->tgid, forget, pl);
+	/* A trace.dat's processes are not this machine's: never asked of /proc. */
+	if (cfg->live)
+		td_tgid_set_gone(pl->tgid, forget, pl);
 	if (cfg->live && td_tgid_set_cmdlines(pl->tgid, cfg->saved_cmdlines))
 		goto fail;
 	if (!cfg->no_memo && cfg->stage == TD_PIPE_ALL) {

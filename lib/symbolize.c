@@ -103,8 +103,8 @@ struct ucache_entry {
 	uint64_t addr;
 	uint64_t gen;		/* 0: empty */
 	const char *symbol, *object, *build_id;
-	uint64_t sym_offset, file_offset;
-	uint64_t jit_gen;	/* jit: the perf maps as read when it was filled */
+	uint64_t sym_offset;	/* jit: the perf map's gen (td_perfmaps_gen()) instead */
+	uint64_t file_offset;
 	int pid;
 	bool return_addr;
 	bool jit;		/* JIT code its process's perf map did not name (yet) */
@@ -563,9 +563,9 @@ int td_sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_a
 		gen = td_procs_gen(sym->procs, pid);
 		if (gen && e->gen == gen && e->addr == addr && e->pid == pid &&
 		    e->return_addr == return_addr &&
-		    (!e->jit || e->jit_gen == td_perfmaps_gen(sym->perfmaps))) {
+		    (!e->jit || e->sym_offset == td_perfmaps_gen(sym->perfmaps, pid))) {
 			out->symbol = e->symbol;
-			out->sym_offset = e->sym_offset;
+			out->sym_offset = e->jit ? 0 : e->sym_offset;
 			out->object = e->object;
 			out->file_offset = e->file_offset;
 			out->build_id = e->build_id;
@@ -578,14 +578,15 @@ int td_sym_user(struct td_symbolizer *sym, int pid, uint64_t addr, bool return_a
 	ret = sym_user(sym, pid, addr, return_addr, out);
 	/* The maps the address was found in (maybe read just now). */
 	if (!ret && e) {
+		bool jit = !out->symbol && out->object &&
+			   (!strncmp(out->object, "[anon", 5) || is_memfd(out->object));
+
 		*e = (struct ucache_entry){
 			.addr = addr, .gen = td_procs_gen(sym->procs, pid),
 			.symbol = out->symbol, .object = out->object, .build_id = out->build_id,
-			.sym_offset = out->sym_offset, .file_offset = out->file_offset,
-			.pid = pid, .return_addr = return_addr,
-			.jit = !out->symbol && out->object &&
-			       (!strncmp(out->object, "[anon", 5) || is_memfd(out->object)),
-			.jit_gen = td_perfmaps_gen(sym->perfmaps),
+			.sym_offset = jit ? td_perfmaps_gen(sym->perfmaps, pid) : out->sym_offset,
+			.file_offset = out->file_offset,
+			.pid = pid, .return_addr = return_addr, .jit = jit,
 		};
 	}
 	return ret;
@@ -946,9 +947,9 @@ uint64_t td_sym_maps_gen(struct td_symbolizer *sym, int pid)
 	return td_procs_gen(sym->procs, pid);
 }
 
-uint64_t td_sym_jit_gen(const struct td_symbolizer *sym)
+uint64_t td_sym_jit_gen(const struct td_symbolizer *sym, int pid)
 {
-	return td_perfmaps_gen(sym->perfmaps);
+	return pid > 0 ? td_perfmaps_gen(sym->perfmaps, pid) : 0;
 }
 
 void td_sym_jit_recheck(struct td_symbolizer *sym)

@@ -58,6 +58,8 @@ struct td_tgid_cache {
 	uint64_t cmdlines_read_ns;	/* when (CLOCK_MONOTONIC) */
 	void (*gone)(int tgid, void *arg);	/* td_tgid_set_gone() */
 	void *gone_arg;
+	int *gone_q;			/* found gone when the cache started again */
+	size_t nr_gone_q, cap_gone_q;
 };
 
 static void entry_free(struct hnode *n)
@@ -86,6 +88,7 @@ void td_tgid_free(struct td_tgid_cache *tc)
 	htab_destroy(&tc->tab, entry_free);
 	free(tc->cmdlines_path);
 	free(tc->cmdlines);
+	free(tc->gone_q);
 	free(tc);
 }
 
@@ -444,6 +447,13 @@ void td_tgid_sweep(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg), 
 		sw.live = live_pids(tc->proc_root, &sw.nr_live);
 	htab_filter(&tc->tab, sweep_keep, entry_free, &sw);
 	free(sw.live);
+	/* Those of the cache before it started again, a sweep's grace later, once each. */
+	if (gone && tc->nr_gone_q)
+		qsort(tc->gone_q, tc->nr_gone_q, sizeof(*tc->gone_q), int_cmp);
+	for (size_t i = 0; gone && i < tc->nr_gone_q; i++)
+		if (!i || tc->gone_q[i] != tc->gone_q[i - 1])
+			gone(tc->gone_q[i], arg);
+	tc->nr_gone_q = 0;
 }
 
 void td_tgid_set_gone(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg), void *arg)
@@ -452,33 +462,49 @@ void td_tgid_set_gone(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg
 	tc->gone_arg = arg;
 }
 
+struct gone_walk {
+	struct td_tgid_cache *tc;
+	struct sweep sw;
+};
+
 /* Walk only: the caller empties the table. */
-static bool report_gone(struct hnode *n, void *arg)
+static bool queue_gone(struct hnode *n, void *arg)
 {
 	struct tgid_entry *e = container_of(n, struct tgid_entry, node);
-	struct sweep *sw = arg;
+	struct gone_walk *g = arg;
+	struct td_tgid_cache *tc = g->tc;
 
-	if (e->tgid != sw->last_gone && process_gone(sw, e->tgid)) {
-		sw->gone(e->tgid, sw->arg);
-		sw->last_gone = e->tgid;
+	if (e->tgid == g->sw.last_gone || !process_gone(&g->sw, e->tgid))
+		return true;
+	if (tc->nr_gone_q == tc->cap_gone_q) {
+		size_t cap = tc->cap_gone_q ? 2 * tc->cap_gone_q : 1024;
+		int *q = realloc(tc->gone_q, cap * sizeof(*q));
+
+		if (!q)
+			return true;	/* kept until td_sym_free(), as before */
+		tc->gone_q = q;
+		tc->cap_gone_q = cap;
 	}
+	tc->gone_q[tc->nr_gone_q++] = e->tgid;
+	g->sw.last_gone = e->tgid;
 	return true;
 }
 
 /*
  * The cache starts again: its processes that are gone now would never be
  * swept, so what callers keep of them (maps, perf maps) would stay for
- * good. Said gone now, without the second sweep's grace.
+ * good. Queued for the next sweep: their events may still wait, as a
+ * sweep's grace allows for.
  */
 static void forget_gone(struct td_tgid_cache *tc)
 {
-	struct sweep sw = { tc->proc_root, tc->gone, tc->gone_arg, 0, NULL, 0 };
+	struct gone_walk g = { tc, { tc->proc_root, NULL, NULL, 0, NULL, 0 } };
 
 	if (!tc->gone || !tc->tab.nr)
 		return;
-	sw.live = live_pids(tc->proc_root, &sw.nr_live);
-	htab_filter(&tc->tab, report_gone, NULL, &sw);
-	free(sw.live);
+	g.sw.live = live_pids(tc->proc_root, &g.sw.nr_live);
+	htab_filter(&tc->tab, queue_gone, NULL, &g);
+	free(g.sw.live);
 }
 
 /* ---- the task check ---- */

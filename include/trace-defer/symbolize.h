@@ -120,7 +120,7 @@ struct td_sym_stats {
 	uint64_t jit_named;		/* anonymous-memory frames named by a perf map */
 	uint64_t jit_maps_saved;	/* perf maps copied (perfmap_save_dir) */
 	uint64_t jit_map_save_errors;	/* copies not made or cut short */
-	/* Added later: the names kept (paths, symbols of JITs), never freed before td_sym_free(). */
+	/* Added later: names kept (paths, JITs' symbols), freed by td_sym_free() only. */
 	uint64_t strings;
 	uint64_t string_bytes;
 };
@@ -283,15 +283,16 @@ uint64_t td_sym_maps_gen(struct td_symbolizer *sym, int pid);
 uint64_t td_sym_files_gen(const struct td_symbolizer *sym);
 
 /*
- * JIT code: td_sym_jit_gen() changes whenever a perf map gave new entries.
- * A frame of JIT code can be looked up before its process wrote its line
- * (a line half written, a map dumped when asked): the lookup names
- * nothing, and td_sym_user() keeps that answer only while this does not
- * change. td_sym_jit_recheck() reads what was appended to every map a
- * lookup found nothing in: call it now and then (the daemon does so every
- * few seconds) so that such frames get their names.
+ * JIT code: td_sym_jit_gen() changes whenever process @pid's perf map
+ * gave new entries (0: no map). A frame of JIT code can be looked up
+ * before its process wrote its line (a line half written, a map dumped
+ * when asked): the lookup names nothing, and td_sym_user() keeps that
+ * answer only while this does not change. td_sym_jit_recheck() reads what
+ * was appended to every map a lookup found nothing in: call it now and
+ * then (the daemon does so every few seconds) so that such frames get
+ * their names.
  */
-uint64_t td_sym_jit_gen(const struct td_symbolizer *sym);
+uint64_t td_sym_jit_gen(const struct td_symbolizer *sym, int pid);
 void td_sym_jit_recheck(struct td_symbolizer *sym);
 
 void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st);

@@ -62,8 +62,9 @@ void td_tgid_note(struct td_tgid_cache *tc, int tid, int tgid, uint64_t now_ns);
 void td_tgid_sweep(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg), void *arg);
 /*
  * Added later. The cache holds a bounded number of threads and, full,
- * starts again: @gone is then called for each of its processes that is
- * gone (the sweeps would never see them again). NULL: not told.
+ * starts again: each of its processes gone then (the sweeps would never
+ * see them again) is told to the next td_tgid_sweep()'s @gone. Until
+ * this is called with a @gone (not NULL), they are not looked for.
  */
 void td_tgid_set_gone(struct td_tgid_cache *tc, void (*gone)(int tgid, void *arg), void *arg);
 

@@ -640,20 +640,26 @@ static void test_jit_perfmap_late_line(void **state)
 	assert_non_null(sym);
 	assert_int_equal(td_sym_user(sym, pid, a + 0x10, false, &fr), 0);
 	assert_null(fr.symbol);
-	gen = td_sym_jit_gen(sym);
+	gen = td_sym_jit_gen(sym, pid);
+	/* A file of no whole line read again (another miss) changes nothing. */
+	assert_int_equal(td_sym_user(sym, pid, a + 0x14, false, &fr), 0);
+	assert_null(fr.symbol);
+	assert_true(td_sym_jit_gen(sym, pid) == gen);
+	td_sym_jit_recheck(sym);
+	assert_true(td_sym_jit_gen(sym, pid) == gen);
 	append_file(path, "\n");
 	/* Kept: a miss is not read again at every frame. */
 	assert_int_equal(td_sym_user(sym, pid, a + 0x10, false, &fr), 0);
 	assert_null(fr.symbol);
 	td_sym_jit_recheck(sym);
-	assert_true(td_sym_jit_gen(sym) != gen);
+	assert_true(td_sym_jit_gen(sym, pid) != gen);
 	assert_int_equal(td_sym_user(sym, pid, a + 0x10, false, &fr), 0);
 	assert_non_null(fr.symbol);
 	assert_string_equal(fr.symbol, "late_fn");
 	assert_int_equal(fr.sym_offset, 0x10);
-	gen = td_sym_jit_gen(sym);
+	gen = td_sym_jit_gen(sym, pid);
 	td_sym_jit_recheck(sym);
-	assert_true(td_sym_jit_gen(sym) == gen);
+	assert_true(td_sym_jit_gen(sym, pid) == gen);
 	td_sym_free(sym);
 	unlink(path);
 	rmdir(dir);

@@ -24,6 +24,8 @@ killed_run() {
 		compgen -G "$1.raw.*/head.dat" >/dev/null && break
 		sleep 0.1
 	done
+	compgen -G "$1.raw.*/head.dat" >/dev/null ||
+		fail "recording saved no headers in 10 s: $(tail -n 2 "$1.err")"
 	wait_tracing || fail "recording did not start: $(tail -n 2 "$1.err")"
 	for i in $(seq 30); do
 		"$FP_CHAIN" sleep 1 2 >/dev/null

@@ -47,10 +47,41 @@ switched_as_bash=$(jq -r --argjson p "$sh_pid" 'select(.event == "sched:sched_sw
 	"$SCRATCH/out.v1.jsonl" | wc -l)
 check "the shell was named bash before (a switch said so)" [ "$switched_as_bash" -ge 1 ]
 
+# exec_named FILE.v1.jsonl PID...: NAMED programs of these pids named
+# td-shortlived from their exec on (their first event so named, every one
+# after it too), NEVER never so named, BEFORE events before the exec (the
+# shell's child: bash opens a redirection's file, and is gone when read,
+# named from the kernel's saved_cmdlines if it kept the pid, else
+# "<...>"), OTHER the other names after the exec (pid:names).
+exec_named() {
+	local f=$1 p ok bad pre
+	shift
+	jq -r 'select(.event == "syscalls:sys_enter_openat") | "\(.tid) \(.ts) \(.comm)"' "$f" |
+		sort -k1,1n -k2,2n > "$f.names"
+	NAMED=0 NEVER=0 BEFORE=0 OTHER=
+	for p in "$@"; do
+		read -r ok bad pre < <(awk -v p="$p" '$1 == p {
+				c = $3; for (i = 4; i <= NF; i++) c = c " " $i
+				if (c == "td-shortlived") seen = 1
+				else if (seen) bad = bad "," c
+				else pre++
+			} END { print seen + 0, (bad == "" ? "-" : substr(bad, 2)), pre + 0 }' \
+			"$f.names")
+		BEFORE=$((BEFORE + pre))
+		if [ "$ok" = 1 ] && [ "$bad" = - ]; then
+			NAMED=$((NAMED + 1))
+		elif [ "$ok" = 0 ]; then
+			NEVER=$((NEVER + 1))
+		else
+			OTHER+=" $p:$bad"
+		fi
+	done
+}
+
 # Only a syscall traced: no record names anybody. Programs that exit at
-# once, gone before their events are read, are named all the same (the
-# kernel's saved_cmdlines, read after their events), and one that still
-# runs from /proc; none left "<...>", none given another task's name.
+# once, gone before their events are read, are named all the same (from
+# their exec, which the daemon traces for it), and one that still runs
+# from /proc; none left "<...>", none given another task's name.
 cp /bin/cat "$SCRATCH/td-shortlived"
 td_bg -e syscalls:sys_enter_openat -q -o "$SCRATCH/sys.jsonl"
 check "tracing a syscall alone" wait_tracing
@@ -70,15 +101,11 @@ resolve "$SCRATCH/sys.jsonl"
 comms_of() {	# PID: the names its openat events were given, one per line
 	jq -r --argjson p "$1" 'select(.tid == $p) | .comm' "$SCRATCH/sys.v1.jsonl" | sort -u
 }
-named=0 other=
-for p in "${pids[@]}"; do
-	c=$(comms_of "$p")
-	[ "$c" = td-shortlived ] && named=$((named + 1))
-	[ -n "$c" ] && [ "$c" != td-shortlived ] && other+=" $p:$(echo $c | tr ' ' ,)"
-done
-log "short-lived programs named: $named of 20;${other:- no other name}"
-check "all 20 short-lived programs named, gone before they were read" [ "$named" = 20 ]
-check "... and given no other name" [ -z "$other" ]
+exec_named "$SCRATCH/sys.v1.jsonl" "${pids[@]}"
+log "short-lived programs named: $NAMED of 20, $NEVER never; $BEFORE events before exec;" \
+	"${OTHER:-no other name}"
+check "all 20 short-lived programs named, gone before they were read" [ "$NAMED" = 20 ]
+check "... and given no other name" [ -z "$OTHER" ]
 check "a running program is named from /proc (fp_chain)" \
 	[ "$(comms_of "$live")" = fp_chain ]
 
@@ -108,31 +135,10 @@ sleep 1.5
 kill -TERM "$D"
 check "the daemon exits 0" wait_exit "$D" 100
 resolve "$SCRATCH/burst.jsonl"
-# A pid is named when its program's events (from the first one named
-# td-shortlived on) all are: before its exec, the child is the shell's
-# (bash opens /dev/null as its stdin), gone when read, and may stay "<...>".
-jq -r 'select(.event == "syscalls:sys_enter_openat") | "\(.tid) \(.ts) \(.comm)"' \
-	"$SCRATCH/burst.v1.jsonl" | sort -k1,1n -k2,2n > "$SCRATCH/burst.names"
-named=0 unknown=0 before=0 other=
-for p in "${pids[@]}"; do
-	read -r ok bad pre < <(awk -v p="$p" '$1 == p {
-			c = $3; for (i = 4; i <= NF; i++) c = c " " $i
-			if (c == "td-shortlived") seen = 1
-			else if (seen) bad = bad "," c
-			else pre++
-		} END { print seen + 0, (bad == "" ? "-" : substr(bad, 2)), pre + 0 }' \
-		"$SCRATCH/burst.names")
-	before=$((before + pre))
-	if [ "$ok" = 1 ] && [ "$bad" = - ]; then
-		named=$((named + 1))
-	elif [ "$ok" = 0 ]; then
-		unknown=$((unknown + 1))
-	else
-		other+=" $p:$bad"
-	fi
-done
-log "in bursts: $named of 200 named, $unknown never; $before events before exec;${other:- no other name}"
-check "all 200 programs run in bursts are named, from their exec on" [ "$named" = 200 ]
+exec_named "$SCRATCH/burst.v1.jsonl" "${pids[@]}"
+log "in bursts: $NAMED of 200 named, $NEVER never; $BEFORE events before exec;" \
+	"${OTHER:-no other name}"
+check "all 200 programs run in bursts are named, from their exec on" [ "$NAMED" = 200 ]
 nexec=$(jq -r 'select(.event == "sched:sched_process_exec") | .tid' "$SCRATCH/burst.v1.jsonl" |
 	grep -c .)
 nnaming=$(sed -n 's/.* naming_events=\([0-9]*\).*/\1/p' "$SCRATCH/burst.err" | tail -n 1)

@@ -38,6 +38,7 @@ struct td_elfsyms {
 	uint64_t *addrs;	/* sorted; searched apart from the rest for cache locality */
 	struct sym_info *info;
 	char *pool;
+	size_t bytes;		/* td_elfsyms_bytes() */
 };
 
 /* ---- demangling ------------------------------------------------------- */
@@ -390,6 +391,7 @@ struct td_elfsyms *td_elf_symbols(struct td_elf *e)
 	/* The pool no longer moves: names can be pointers now. */
 	t->pool = b.pool;
 	b.pool = NULL;
+	t->bytes = sizeof(*t) + b.pool_alloc + b.nr * (sizeof(*t->addrs) + sizeof(*t->info));
 	for (i = 0; i < b.nr; i++) {
 		const char *name = t->pool + b.v[i].name;
 
@@ -441,6 +443,7 @@ bool td_elfsyms_find(struct td_elfsyms *t, uint64_t vaddr, const char **name, ui
 			if (d) {
 				s->name = d;
 				s->flags |= SYM_OWNED;
+				t->bytes += strlen(d) + 1;
 			}
 		}
 		*name = s->name;
@@ -453,6 +456,11 @@ bool td_elfsyms_find(struct td_elfsyms *t, uint64_t vaddr, const char **name, ui
 size_t td_elfsyms_count(const struct td_elfsyms *t)
 {
 	return t ? t->nr : 0;
+}
+
+size_t td_elfsyms_bytes(const struct td_elfsyms *t)
+{
+	return t ? t->bytes : 0;
 }
 
 bool td_elfsyms_full(const struct td_elfsyms *t)

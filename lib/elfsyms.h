@@ -68,6 +68,9 @@ bool td_elf_off2vaddr(const struct td_elfseg *segs, unsigned int nr, uint64_t of
 bool td_elfsyms_find(struct td_elfsyms *t, uint64_t vaddr, const char **name, uint64_t *start);
 size_t td_elfsyms_count(const struct td_elfsyms *t);
 
+/* Heap bytes the table holds: names (demangled ones too), addresses, sizes. */
+size_t td_elfsyms_bytes(const struct td_elfsyms *t);
+
 /*
  * The table came from a full .symtab (the object's or its debug file's), not
  * only .dynsym/MiniDebugInfo: another file with the same build-id cannot

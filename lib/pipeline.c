@@ -755,9 +755,18 @@ static void forget(int tgid, void *arg)
 void td_pipeline_housekeeping(struct td_pipeline *pl)
 {
 	td_tgid_sweep(pl->tgid, forget, pl);
+	if (!pl->sym)
+		return;
 	/* JIT code looked up before its perf map line was written. */
-	if (pl->sym)
-		td_sym_jit_recheck(pl->sym);
+	td_sym_jit_recheck(pl->sym);
+	/*
+	 * Between events: no frame is in flight. The memo's stacks hold the
+	 * old names (the kernel's too, stamped with nothing): all dropped.
+	 * Out of memory: tried again next time.
+	 */
+	if (pl->cfg.sym_max_bytes && td_sym_held_bytes(pl->sym) > pl->cfg.sym_max_bytes &&
+	    !td_sym_restart(pl->sym) && pl->memo)
+		td_memo_clear(pl->memo);
 }
 
 void td_pipeline_get_stats(const struct td_pipeline *pl, struct td_pipeline_stats *st)

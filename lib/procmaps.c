@@ -16,6 +16,13 @@
 #include "procmaps.h"
 #include "monotime.h"
 
+/*
+ * The last td_proc.gen handed out, by any td_procs: a symbolizer that
+ * starts its caches again (td_sym_restart()) never hands out a generation
+ * a caller keyed on before.
+ */
+static uint64_t last_gen;
+
 struct td_proc {
 	int pid;
 	bool read_ok;		/* maps were read at least once */
@@ -37,7 +44,6 @@ struct td_procs {
 	size_t mask;
 	size_t nr;
 	struct td_proc *last;	/* the last process looked up */
-	uint64_t last_gen;	/* the last td_proc.gen handed out */
 	char self_mnt_ns[64];	/* our mount namespace, "mnt:[4026531841]" */
 	bool own_pids;		/* proc_root is the /proc of our pid namespace */
 	char *buf;		/* maps text, reused across reads */
@@ -396,7 +402,7 @@ static int proc_read(struct td_procs *procs, struct td_proc *p)
 	p->nr = n;
 	p->last = 0;
 	p->read_ok = true;
-	p->gen = ++procs->last_gen;
+	p->gen = __atomic_add_fetch(&last_gen, 1, __ATOMIC_RELAXED);
 	update_root(procs, p);
 	return 0;
 fail:

@@ -61,7 +61,7 @@ struct td_mapping *td_procs_find(struct td_procs *procs, int pid, uint64_t addr,
 /*
  * The version of @pid's cached maps: 0 when none are cached, else a value
  * that changes whenever they are read anew (or dropped and read again) and
- * is never given to other maps of this td_procs. While it stays the same,
+ * is never given to other maps, of this td_procs or another. While it stays the same,
  * td_procs_find() gives the same mapping for an address it found before.
  * No system call: a cached lookup.
  */

@@ -194,11 +194,16 @@ static bool bury_all(struct hnode *n, void *arg)
 	return false;
 }
 
-static void reset(struct td_memo *m)
+void td_memo_clear(struct td_memo *m)
 {
 	htab_filter(&m->tab, bury_all, NULL, m);
 	m->epoch = next_epoch();
 	m->st.stacks = m->st.frames = 0;
+}
+
+static void reset(struct td_memo *m)
+{
+	td_memo_clear(m);
 	m->st.resets++;
 }
 

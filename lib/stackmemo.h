@@ -107,6 +107,13 @@ void td_memo_used(struct td_memo *m, const struct td_memo_stack *s);
 void td_memo_get_stats(const struct td_memo *m, struct td_memo_stats *st);
 
 /*
+ * Drop every stack (not counted as a reset): what named them is gone (a
+ * symbolizer started again). Frames handed out stay valid until the next
+ * td_memo_add(), as for a reset; the epoch changes.
+ */
+void td_memo_clear(struct td_memo *m);
+
+/*
  * Nonzero, unique in the process, and changed whenever a stack this memo
  * handed out may have gone (a stale entry replaced, a reset): a caller
  * that keeps handed-out stacks of its own, keyed by something cheaper than

@@ -128,6 +128,11 @@ struct td_symbolizer {
 	char *proc_root;		/* "/proc", or the tests' */
 	struct td_procs *procs;
 	struct td_perfmaps *perfmaps;
+	/* What td_sym_restart() makes procs and perfmaps again from. */
+	uint64_t refresh_ns;
+	char *perfmap_dir, *perfmap_save_dir;
+	bool perfmap_saved;		/* perfmap_dir holds a recording's copies */
+	uint64_t object_bytes;		/* objects and file lookups: td_sym_held_bytes() */
 	struct htab strings;
 	struct htab objects;
 	struct htab symtabs;		/* by build-id */
@@ -288,11 +293,13 @@ static struct object *object_for_fd(struct td_symbolizer *sym, int fd, const cha
 	o->key = k;
 	htab_add(&sym->objects, &o->node, key_hash(&k));
 	sym->stats.objects++;
+	sym->object_bytes += sizeof(*o);
 	/* Not an ELF file (or unreadable): cached as such, without symbols. */
 	if (td_elf_open(fd, file_name, sym->debuginfo_path, &e))
 		return o;
 	o->segs = e->segs;
 	o->nr_segs = e->nr_segs;
+	sym->object_bytes += o->nr_segs * sizeof(*o->segs);
 	e->segs = NULL;
 	if (e->build_id_len)
 		o->build_id = build_id_hex(sym, e->build_id, e->build_id_len);
@@ -363,6 +370,27 @@ static void name_offset(struct td_symbolizer *sym, struct object *o, uint64_t of
 	sym->stats.user_no_symbol++;
 }
 
+/* The per-process caches (maps, perf maps), empty; 0 or -ENOMEM. */
+static int new_caches(struct td_symbolizer *sym, struct td_procs **procs,
+		      struct td_perfmaps **pm)
+{
+	*procs = td_procs_new(sym->proc_root, sym->refresh_ns, intern, sym);
+	*pm = td_perfmaps_new(sym->perfmap_dir, sym->perfmap_saved ? NULL : sym->proc_root,
+			      intern, sym);
+	int err;
+
+	if (*procs && *pm && (!sym->perfmap_save_dir ||
+			      !td_perfmaps_save_to(*pm, sym->perfmap_save_dir)))
+		return 0;
+	err = errno;
+	td_procs_free(*procs);
+	td_perfmaps_free(*pm);
+	*procs = NULL;
+	*pm = NULL;
+	errno = err;
+	return -ENOMEM;
+}
+
 /* ---- API -------------------------------------------------------------- */
 
 struct td_symbolizer *td_sym_new(const struct td_sym_config *cfg)
@@ -398,19 +426,16 @@ struct td_symbolizer *td_sym_new(const struct td_sym_config *cfg)
 	if (!sym->kallsyms_path)
 		goto fail;
 	refresh_us = cfg->maps_refresh_us ? cfg->maps_refresh_us : 10000;
+	sym->refresh_ns = refresh_us * 1000;
 	sym->proc_root = strdup(cfg->proc_root ? cfg->proc_root : "/proc");
-	if (!sym->proc_root)
-		goto fail;
-	sym->procs = td_procs_new(sym->proc_root, refresh_us * 1000, intern, sym);
-	if (!sym->procs)
-		goto fail;
-	if (cfg->perfmap_saved_dir)
-		sym->perfmaps = td_perfmaps_new(cfg->perfmap_saved_dir, NULL, intern, sym);
-	else
-		sym->perfmaps = td_perfmaps_new(cfg->perfmap_dir ? cfg->perfmap_dir : "/tmp",
-						sym->proc_root, intern, sym);
-	if (!sym->perfmaps ||
-	    (cfg->perfmap_save_dir && td_perfmaps_save_to(sym->perfmaps, cfg->perfmap_save_dir)))
+	sym->perfmap_saved = cfg->perfmap_saved_dir;
+	sym->perfmap_dir = strdup(cfg->perfmap_saved_dir ? cfg->perfmap_saved_dir :
+				  cfg->perfmap_dir ? cfg->perfmap_dir : "/tmp");
+	if (cfg->perfmap_save_dir)
+		sym->perfmap_save_dir = strdup(cfg->perfmap_save_dir);
+	if (!sym->proc_root || !sym->perfmap_dir ||
+	    (cfg->perfmap_save_dir && !sym->perfmap_save_dir) ||
+	    new_caches(sym, &sym->procs, &sym->perfmaps))
 		goto fail;
 	return sym;
 fail:
@@ -441,19 +466,15 @@ static void free_fres(struct hnode *n)
 	free(container_of(n, struct fres, node));
 }
 
-void td_sym_free(struct td_symbolizer *sym)
+/*
+ * Free what was learnt of files: objects, symbol tables, file lookups and
+ * every name. The tables need htab_init() again.
+ */
+static void drop_files(struct td_symbolizer *sym)
 {
-	if (!sym)
-		return;
-	td_procs_free(sym->procs);
-	td_perfmaps_free(sym->perfmaps);
 	htab_destroy(&sym->objects, free_object);
 	htab_destroy(&sym->symtabs, free_nothing);
 	htab_destroy(&sym->fileids, free_fres);
-	if (sym->dbgd)
-		debuginfod_end(sym->dbgd);
-	free(sym->debug_dirs[0]);
-	free(sym->debug_dirs[1]);
 	while (sym->all_symtabs) {
 		struct symtab *st = sym->all_symtabs;
 
@@ -462,13 +483,77 @@ void td_sym_free(struct td_symbolizer *sym)
 		free(st);
 	}
 	htab_destroy(&sym->strings, free_string);
+}
+
+void td_sym_free(struct td_symbolizer *sym)
+{
+	if (!sym)
+		return;
+	td_procs_free(sym->procs);
+	td_perfmaps_free(sym->perfmaps);
+	drop_files(sym);
+	if (sym->dbgd)
+		debuginfod_end(sym->dbgd);
+	free(sym->debug_dirs[0]);
+	free(sym->debug_dirs[1]);
 	td_kallsyms_free(sym->ksyms);
 	free(sym->kcache);
 	free(sym->ucache);
 	free(sym->debuginfo_path);
 	free(sym->proc_root);
+	free(sym->perfmap_dir);
+	free(sym->perfmap_save_dir);
 	free(sym->kallsyms_path);
 	free(sym);
+}
+
+int td_sym_restart(struct td_symbolizer *sym)
+{
+	struct htab t[4];
+	struct td_perfmaps *pm;
+	struct td_procs *procs;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (htab_init(&t[i]))
+			goto fail;
+	}
+	if (new_caches(sym, &procs, &pm))
+		goto fail;
+	td_procs_free(sym->procs);
+	td_perfmaps_free(sym->perfmaps);
+	drop_files(sym);
+	sym->procs = procs;
+	sym->perfmaps = pm;
+	sym->strings = t[0];
+	sym->objects = t[1];
+	sym->symtabs = t[2];
+	sym->fileids = t[3];
+	sym->object_bytes = 0;
+	/* Entries name freed objects and strings; the kernel's stay good. */
+	if (sym->ucache)
+		memset(sym->ucache, 0, sizeof(*sym->ucache) << UCACHE_BITS);
+	sym->strings_id = td_strings_id_new();
+	sym->files_gen++;
+	sym->stats.objects = sym->stats.symtabs = 0;
+	sym->stats.strings = sym->stats.string_bytes = 0;
+	sym->stats.restarts++;
+	return 0;
+fail:
+	while (i-- > 0)
+		htab_destroy(&t[i], NULL);
+	return -ENOMEM;
+}
+
+uint64_t td_sym_held_bytes(const struct td_symbolizer *sym)
+{
+	uint64_t bytes = sym->stats.string_bytes + sym->object_bytes;
+	const struct symtab *st;
+
+	bytes += sym->fileids.nr * sizeof(struct fres);
+	for (st = sym->all_symtabs; st; st = st->next_all)
+		bytes += sizeof(*st) + td_elfsyms_bytes(st->syms);
+	return bytes;
 }
 
 static inline struct ucache_entry *ucache_slot(struct td_symbolizer *sym, int pid,
@@ -968,6 +1053,7 @@ void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st)
 	struct td_procs_stats ps;
 
 	*st = sym->stats;
+	st->held_bytes = td_sym_held_bytes(sym);
 	td_procs_get_stats(sym->procs, &ps);
 	st->maps_reads = ps.reads;
 	st->maps_read_errors = ps.read_errors;

@@ -127,6 +127,13 @@ struct td_pipeline_config {
 	 * the stitcher's emitted (td_parser_set_exec_names_only()).
 	 */
 	bool exec_names_only;
+	/*
+	 * Added later: td_pipeline_housekeeping() starts the symbolizer
+	 * again (td_sym_restart()) when what it holds of files passes this
+	 * many bytes; 0: no bound. For a pipeline that runs for weeks on a
+	 * machine that keeps running new binaries.
+	 */
+	uint64_t sym_max_bytes;
 };
 
 /*
@@ -238,8 +245,10 @@ void td_pipeline_flush(struct td_pipeline *pl);
 /* Monotonic time (ns) for cache ages; set once per batch, not read per event. */
 void td_pipeline_set_now(struct td_pipeline *pl, uint64_t mono_ns);
 /*
- * Every few seconds: forget processes that exited (their caches go), and
- * read again the perf maps that lacked a JIT frame's line.
+ * Every few seconds: forget processes that exited (their caches go), read
+ * again the perf maps that lacked a JIT frame's line, and start the
+ * symbolizer again past cfg.sym_max_bytes (its stacks named so far are
+ * named anew; stats.sym.restarts).
  */
 void td_pipeline_housekeeping(struct td_pipeline *pl);
 

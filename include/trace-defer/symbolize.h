@@ -22,7 +22,7 @@
  *  - a cached lookup (known process, known object) does no system call and
  *    no allocation: two binary searches.
  * Strings in a td_frame belong to the symbolizer and stay valid until
- * td_sym_free(); copy them if you need them longer.
+ * td_sym_free() or td_sym_restart(); copy them if you need them longer.
  * A symbolizer is not thread-safe: use one per thread.
  * Debug files are searched by elfutils, which also asks debuginfod servers
  * when DEBUGINFOD_URLS is set in the environment: a lookup can then block on
@@ -100,8 +100,8 @@ struct td_sym_stats {
 	uint64_t maps_reads;		/* /proc/PID/maps parsed */
 	uint64_t maps_read_errors;	/* process gone or unreadable */
 	uint64_t maps_gone;		/* of those, known gone without reading /proc */
-	uint64_t objects;		/* distinct files opened */
-	uint64_t symtabs;		/* symbol tables loaded */
+	uint64_t objects;		/* distinct files opened (held: since the last restart) */
+	uint64_t symtabs;		/* symbol tables loaded (held: since the last restart) */
 	uint64_t symtabs_shared;	/* files that reused a table by build-id */
 	uint64_t processes;		/* processes cached now */
 	/* Added with file identity: */
@@ -120,9 +120,11 @@ struct td_sym_stats {
 	uint64_t jit_named;		/* anonymous-memory frames named by a perf map */
 	uint64_t jit_maps_saved;	/* perf maps copied (perfmap_save_dir) */
 	uint64_t jit_map_save_errors;	/* copies not made or cut short */
-	/* Added later: names kept (paths, JITs' symbols), freed by td_sym_free() only. */
+	/* Added later: names held (paths, JITs' symbols), since the last restart. */
 	uint64_t strings;
 	uint64_t string_bytes;
+	uint64_t restarts;		/* td_sym_restart() calls that freed what was held */
+	uint64_t held_bytes;		/* td_sym_held_bytes() */
 };
 
 struct td_symbolizer;
@@ -296,6 +298,24 @@ uint64_t td_sym_jit_gen(const struct td_symbolizer *sym, int pid);
 void td_sym_jit_recheck(struct td_symbolizer *sym);
 
 void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st);
+
+/*
+ * Added later. What a symbolizer learns of files is kept until it is
+ * freed: every object, symbol table (some 76 bytes a symbol) and name. A
+ * machine that keeps building and running new binaries, or JITs that keep
+ * naming new code, grow that without end. td_sym_held_bytes() says how
+ * much it holds (names, symbol tables, objects; not the per-process maps,
+ * which td_sym_forget() frees); td_sym_restart() frees all of it and every
+ * process's maps, keeping the configuration and the kernel's symbols, so
+ * that a long-running caller can bound it. Afterwards frames are named as
+ * by a new symbolizer: files are opened and read again when next met, and
+ * processes gone meanwhile can no longer be named through their maps.
+ * Every td_frame handed out before is invalid (its strings are freed):
+ * the symbolizer's frames carry a new strings_id from then on, and
+ * td_sym_files_gen() changes. 0, or -ENOMEM with nothing changed.
+ */
+uint64_t td_sym_held_bytes(const struct td_symbolizer *sym);
+int td_sym_restart(struct td_symbolizer *sym);
 
 /*
  * Added later: a td_frame.strings_id for a caller that names frames with

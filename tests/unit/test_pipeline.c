@@ -591,6 +591,67 @@ static void test_live_names_this_process(void **state)
 }
 
 /*
+ * Past cfg.sym_max_bytes, housekeeping starts the symbolizer again: the
+ * stacks named before are dropped (new ids), the same frames come out
+ * named the same, and a profile still counts both events in one sample.
+ * A bound not reached changes nothing.
+ */
+static void test_live_sym_restart(void **state)
+{
+	struct tep_handle *tep = make_tep();
+	struct td_pipeline_config cfg = { .nr_cpus = 2, .symbolize = true, .live = true };
+	uint64_t ips[2] = { (uint64_t)(uintptr_t)test_pipeline_marker + 1 };
+	struct td_pipeline_stats st;
+	struct td_pprof_stats ps;
+	uint64_t kid, uid, bound;
+	struct td_pipeline *pl;
+	struct td_pprof *pp;
+	struct seen s = { 0 };
+	char ksym[64];
+
+	(void)state;
+	ips[1] = test_pipeline_marker();
+	for (bound = 1ULL << 40; bound; bound = bound == 1 ? 0 : 1) {
+		cfg.sym_max_bytes = bound;
+		pl = td_pipeline_new(tep, &cfg);
+		pp = td_pprof_new(0);
+		assert_non_null(pl);
+		assert_non_null(pp);
+		assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+		assert_int_equal(td_pipeline_add_sink(pl, &td_pprof_sink_ops, pp), 0);
+		feed(pl, getpid(), ips, 2);
+		assert_string_equal(s.usym, "test_pipeline_marker");
+		kid = s.kid;
+		uid = s.uid;
+		snprintf(ksym, sizeof(ksym), "%s", s.ksym);
+		td_pipeline_get_stats(pl, &st);
+		assert_true(st.sym.held_bytes > 0);
+
+		td_pipeline_housekeeping(pl);
+		td_pipeline_get_stats(pl, &st);
+		assert_int_equal(st.sym.restarts, bound == 1);
+		if (bound == 1)
+			assert_int_equal(st.sym.held_bytes, 0);
+		feed(pl, getpid(), ips, 2);
+		assert_string_equal(s.usym, "test_pipeline_marker");
+		assert_string_equal(s.ksym, ksym);
+		if (bound == 1) {
+			assert_int_not_equal(s.kid, kid);
+			assert_int_not_equal(s.uid, uid);
+		} else {
+			assert_int_equal(s.kid, kid);
+			assert_int_equal(s.uid, uid);
+		}
+		td_pprof_stats(pp, &ps);
+		assert_int_equal(ps.events, 2);
+		assert_int_equal(ps.samples, 1);
+		td_pipeline_free(pl);
+		td_pprof_free(pp);
+	}
+	tep_free(tep);
+}
+
+/*
  * One switch of this process with a deferred stack of the one frame @ip,
  * which the stack record says is in anonymous memory (file identity).
  */
@@ -1606,6 +1667,7 @@ int main(void)
 		cmocka_unit_test(test_pids_filter),
 		cmocka_unit_test(test_exec_names_only),
 		cmocka_unit_test(test_live_names_this_process),
+		cmocka_unit_test(test_live_sym_restart),
 		cmocka_unit_test(test_live_jit_line_late),
 		cmocka_unit_test(test_live_files_no_maps),
 		cmocka_unit_test(test_library_sinks),

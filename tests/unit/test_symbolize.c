@@ -2479,10 +2479,81 @@ static void test_strings_id_new(void **state)
 	td_sym_free(sym);
 }
 
+/*
+ * td_sym_restart(): everything learnt of files, processes and JIT maps is
+ * freed (held_bytes back to nothing), the kernel's symbols stay, frames
+ * come out named as before with a new strings_id, and the maps generation
+ * never repeats one handed out before the restart.
+ */
+static void test_restart(void **state)
+{
+	char dir[] = "/tmp/td-perfmap-XXXXXX", path[PATH_MAX], ksyms[64];
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *code = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+			     -1, 0);
+	struct td_sym_config cfg = { .perfmap_dir = dir, .kallsyms = ksyms };
+	uint64_t alpha = fx_get(&pie, "fx_alpha"), gen, sid;
+	struct td_symbolizer *sym;
+	struct td_sym_stats st;
+	struct td_frame fr;
+	int round;
+
+	(void)state;
+	assert_true(code != MAP_FAILED);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/perf-%d.map", dir, getpid());
+	append_file(path, "%" PRIx64 " 40 jit_fn\n", (uint64_t)(uintptr_t)code);
+	write_file(ksyms, "ffffffff81000000 T _stext\nffffffff81001000 t first_func\n");
+	sym = td_sym_new(&cfg);
+	assert_non_null(sym);
+	gen = sid = 0;
+	for (round = 0; round < 2; round++) {
+		assert_int_equal(td_sym_user(sym, pie.pid, alpha, false, &fr), 0);
+		assert_string_equal(fr.symbol, "fx_alpha");
+		assert_string_equal(fr.object, pie.path);
+		assert_int_not_equal(fr.strings_id, sid);
+		sid = fr.strings_id;
+		assert_int_not_equal(td_sym_maps_gen(sym, pie.pid), 0);
+		assert_int_not_equal(td_sym_maps_gen(sym, pie.pid), gen);
+		gen = td_sym_maps_gen(sym, pie.pid);
+		assert_int_equal(td_sym_user(sym, getpid(), (uintptr_t)code + 8, false, &fr), 0);
+		assert_string_equal(fr.symbol, "jit_fn");
+		assert_int_equal(fr.strings_id, sid);
+		assert_int_equal(td_sym_kernel(sym, 0xffffffff81001010ULL, false, &fr), 0);
+		assert_string_equal(fr.symbol, "first_func");
+		assert_int_equal(fr.strings_id, sid);
+
+		td_sym_get_stats(sym, &st);
+		assert_int_equal(st.restarts, round);
+		assert_true(st.objects >= 1);
+		assert_true(st.symtabs >= 1);
+		assert_true(st.strings >= 3);
+		/* The fixture's symbol table alone is more than its names. */
+		assert_true(st.held_bytes > st.string_bytes);
+		assert_int_equal(st.held_bytes, td_sym_held_bytes(sym));
+
+		assert_int_equal(td_sym_restart(sym), 0);
+		td_sym_get_stats(sym, &st);
+		assert_int_equal(st.restarts, round + 1);
+		assert_int_equal(st.held_bytes, 0);
+		assert_int_equal(st.objects, 0);
+		assert_int_equal(st.symtabs, 0);
+		assert_int_equal(st.strings, 0);
+		assert_int_equal(st.processes, 0);
+		assert_int_equal(td_sym_maps_gen(sym, pie.pid), 0);
+	}
+	td_sym_free(sym);
+	unlink(ksyms);
+	unlink(path);
+	rmdir(dir);
+	munmap(code, page);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strings_id_new),
+		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_pie),
 		cmocka_unit_test(test_nopie),
 		cmocka_unit_test(test_shared_lib),

@@ -66,6 +66,7 @@ void td_config_init(struct td_config *cfg)
 	cfg->profile_keep = 60;
 	cfg->profile_max_kb = 64 << 10;
 	cfg->profile_max_mem_kb = 64 << 10;
+	cfg->symbols_max_mb = 256;
 	cfg->verbosity = TD_LOG_WARN;
 }
 
@@ -437,6 +438,8 @@ int td_config_set(struct td_config *cfg, const char *key, const char *value, con
 		return parse_bool(value, &cfg->symbolize, where, key);
 	if (!strcmp(key, "debug_dir"))
 		return set_string(&cfg->debug_dir, value, where, key);
+	if (!strcmp(key, "symbols_max_mb"))
+		return parse_u64(value, 0, 1ULL << 30, &cfg->symbols_max_mb, where, key);
 	if (!strcmp(key, "duration"))
 		return parse_seconds(value, &cfg->duration, where, key);
 	if (!strcmp(key, "stats_interval"))
@@ -605,6 +608,7 @@ void td_config_dump(const struct td_config *cfg, FILE *f)
 	fprintf(f, "symbolize = %s\n", cfg->symbolize ? "yes" : "no");
 	if (cfg->debug_dir)
 		fprintf(f, "debug_dir = %s\n", cfg->debug_dir);
+	fprintf(f, "symbols_max_mb = %llu\n", (unsigned long long)cfg->symbols_max_mb);
 	fprintf(f, "duration = %g\nstats_interval = %g\n", cfg->duration, cfg->stats_interval);
 	if (cfg->max_pending)
 		fprintf(f, "max_pending = %llu\n", (unsigned long long)cfg->max_pending);

@@ -79,6 +79,7 @@ struct td_config {
 
 	bool symbolize;
 	char *debug_dir;
+	uint64_t symbols_max_mb;	/* symbolizer starts again above, MiB (256, 0: no bound) */
 
 	double duration;	/* seconds, 0 = until signalled */
 	double stats_interval;	/* seconds, 0 = never */

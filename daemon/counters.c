@@ -115,11 +115,12 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		r->pl.stack_resets, r->pl.sym.maps_reads, r->pl.sym.maps_read_errors,
 		r->pl.sym.maps_gone, r->pl.sym.jit_named, r->pl.sym.jit_maps_saved,
 		r->pl.sym.jit_map_save_errors);
-	/* What the symbolizer holds: files, tables and names only grow (see COUNTERS). */
+	/* What the symbolizer holds: files, tables and names grow to symbols_max_mb. */
 	fprintf(f, "trace-defer:   held: processes=%" PRIu64 " objects=%" PRIu64
-		" symtabs=%" PRIu64 " strings=%" PRIu64 " string_bytes=%" PRIu64 "\n",
+		" symtabs=%" PRIu64 " strings=%" PRIu64 " string_bytes=%" PRIu64
+		" bytes=%" PRIu64 " restarts=%" PRIu64 "\n",
 		r->pl.sym.processes, r->pl.sym.objects, r->pl.sym.symtabs, r->pl.sym.strings,
-		r->pl.sym.string_bytes);
+		r->pl.sym.string_bytes, r->pl.sym.held_bytes, r->pl.sym.restarts);
 	/* Of the waiting events: kept whole, and the bodies the packed ones share. */
 	fprintf(f, "trace-defer:   pending: events=%zu stacks=%zu whole=%zu packed_bodies=%zu"
 		" packed_bytes=%zu\n", ss->pending_events, ss->pending_stacks, ss->whole_events,

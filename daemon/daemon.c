@@ -118,6 +118,7 @@ static int setup_pipeline(struct td_daemon *d)
 		.hold_ns = 250 * 1000 * 1000ULL,
 		.symbolize = cfg->symbolize,
 		.debug_dir = cfg->debug_dir,
+		.sym_max_bytes = cfg->symbols_max_mb << 20,
 		.load_kallsyms = cfg->kernel_stack,
 		.live = true,
 		.exec_names_only = cfg->exec_names,

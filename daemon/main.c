@@ -45,6 +45,7 @@ enum {
 	OPT_PROFILE_KEEP,
 	OPT_PROFILE_MAX_KB,
 	OPT_PROFILE_MAX_MEM_KB,
+	OPT_SYMBOLS_MAX_MB,
 	OPT_RECOVER,
 };
 
@@ -67,6 +68,7 @@ static const struct option long_opts[] = {
 	{ "profile-keep",	required_argument, NULL, OPT_PROFILE_KEEP },
 	{ "profile-max-kb",	required_argument, NULL, OPT_PROFILE_MAX_KB },
 	{ "profile-max-mem-kb",	required_argument, NULL, OPT_PROFILE_MAX_MEM_KB },
+	{ "symbols-max-mb",	required_argument, NULL, OPT_SYMBOLS_MAX_MB },
 	{ "pid",		required_argument, NULL, 'p' },
 	{ "comm",		required_argument, NULL, OPT_COMM },
 	{ "duration",		required_argument, NULL, 'd' },
@@ -145,6 +147,8 @@ static void usage(FILE *f)
 "                         report, KernelShark), built at exit with trace-cmd\n"
 "      --no-symbolize     raw addresses only\n"
 "      --debug-dir DIR    separate debug files (default /usr/lib/debug)\n"
+"      --symbols-max-mb M  forget the files named so far when their symbols and\n"
+"                         names take M MiB (default 256, 0: no bound)\n"
 "      --stats-interval SEC  print counters every SEC seconds\n"
 "\n"
 "Stitching bounds:\n"
@@ -328,6 +332,9 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 			break;
 		case OPT_PROFILE_MAX_MEM_KB:
 			ret = apply(cfg, "profile_max_mem_kb", optarg, "--profile-max-mem-kb");
+			break;
+		case OPT_SYMBOLS_MAX_MB:
+			ret = apply(cfg, "symbols_max_mb", optarg, "--symbols-max-mb");
 			break;
 		case OPT_DEBUG_DIR:
 			ret = apply(cfg, "debug_dir", optarg, "--debug-dir");

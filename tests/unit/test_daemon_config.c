@@ -130,6 +130,15 @@ static void test_values(void **state)
 	assert_int_equal(td_config_set(&c, "mode", "fast", "t"), -1);
 	assert_int_equal(c.mode, TD_MODE_TRIGGER);
 
+	assert_int_equal(c.symbols_max_mb, 256);
+	assert_int_equal(td_config_set(&c, "symbols_max_mb", "0", "t"), 0);
+	assert_int_equal(c.symbols_max_mb, 0);
+	assert_int_equal(td_config_set(&c, "symbols_max_mb", "64", "t"), 0);
+	assert_int_equal(c.symbols_max_mb, 64);
+	assert_int_equal(td_config_set(&c, "symbols_max_mb", "-1", "t"), -1);
+	assert_int_equal(td_config_set(&c, "symbols_max_mb", "2000000000", "t"), -1);
+	assert_int_equal(c.symbols_max_mb, 64);
+
 	assert_int_equal(td_config_set(&c, "buffer_kb", "4096", "t"), 0);
 	assert_int_equal(c.buffer_kb, 4096);
 	assert_int_equal(td_config_set(&c, "buffer_kb", "-1", "t"), -1);

@@ -4,7 +4,11 @@
  * include/trace-defer/filetab.h). Ids are a counter in the kernel, but come
  * from untrusted bytes here: they index an open-addressing hash table of
  * pointers, and each entry is one allocation (entry, path, hex build-id)
- * that never moves.
+ * that never moves. Full, the table drops the quarter of its entries whose
+ * last record is oldest: the kernel keeps ids for a few dozen files per
+ * instance and gives a file a new id when it comes back, so a long run
+ * meets ever new ids, and an id still in use is recorded again within a
+ * second or so of its next use.
  */
 #include <endian.h>
 #include <errno.h>
@@ -16,12 +20,20 @@
 #include <trace-defer/filetab.h>
 
 #include "dynfield.h"
+#include "htab.h"
 
 struct td_filetab {
 	struct td_file **slots;
 	size_t mask;			/* slots - 1, a power of two minus one */
 	size_t max_files;
+	uint64_t gen;			/* td_filetab_gen() */
 	struct td_filetab_stats stats;
+};
+
+/* An entry as the table keeps it: the file, and when it was last recorded. */
+struct entry {
+	struct td_file file;
+	uint64_t seen;			/* stats.records when last added or refreshed */
 };
 
 struct td_filetab *td_filetab_new(size_t max_files)
@@ -47,7 +59,8 @@ void td_filetab_free(struct td_filetab *ft)
 	if (!ft)
 		return;
 	for (i = 0; i <= ft->mask; i++)
-		free(ft->slots[i]);
+		if (ft->slots[i])
+			free(container_of(ft->slots[i], struct entry, file));
 	free(ft->slots);
 	free(ft);
 }
@@ -87,6 +100,58 @@ static int grow(struct td_filetab *ft)
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Full: free the quarter of the entries (at least one) recorded longest
+ * ago, and place the others again (open addressing has no cheap delete).
+ * Returns 0 or -ENOMEM (nothing dropped).
+ */
+static int evict(struct td_filetab *ft)
+{
+	size_t cap = ft->mask + 1, n = 0, i;
+	struct td_file **slots;
+	uint64_t *seen, cut;
+	struct entry *e;
+
+	seen = malloc(ft->stats.files * sizeof(*seen));
+	slots = calloc(cap, sizeof(*slots));
+	if (!seen || !slots || !ft->stats.files) {
+		free(seen);
+		free(slots);
+		return -ENOMEM;
+	}
+	for (i = 0; i < cap; i++)
+		if (ft->slots[i])
+			seen[n++] = container_of(ft->slots[i], struct entry, file)->seen;
+	qsort(seen, n, sizeof(*seen), cmp_u64);
+	/* Records are counted one by one: no two entries share a time. */
+	cut = seen[n / 4];
+	free(seen);
+	for (i = 0; i < cap; i++) {
+		if (!ft->slots[i])
+			continue;
+		e = container_of(ft->slots[i], struct entry, file);
+		if (e->seen < cut || (n < 4 && e->seen == cut)) {
+			free(e);
+			ft->stats.files--;
+			ft->stats.evicted++;
+		} else {
+			*find_slot(slots, ft->mask, e->file.id) = &e->file;
+		}
+	}
+	free(ft->slots);
+	ft->slots = slots;
+	ft->stats.full++;
+	ft->gen++;
+	return 0;
+}
+
 static bool same_file(const struct td_file *f, const uint8_t *build_id,
 		      unsigned int build_id_len, const char *path, size_t path_len)
 {
@@ -104,14 +169,17 @@ static struct td_file *new_file(uint32_t id, const uint8_t *build_id, unsigned i
 	char *p, *h;
 	unsigned int i;
 
-	f = calloc(1, sizeof(*f) + path_len + 1 + 2 * TD_FILE_BUILD_ID_MAX + 1);
-	if (!f)
+	struct entry *e;
+
+	e = calloc(1, sizeof(*e) + path_len + 1 + 2 * TD_FILE_BUILD_ID_MAX + 1);
+	if (!e)
 		return NULL;
+	f = &e->file;
 	f->id = id;
 	f->build_id_len = build_id_len;
 	if (build_id_len)
 		memcpy(f->build_id, build_id, build_id_len);
-	p = (char *)(f + 1);
+	p = (char *)(e + 1);
 	memcpy(p, path, path_len);
 	p[path_len] = '\0';
 	f->path = p;
@@ -146,25 +214,28 @@ int td_filetab_add(struct td_filetab *ft, uint32_t id, const uint8_t *build_id,
 		f = *slot;
 		if (!f->conflict && same_file(f, build_id, build_id_len, path, path_len)) {
 			ft->stats.refreshed++;
+			container_of(f, struct entry, file)->seen = ft->stats.records;
 			return 1;
 		}
 		/* Ids are never reused: a kernel that says otherwise is not believed. */
-		if (!f->conflict)
+		if (!f->conflict) {
 			ft->stats.conflicts++;
+			ft->gen++;
+		}
 		f->conflict = true;
 		return -EEXIST;
 	}
-	if (ft->stats.files >= ft->max_files) {
-		ft->stats.full++;
-		return -ENOSPC;
-	}
+	if (ft->stats.files >= ft->max_files && evict(ft))
+		return -ENOMEM;
 	if (grow(ft))
 		return -ENOMEM;
 	f = new_file(id, build_id, build_id_len, path, path_len);
 	if (!f)
 		return -ENOMEM;
+	container_of(f, struct entry, file)->seen = ft->stats.records;
 	*find_slot(ft->slots, ft->mask, id) = f;
 	ft->stats.files++;
+	ft->gen++;
 	return 0;
 }
 
@@ -178,10 +249,9 @@ struct td_file *td_filetab_get(struct td_filetab *ft, uint32_t id)
 	return f && !f->conflict ? f : NULL;
 }
 
-/* Ids are never forgotten and conflicts never end: their sum only grows. */
 uint64_t td_filetab_gen(const struct td_filetab *ft)
 {
-	return ft ? ft->stats.files + ft->stats.conflicts : 0;
+	return ft ? ft->gen : 0;
 }
 
 void td_filetab_get_stats(const struct td_filetab *ft, struct td_filetab_stats *st)

@@ -22,9 +22,13 @@
  *    id stays unknown (never guessed), and a known id never names another
  *    file: a record giving a known id another path or build-id makes the id
  *    unusable (conflict) rather than replacing it;
- *  - bounded: at most max_files ids, later ones are counted and unknown;
- *  - entries are never moved or freed before td_filetab_free(): pointers
- *    to them and to their strings stay valid until then.
+ *  - bounded: at most max_files ids; a new id then drops the quarter of
+ *    the ids whose last record is oldest (counted). The kernel records an
+ *    id again when it is used a second or more after its last record, so
+ *    an id still in use is soon known again;
+ *  - entries never move, and are freed only by td_filetab_add() (dropped,
+ *    td_filetab_gen() changes) or td_filetab_free(): pointers to them and
+ *    to their strings stay valid until the next add.
  * Not thread safe: one table per reader (or lock around it).
  */
 #ifndef TRACE_DEFER_FILETAB_H
@@ -68,8 +72,9 @@ struct td_filetab_stats {
 	uint64_t files;			/* ids known now */
 	uint64_t refreshed;		/* a record for a known id, same file */
 	uint64_t conflicts;		/* a record for a known id, another file */
-	uint64_t full;			/* records not kept: max_files reached */
+	uint64_t full;			/* times max_files was reached: the oldest dropped */
 	uint64_t bad_records;		/* malformed file records */
+	uint64_t evicted;		/* added later: ids dropped so */
 };
 
 struct td_filetab;
@@ -82,7 +87,8 @@ void td_filetab_free(struct td_filetab *ft);
  * Add what a file record says. @build_id_len at most TD_FILE_BUILD_ID_MAX,
  * @path of @path_len bytes (no NUL needed; cut at a NUL). Returns 0 (new
  * id), 1 (known id, same file), -EINVAL (id 0, bad sizes), -EEXIST (known
- * id, another file: now a conflict), -ENOSPC (table full), -ENOMEM.
+ * id, another file: now a conflict), -ENOMEM. (-ENOSPC, table full, is no
+ * longer returned: the oldest ids are dropped instead.)
  */
 int td_filetab_add(struct td_filetab *ft, uint32_t id, const uint8_t *build_id,
 		   unsigned int build_id_len, const char *path, size_t path_len);
@@ -92,7 +98,10 @@ struct td_file *td_filetab_get(struct td_filetab *ft, uint32_t id);
 
 void td_filetab_get_stats(const struct td_filetab *ft, struct td_filetab_stats *st);
 
-/* Added later: changes whenever td_filetab_get() could answer otherwise (a new id, a conflict). */
+/*
+ * Added later: changes whenever td_filetab_get() could answer otherwise (a
+ * new id, a conflict, ids dropped).
+ */
 uint64_t td_filetab_gen(const struct td_filetab *ft);
 
 /* ---- decoding the records (untrusted bytes) ---- */

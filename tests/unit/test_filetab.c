@@ -97,12 +97,18 @@ static void test_conflict(void **state)
 	td_filetab_free(ft);
 }
 
-/* Bounded; growing keeps every entry where it was. */
+/*
+ * Growing keeps every entry where it was. Full, a new id drops the quarter
+ * of the ids recorded longest ago (a refresh counts as a record), the
+ * others stay where they were, and a dropped id recorded again is known
+ * again: a run that meets ever new ids keeps naming frames.
+ */
 static void test_bound_and_growth(void **state)
 {
 	struct td_filetab *ft = td_filetab_new(1000);
 	struct td_file *first[1000];
 	struct td_filetab_stats st;
+	uint64_t gen;
 	char path[32];
 	uint32_t i;
 
@@ -115,16 +121,48 @@ static void test_bound_and_growth(void **state)
 		first[i] = td_filetab_get(ft, i * 7919 + 1);
 		assert_non_null(first[i]);
 	}
-	assert_int_equal(add(ft, 0xffffffffu, bid1, "/over"), -ENOSPC);
-	assert_null(td_filetab_get(ft, 0xffffffffu));
+	for (i = 0; i < 1000; i++)
+		assert_ptr_equal(td_filetab_get(ft, i * 7919 + 1), first[i]);
+	/* The first hundred are recorded again (still in use). */
+	for (i = 0; i < 100; i++) {
+		snprintf(path, sizeof(path), "/f%u", i);
+		assert_int_equal(add(ft, i * 7919 + 1, i % 2 ? bid1 : NULL, path), 1);
+	}
+	gen = td_filetab_gen(ft);
+	assert_int_equal(add(ft, 0xffffffffu, bid1, "/over"), 0);
+	assert_string_equal(td_filetab_get(ft, 0xffffffffu)->path, "/over");
+	assert_int_not_equal(td_filetab_gen(ft), gen);
 	for (i = 0; i < 1000; i++) {
 		snprintf(path, sizeof(path), "/f%u", i);
+		if (i >= 100 && i < 350) {
+			assert_null(td_filetab_get(ft, i * 7919 + 1));
+			continue;
+		}
 		assert_ptr_equal(td_filetab_get(ft, i * 7919 + 1), first[i]);
 		assert_string_equal(first[i]->path, path);
 	}
 	td_filetab_get_stats(ft, &st);
-	assert_int_equal(st.files, 1000);
+	assert_int_equal(st.files, 751);
+	assert_int_equal(st.evicted, 250);
 	assert_int_equal(st.full, 1);
+	assert_int_equal(add(ft, 100 * 7919 + 1, NULL, "/f100"), 0);
+	assert_string_equal(td_filetab_get(ft, 100 * 7919 + 1)->path, "/f100");
+
+	/* Many times over the bound: never more than it, the newest always known. */
+	for (i = 1; i <= 10000; i++) {
+		assert_int_equal(add(ft, 0x10000000u + i, bid2, "/churn"), 0);
+		assert_non_null(td_filetab_get(ft, 0x10000000u + i));
+		td_filetab_get_stats(ft, &st);
+		assert_true(st.files <= 1000);
+	}
+	td_filetab_free(ft);
+
+	/* A table of one: the new id replaces the old. */
+	ft = td_filetab_new(1);
+	assert_int_equal(add(ft, 1, bid1, "/one"), 0);
+	assert_int_equal(add(ft, 2, bid1, "/two"), 0);
+	assert_null(td_filetab_get(ft, 1));
+	assert_string_equal(td_filetab_get(ft, 2)->path, "/two");
 	td_filetab_free(ft);
 }
 

@@ -176,6 +176,8 @@ int td_outputs_open(struct td_outputs *o, const struct td_config *cfg)
 			td_err("out of memory");
 			return -1;
 		}
+		/* A whole run's stacks: the same bound as an interval's tables. */
+		td_folded_set_max_mem(o->folded, cfg->profile_max_mem_kb << 10);
 	}
 	if (o->pprof_path) {
 		o->pprof = td_pprof_new(td_now_real_ns());
@@ -419,6 +421,10 @@ static int write_accumulated(struct td_outputs *o, bool final)
 		ret = -1;
 	if (o->flame_path && write_file(o->flame_path, o->folded, true))
 		ret = -1;
+	if (td_folded_over(o->folded))
+		td_notice("%s: %" PRIu64 " event(s) of new stacks counted as [memory_bound]: the "
+			  "stacks reached profile_max_mem_kb",
+			  o->folded_path ? o->folded_path : o->flame_path, td_folded_over(o->folded));
 	return ret;
 }
 

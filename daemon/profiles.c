@@ -134,7 +134,7 @@ int td_profiles_add(struct td_profiles *p, const struct td_resolved *r)
 	p->events++;
 	if (p->max_mem) {
 		td_pprof_stats(p->pp, &st);
-		if (st.mem_bytes >= p->max_mem) {
+		if (st.mem_bytes + (p->fo ? td_folded_mem(p->fo) : 0) >= p->max_mem) {
 			p->st.early++;
 			cut(p, td_now_mono_ns());
 		}

@@ -13,8 +13,8 @@
  * never number more than profile_keep nor take more than profile_max_kb
  * KiB (0: that bound off); an interval bigger than the bound on its own is
  * still written, alone. Only names of that pattern are ever touched. An interval without
- * events writes nothing. An interval whose tables (distinct stacks, names)
- * reach profile_max_mem_kb KiB is cut at once, early, and counted: memory
+ * events writes nothing. An interval whose tables (distinct stacks, names,
+ * folded lines) reach profile_max_mem_kb KiB is cut at once, early, and counted: memory
  * stays bounded however many distinct stacks come.
  */
 #ifndef TD_DAEMON_PROFILES_H

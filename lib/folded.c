@@ -31,7 +31,12 @@ struct td_folded {
 	uint64_t nr_samples;
 	char *buf;			/* the line being built */
 	size_t len, cap;
+	uint64_t entry_bytes;		/* of the entries: td_folded_mem() adds the buckets */
+	uint64_t max_mem;		/* td_folded_set_max_mem(); 0: no bound */
+	uint64_t over;			/* samples counted in MEMORY_BOUND */
 };
+
+#define MEMORY_BOUND	"[memory_bound]"
 
 /* Eight bytes at a time: folded lines are long (hundreds of bytes). */
 static uint64_t line_hash(const char *s, size_t len)
@@ -185,6 +190,12 @@ static int count_line(struct td_folded *fo, const char *line, size_t len, uint64
 			return 0;
 		}
 	}
+	/* Past the bound a new line is counted in one of its own (itself let in once). */
+	if (fo->max_mem && td_folded_mem(fo) >= fo->max_mem &&
+	    strcmp(line, MEMORY_BOUND)) {
+		fo->over += count;
+		return count_line(fo, MEMORY_BOUND, strlen(MEMORY_BOUND), count);
+	}
 	e = malloc(sizeof(*e) + len + 1);
 	if (!e)
 		return -ENOMEM;
@@ -195,7 +206,23 @@ static int count_line(struct td_folded *fo, const char *line, size_t len, uint64
 	htab_add(&fo->tab, &e->node, h);
 	fo->nr_entries++;
 	fo->nr_samples += count;
+	fo->entry_bytes += sizeof(*e) + len + 1;
 	return 0;
+}
+
+void td_folded_set_max_mem(struct td_folded *fo, uint64_t bytes)
+{
+	fo->max_mem = bytes;
+}
+
+uint64_t td_folded_mem(const struct td_folded *fo)
+{
+	return fo->entry_bytes + (fo->tab.mask + 1) * sizeof(*fo->tab.b) + fo->cap;
+}
+
+uint64_t td_folded_over(const struct td_folded *fo)
+{
+	return fo->over;
 }
 
 int td_folded_add(struct td_folded *fo, const struct td_resolved *r)

@@ -172,6 +172,16 @@ uint64_t td_folded_nr_samples(const struct td_folded *fo);
  */
 int td_folded_foreach(const struct td_folded *fo,
 		      int (*fn)(const char *stack, uint64_t count, void *arg), void *arg);
+/*
+ * Added later. Once the stacks take @bytes (td_folded_mem(); 0: no bound,
+ * the default), a stack not counted yet is counted in one line
+ * "[memory_bound]" instead (td_folded_over() samples so far): a whole
+ * run's stacks on a machine of ever new programs stay within the bound,
+ * every event still counted. Stacks seen before count as before.
+ */
+void td_folded_set_max_mem(struct td_folded *fo, uint64_t bytes);
+uint64_t td_folded_mem(const struct td_folded *fo);
+uint64_t td_folded_over(const struct td_folded *fo);
 
 struct td_flamegraph_opts {
 	const char *title;		/* default "Flame Graph" */

@@ -99,12 +99,16 @@ check "each interval's pprof and folded files count the same events" [ $bad = 0 
 # no event lost across the cuts: the profiles' samples add up to the JSON's events.
 # Short-lived processes run meanwhile: each new pid is a new sample, so the
 # tables outgrow the bound on an idle machine too (CI saw 553 events, 0 cuts).
+# They run as 150 names (symlinks to true: the comm is the link's name), so
+# that the folded stacks, which do not tell pids apart, outgrow it too.
 dir=$SCRATCH/early
-( sleep 0.5; for _ in $(seq 600); do /bin/true; done ) &
+mkdir "$SCRATCH/churn"
+for i in $(seq 0 149); do ln -s /bin/true "$SCRATCH/churn/tdchurn$i"; done
+( sleep 0.5; for i in $(seq 600); do "$SCRATCH/churn/tdchurn$((i % 150))"; done ) &
 churn=$!
 "$TD" -i "$NAME" --run-dir "$RUN_DIR" -e sched:sched_switch -d 3 --profile-dir "$dir" \
 	--profile-interval 60 --profile-keep 0 --profile-max-kb 0 --profile-max-mem-kb 16 \
-	--pprof "$SCRATCH/bounded.pb.gz" \
+	--pprof "$SCRATCH/bounded.pb.gz" -f "$SCRATCH/bounded.folded" \
 	-o "$SCRATCH/early.jsonl" --json-layout=full -v 2>"$SCRATCH/err"
 check "early cuts: daemon exits 0" [ $? = 0 ]
 wait $churn
@@ -162,12 +166,22 @@ check "no event lost across early cuts" [ "$sum" = "$nev" ]
 # at exit; every event is counted all the same.
 total=$(pprof_total "$SCRATCH/bounded.pb.gz")
 bound=$(pprof_top "$SCRATCH/bounded.pb.gz" | awk '$6 == "[memory_bound]" { print $1 }')
-over=$(sed -n 's/.* \([0-9]*\) event(s) of new stacks counted as \[memory_bound\].*/\1/p' \
+over=$(sed -n 's/.*bounded.pb.gz: \([0-9]*\) event(s) of new stacks counted as.*/\1/p' \
 	"$SCRATCH/err")
 log "whole run at 16 KiB: $total events, ${bound:-none} in [memory_bound], exit says ${over:-nothing}"
 check "bounded --pprof counts every event ($total = $nev)" [ "${total:-x}" = "$nev" ]
 check "bounded --pprof: the events past the bound in [memory_bound], as said at exit" \
 	eval '[ "${over:-0}" -gt 0 ] && [ "${bound:-x}" = "$over" ]'
+# The whole run's folded stacks too: each line is a few hundred bytes.
+ftotal=$(awk '{ s += $NF } END { print s + 0 }' "$SCRATCH/bounded.folded")
+fbound=$(awk '$1 == "[memory_bound]" { print $2 }' "$SCRATCH/bounded.folded")
+fover=$(sed -n 's/.*bounded.folded: \([0-9]*\) event(s) of new stacks counted as.*/\1/p' \
+	"$SCRATCH/err")
+log "folded at 16 KiB: $(wc -l <"$SCRATCH/bounded.folded") lines, $ftotal events," \
+	"${fbound:-none} in [memory_bound], exit says ${fover:-nothing}"
+check "bounded --folded counts every event ($ftotal = $nev)" [ "$ftotal" = "$nev" ]
+check "bounded --folded: the events past the bound in [memory_bound], as said at exit" \
+	eval '[ "${fover:-0}" -gt 0 ] && [ "${fbound:-x}" = "$fover" ]'
 
 # Bad settings
 "$TD" -i "$NAME" --run-dir "$RUN_DIR" --pprof - -d 1 2>"$SCRATCH/e1"

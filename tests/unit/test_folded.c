@@ -232,6 +232,60 @@ static void test_many_stacks(void **state)
 	td_folded_free(fo);
 }
 
+/*
+ * A bound on memory: once the stacks take it, new ones count in one
+ * "[memory_bound]" line; stacks seen before count as before; every event
+ * is counted, the memory stays near the bound however many new stacks
+ * come, and no bound (0) lets them all in.
+ */
+static void test_memory_bound(void **state)
+{
+	enum { N = 20000, BOUND = 64 << 10 };
+	struct td_folded *fo = td_folded_new();
+	uint64_t kept, mem;
+	char line[64], *text, *p;
+	int i;
+
+	(void)state;
+	assert_non_null(fo);
+	assert_int_equal(td_folded_add_line(fo, "comm;old_stack", 1), 0);
+	td_folded_set_max_mem(fo, BOUND);
+	for (i = 0; i < N; i++) {
+		snprintf(line, sizeof(line), "comm;new_stack_%d;leaf", i);
+		assert_int_equal(td_folded_add_line(fo, line, 1), 0);
+		assert_int_equal(td_folded_add_line(fo, "comm;old_stack", 1), 0);
+	}
+	mem = td_folded_mem(fo);
+	kept = td_folded_nr_stacks(fo) - 2;	/* not old_stack nor the bound's */
+	assert_true(kept > 100 && kept < N / 10);
+	/* Past it by the line that crossed it, and the table's buckets if they grew then. */
+	assert_true(mem >= BOUND && mem < BOUND + BOUND / 4);
+	assert_int_equal(td_folded_over(fo), N - kept);
+	assert_int_equal(td_folded_nr_samples(fo), 2 * N + 1);
+	text = folded_text(fo);
+	/* '[' sorts before letters: the first line. */
+	assert_int_equal(strncmp(text, "[memory_bound] ", 15), 0);
+	assert_int_equal(strtoull(text + 15, &p, 10), N - kept);
+	assert_int_equal(*p, '\n');
+	assert_non_null(strstr(text, "comm;old_stack 20001\n"));
+	free(text);
+	/* A stack kept before still counts on its own line. */
+	assert_int_equal(td_folded_add_line(fo, "comm;new_stack_0;leaf", 5), 0);
+	assert_int_equal(td_folded_over(fo), N - kept);
+	td_folded_free(fo);
+
+	fo = td_folded_new();
+	assert_non_null(fo);
+	for (i = 0; i < N; i++) {
+		snprintf(line, sizeof(line), "comm;new_stack_%d;leaf", i);
+		assert_int_equal(td_folded_add_line(fo, line, 1), 0);
+	}
+	assert_int_equal(td_folded_nr_stacks(fo), N);
+	assert_int_equal(td_folded_over(fo), 0);
+	assert_true(td_folded_mem(fo) > 10 * BOUND);
+	td_folded_free(fo);
+}
+
 static void test_write_error(void **state)
 {
 	struct td_folded *fo = td_folded_new();
@@ -447,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_status_markers),
 		cmocka_unit_test(test_add_line_foreach),
 		cmocka_unit_test(test_many_stacks),
+		cmocka_unit_test(test_memory_bound),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_flamegraph),
 		cmocka_unit_test(test_flamegraph_narrow_and_empty),

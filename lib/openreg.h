@@ -17,22 +17,21 @@
 #include <unistd.h>
 
 /*
- * @dirfd and @path as for openat(); *@st (may be NULL) the file's status.
- * The fd, or -1 (errno ENOENT for a missing file, EINVAL for one that is
- * not regular).
+ * *@st (may be NULL) the file's status. The fd, or -1 (errno ENOENT for a
+ * missing file, EINVAL for one that is not regular).
  */
-static inline int td_open_regular_at(int dirfd, const char *path, struct stat *st)
+static inline int td_open_regular(const char *path, struct stat *st)
 {
 	struct stat before, after;
 	int fd;
 
-	if (fstatat(dirfd, path, &before, 0))
+	if (stat(path, &before))
 		return -1;
 	if (!S_ISREG(before.st_mode)) {
 		errno = EINVAL;
 		return -1;
 	}
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &after) || !S_ISREG(after.st_mode) || after.st_dev != before.st_dev ||
@@ -44,11 +43,6 @@ static inline int td_open_regular_at(int dirfd, const char *path, struct stat *s
 	if (st)
 		*st = after;
 	return fd;
-}
-
-static inline int td_open_regular(const char *path, struct stat *st)
-{
-	return td_open_regular_at(AT_FDCWD, path, st);
 }
 
 #endif /* TD_LIB_OPENREG_H */

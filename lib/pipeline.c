@@ -40,6 +40,7 @@ struct td_pipeline {
 	struct td_frame *kframes, *uframes;
 	unsigned int kcap, ucap;
 	uint64_t now_ns;
+	uint64_t sym_restart_ns;	/* now_ns of the symbolizer's last restart, 0: none */
 	bool stacks_have_files;		/* a user stack record said its files */
 	bool fields_read;		/* a sink reads events' fields (not no_fields) */
 	bool jit_saved;			/* cfg.perf_maps_saved was given */
@@ -742,6 +743,9 @@ void td_pipeline_set_now(struct td_pipeline *pl, uint64_t mono_ns)
 	pl->now_ns = mono_ns;
 }
 
+/* What a symbolizer restart costs (files read again) paid at most so often. */
+#define SYM_RESTART_MIN_NS	(60 * 1000000000ULL)
+
 static void forget(int tgid, void *arg)
 {
 	struct td_pipeline *pl = arg;
@@ -762,10 +766,17 @@ void td_pipeline_housekeeping(struct td_pipeline *pl)
 	/*
 	 * Between events: no frame is in flight. The memo's stacks hold the
 	 * old names (the kernel's too, stamped with nothing): all dropped.
-	 * Out of memory: tried again next time.
+	 * At most once a minute: files in use that alone pass the bound are
+	 * read again once a minute, not at every call. Out of memory: tried
+	 * again next time.
 	 */
-	if (pl->cfg.sym_max_bytes && td_sym_held_bytes(pl->sym) > pl->cfg.sym_max_bytes &&
-	    !td_sym_restart(pl->sym) && pl->memo)
+	if (!pl->cfg.sym_max_bytes || td_sym_held_bytes(pl->sym) <= pl->cfg.sym_max_bytes ||
+	    (pl->sym_restart_ns && pl->now_ns - pl->sym_restart_ns < SYM_RESTART_MIN_NS))
+		return;
+	if (td_sym_restart(pl->sym))
+		return;
+	pl->sym_restart_ns = pl->now_ns ? pl->now_ns : 1;
+	if (pl->memo)
 		td_memo_clear(pl->memo);
 }
 

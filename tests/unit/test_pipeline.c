@@ -594,7 +594,7 @@ static void test_live_names_this_process(void **state)
  * Past cfg.sym_max_bytes, housekeeping starts the symbolizer again: the
  * stacks named before are dropped (new ids), the same frames come out
  * named the same, and a profile still counts both events in one sample.
- * A bound not reached changes nothing.
+ * Not again within a minute. A bound not reached changes nothing.
  */
 static void test_live_sym_restart(void **state)
 {
@@ -614,6 +614,7 @@ static void test_live_sym_restart(void **state)
 	for (bound = 1ULL << 40; bound; bound = bound == 1 ? 0 : 1) {
 		cfg.sym_max_bytes = bound;
 		pl = td_pipeline_new(tep, &cfg);
+		td_pipeline_set_now(pl, 1ULL * 1000000000);
 		pp = td_pprof_new(0);
 		assert_non_null(pl);
 		assert_non_null(pp);
@@ -645,6 +646,15 @@ static void test_live_sym_restart(void **state)
 		td_pprof_stats(pp, &ps);
 		assert_int_equal(ps.events, 2);
 		assert_int_equal(ps.samples, 1);
+		/* Past the bound again: not before a minute has passed. */
+		td_pipeline_set_now(pl, 5ULL * 1000000000);
+		td_pipeline_housekeeping(pl);
+		td_pipeline_get_stats(pl, &st);
+		assert_int_equal(st.sym.restarts, bound == 1);
+		td_pipeline_set_now(pl, 66ULL * 1000000000);
+		td_pipeline_housekeeping(pl);
+		td_pipeline_get_stats(pl, &st);
+		assert_int_equal(st.sym.restarts, bound == 1 ? 2 : 0);
 		td_pipeline_free(pl);
 		td_pprof_free(pp);
 	}

@@ -117,9 +117,10 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 	/* What the symbolizer holds: files, tables and names grow to symbols_max_mb. */
 	fprintf(f, "trace-defer:   held: processes=%" PRIu64 " objects=%" PRIu64
 		" symtabs=%" PRIu64 " strings=%" PRIu64 " string_bytes=%" PRIu64
-		" bytes=%" PRIu64 " restarts=%" PRIu64 "\n",
+		" bytes=%" PRIu64 " restarts=%" PRIu64 " kallsyms_reloads=%" PRIu64 "\n",
 		r->pl.sym.processes, r->pl.sym.objects, r->pl.sym.symtabs, r->pl.sym.strings,
-		r->pl.sym.string_bytes, r->pl.sym.held_bytes, r->pl.sym.restarts);
+		r->pl.sym.string_bytes, r->pl.sym.held_bytes, r->pl.sym.restarts,
+		r->pl.sym.kernel_reloads);
 	/* Of the waiting events: kept whole, and the bodies the packed ones share. */
 	fprintf(f, "trace-defer:   pending: events=%zu stacks=%zu whole=%zu packed_bodies=%zu"
 		" packed_bytes=%zu\n", ss->pending_events, ss->pending_stacks, ss->whole_events,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kallsyms.h"
+#include "htab.h"
 
 struct ksym {
 	uint64_t addr;
@@ -235,6 +236,29 @@ void td_kallsyms_free(struct td_kallsyms *ks)
 unsigned long td_kallsyms_count(const struct td_kallsyms *ks)
 {
 	return ks ? ks->nr : 0;
+}
+
+size_t td_kallsyms_bytes(const struct td_kallsyms *ks)
+{
+	if (!ks)
+		return 0;
+	return sizeof(*ks) + ks->alloc * sizeof(*ks->syms) + ks->pool_alloc +
+	       ks->mods_alloc * sizeof(*ks->mods);
+}
+
+uint64_t td_kallsyms_digest(const struct td_kallsyms *ks)
+{
+	uint64_t h = HTAB_SEED;
+
+	for (size_t i = 0; ks && i < ks->nr; i++) {
+		const char *name = ks->pool + ks->syms[i].name;
+		const char *mod = ks->pool + ks->mods[ks->syms[i].mod];
+
+		h = htab_hash_u64(h, ks->syms[i].addr);
+		h = htab_hash_bytes(name, strlen(name) + 1, h);
+		h = htab_hash_bytes(mod, strlen(mod) + 1, h);
+	}
+	return h;
 }
 
 int td_kallsyms_find(const struct td_kallsyms *ks, uint64_t addr, const char **name,

@@ -14,6 +14,7 @@
 #ifndef TD_KALLSYMS_H
 #define TD_KALLSYMS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define TD_KSYM_MAX_SPAN	(1u << 20)
@@ -30,6 +31,14 @@ void td_kallsyms_free(struct td_kallsyms *ks);
 
 /* Number of text symbols kept. */
 unsigned long td_kallsyms_count(const struct td_kallsyms *ks);
+/* Heap bytes the table holds. */
+size_t td_kallsyms_bytes(const struct td_kallsyms *ks);
+/*
+ * A hash of every symbol kept (address, name, module): two loads of a
+ * kallsyms that did not change in between give the same value; a module
+ * or BPF program loaded or unloaded changes it.
+ */
+uint64_t td_kallsyms_digest(const struct td_kallsyms *ks);
 
 /*
  * Name @addr. Returns 0 and fills @name, @offset and @object ("[kernel]" or

@@ -41,6 +41,7 @@ struct td_pipeline {
 	unsigned int kcap, ucap;
 	uint64_t now_ns;
 	uint64_t sym_restart_ns;	/* now_ns of the symbolizer's last restart, 0: none */
+	uint64_t ksyms_check_ns;	/* now_ns kallsyms was last read again */
 	bool stacks_have_files;		/* a user stack record said its files */
 	bool fields_read;		/* a sink reads events' fields (not no_fields) */
 	bool jit_saved;			/* cfg.perf_maps_saved was given */
@@ -556,6 +557,7 @@ static int setup_symbolizer(struct td_pipeline *pl, const struct td_pipeline_con
 {
 	struct td_sym_config sc = {
 		.debug_dir = cfg->debug_dir,
+		.kallsyms = cfg->kallsyms,
 		.perfmap_save_dir = cfg->perf_maps_save,
 		.perfmap_saved_dir = cfg->perf_maps_saved,
 	};
@@ -598,9 +600,11 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 		goto fail_early;
 	pl->cfg = *cfg;
 	pl->cfg.debug_dir = NULL;	/* the caller's: only td_sym_new() reads it */
+	pl->cfg.kallsyms = NULL;
 	pl->jit_saved = cfg->perf_maps_saved;
 	pl->cfg.perf_maps_save = pl->cfg.perf_maps_saved = NULL;	/* the same */
 	pl->now_ns = td_mono_ns();
+	pl->ksyms_check_ns = pl->now_ns;
 	pl->cfg.saved_cmdlines = NULL;	/* the caller's too: given to the task module */
 	pl->cfg.pids = NULL;
 	if (cfg->nr_pids) {
@@ -745,6 +749,8 @@ void td_pipeline_set_now(struct td_pipeline *pl, uint64_t mono_ns)
 
 /* What a symbolizer restart costs (files read again) paid at most so often. */
 #define SYM_RESTART_MIN_NS	(60 * 1000000000ULL)
+/* And a read of /proc/kallsyms (some 50 ms of the kernel's time). */
+#define KSYMS_CHECK_NS		(60 * 1000000000ULL)
 
 static void forget(int tgid, void *arg)
 {
@@ -763,6 +769,17 @@ void td_pipeline_housekeeping(struct td_pipeline *pl)
 		return;
 	/* JIT code looked up before its perf map line was written. */
 	td_sym_jit_recheck(pl->sym);
+	/*
+	 * Modules and BPF programs come and go: live, kallsyms is read again
+	 * once a minute, and the stacks named from the old one are dropped
+	 * (kernel stacks are kept with no stamp: nothing else would).
+	 */
+	if (pl->cfg.live && !pl->cfg.hooks.kernel_sym &&
+	    pl->now_ns >= pl->ksyms_check_ns + KSYMS_CHECK_NS) {
+		pl->ksyms_check_ns = pl->now_ns;
+		if (td_sym_kernel_reload(pl->sym) > 0 && pl->memo)
+			td_memo_clear(pl->memo);
+	}
 	/*
 	 * Between events: no frame is in flight. The memo's stacks hold the
 	 * old names (the kernel's too, stamped with nothing): all dropped.

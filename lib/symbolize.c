@@ -140,12 +140,20 @@ struct td_symbolizer {
 	struct object no_object;	/* a mapping whose file cannot be opened */
 	struct td_kallsyms *ksyms;
 	bool ksyms_tried;
+	uint64_t ksyms_digest;		/* td_kallsyms_digest() of ksyms */
+	/* Tables td_sym_kernel_reload() replaced: frames handed out name into them. */
+	struct old_ksyms *old_ksyms;
 	uint64_t files_gen;		/* td_sym_files_gen() */
 	uint64_t strings_id;		/* td_frame.strings_id of our frames */
 	struct kcache_entry *kcache;	/* NULL until the first kernel lookup */
 	struct ucache_entry *ucache;	/* NULL until the first user lookup */
 	bool ucache_failed;
 	struct td_sym_stats stats;
+};
+
+struct old_ksyms {
+	struct old_ksyms *next;
+	struct td_kallsyms *ks;
 };
 
 /* Symbolizer serial numbers: never 0, never reused in the process. */
@@ -485,10 +493,22 @@ static void drop_files(struct td_symbolizer *sym)
 	htab_destroy(&sym->strings, free_string);
 }
 
+static void free_old_ksyms(struct td_symbolizer *sym)
+{
+	while (sym->old_ksyms) {
+		struct old_ksyms *o = sym->old_ksyms;
+
+		sym->old_ksyms = o->next;
+		td_kallsyms_free(o->ks);
+		free(o);
+	}
+}
+
 void td_sym_free(struct td_symbolizer *sym)
 {
 	if (!sym)
 		return;
+	free_old_ksyms(sym);
 	td_procs_free(sym->procs);
 	td_perfmaps_free(sym->perfmaps);
 	drop_files(sym);
@@ -530,6 +550,7 @@ int td_sym_restart(struct td_symbolizer *sym)
 	sym->symtabs = t[2];
 	sym->fileids = t[3];
 	sym->object_bytes = 0;
+	free_old_ksyms(sym);
 	/* Entries name freed objects and strings; the kernel's stay good. */
 	if (sym->ucache)
 		memset(sym->ucache, 0, sizeof(*sym->ucache) << UCACHE_BITS);
@@ -550,10 +571,43 @@ uint64_t td_sym_held_bytes(const struct td_symbolizer *sym)
 	uint64_t bytes = sym->stats.string_bytes + sym->object_bytes;
 	const struct symtab *st;
 
+	const struct old_ksyms *o;
+
 	bytes += sym->fileids.nr * sizeof(struct fres);
 	for (st = sym->all_symtabs; st; st = st->next_all)
 		bytes += sizeof(*st) + td_elfsyms_bytes(st->syms);
+	for (o = sym->old_ksyms; o; o = o->next)
+		bytes += sizeof(*o) + td_kallsyms_bytes(o->ks);
 	return bytes;
+}
+
+int td_sym_kernel_reload(struct td_symbolizer *sym)
+{
+	struct td_kallsyms *ks;
+	struct old_ksyms *o;
+	uint64_t digest;
+
+	/* Never read (no kernel frame yet), or unreadable: the first lookup reads it. */
+	if (!sym->ksyms)
+		return 0;
+	ks = td_kallsyms_load(sym->kallsyms_path);
+	if (!ks)
+		return -errno;
+	digest = td_kallsyms_digest(ks);
+	o = digest != sym->ksyms_digest ? malloc(sizeof(*o)) : NULL;
+	if (!o) {
+		td_kallsyms_free(ks);
+		return digest != sym->ksyms_digest ? -ENOMEM : 0;
+	}
+	o->ks = sym->ksyms;
+	o->next = sym->old_ksyms;
+	sym->old_ksyms = o;
+	sym->ksyms = ks;
+	sym->ksyms_digest = digest;
+	if (sym->kcache)
+		memset(sym->kcache, 0, sizeof(*sym->kcache) << KCACHE_BITS);
+	sym->stats.kernel_reloads++;
+	return 1;
 }
 
 static inline struct ucache_entry *ucache_slot(struct td_symbolizer *sym, int pid,
@@ -691,6 +745,7 @@ int td_sym_kernel(struct td_symbolizer *sym, uint64_t addr, bool return_addr,
 	if (!sym->ksyms_tried) {
 		sym->ksyms_tried = true;
 		sym->ksyms = td_kallsyms_load(sym->kallsyms_path);
+		sym->ksyms_digest = td_kallsyms_digest(sym->ksyms);
 		/* Without a table every lookup fails at once: no cache needed. */
 		if (sym->ksyms)
 			sym->kcache = calloc(1U << KCACHE_BITS, sizeof(*sym->kcache));

@@ -135,6 +135,8 @@ struct td_pipeline_config {
 	 * keeps running new binaries.
 	 */
 	uint64_t sym_max_bytes;
+	/* Added later: where kernel symbols are read (NULL: /proc/kallsyms). */
+	const char *kallsyms;
 };
 
 /*
@@ -247,9 +249,10 @@ void td_pipeline_flush(struct td_pipeline *pl);
 void td_pipeline_set_now(struct td_pipeline *pl, uint64_t mono_ns);
 /*
  * Every few seconds: forget processes that exited (their caches go), read
- * again the perf maps that lacked a JIT frame's line, and start the
+ * again the perf maps that lacked a JIT frame's line, start the
  * symbolizer again past cfg.sym_max_bytes (its stacks named so far are
- * named anew; stats.sym.restarts).
+ * named anew; stats.sym.restarts), and, live, once a minute read kallsyms
+ * again (td_sym_kernel_reload(); stats.sym.kernel_reloads).
  */
 void td_pipeline_housekeeping(struct td_pipeline *pl);
 

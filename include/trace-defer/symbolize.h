@@ -125,6 +125,7 @@ struct td_sym_stats {
 	uint64_t string_bytes;
 	uint64_t restarts;		/* td_sym_restart() calls that freed what was held */
 	uint64_t held_bytes;		/* td_sym_held_bytes() */
+	uint64_t kernel_reloads;	/* kallsyms read again and changed */
 };
 
 struct td_symbolizer;
@@ -316,6 +317,20 @@ void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st);
  */
 uint64_t td_sym_held_bytes(const struct td_symbolizer *sym);
 int td_sym_restart(struct td_symbolizer *sym);
+
+/*
+ * Added later. Kernel symbols are read once, at the first kernel lookup;
+ * modules and BPF programs loaded later are then unnamed, or worse, named
+ * after the symbol of another module below them. td_sym_kernel_reload()
+ * reads kallsyms again and, if it changed, names kernel addresses from the
+ * new table from now on: returns 1 then, 0 when nothing changed (or no
+ * kernel lookup was made yet), or -errno. The old table is kept, so
+ * frames handed out stay valid (and keep their strings_id): it counts in
+ * td_sym_held_bytes() and td_sym_restart() frees it. A caller that keeps
+ * kernel frames named by address (a stack cache) drops them on 1. Reading
+ * /proc/kallsyms costs the kernel some 50 ms: call it now and then.
+ */
+int td_sym_kernel_reload(struct td_symbolizer *sym);
 
 /*
  * Added later: a td_frame.strings_id for a caller that names frames with

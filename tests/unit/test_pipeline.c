@@ -35,6 +35,7 @@
 #include <trace-defer/pipeline.h>
 #include <trace-defer/pprof.h>
 #include "fx-offset.h"
+#include "../../lib/monotime.h"
 
 #include "parse-records.h"
 
@@ -659,6 +660,61 @@ static void test_live_sym_restart(void **state)
 		td_pprof_free(pp);
 	}
 	tep_free(tep);
+}
+
+/*
+ * Live, kallsyms is read again once a minute: a symbol that appeared
+ * meanwhile (a module loaded) names the kernel stacks from then on, the
+ * ones named before dropped; not before the minute is up.
+ */
+static void test_live_kallsyms_reload(void **state)
+{
+	char path[] = "/tmp/td-test-kallsyms-XXXXXX";
+	struct td_pipeline_config cfg = { .nr_cpus = 2, .symbolize = true, .live = true,
+					  .kallsyms = path };
+	struct tep_handle *tep = make_tep();
+	uint64_t ips[1] = { test_pipeline_marker() };
+	struct td_pipeline_stats st;
+	struct td_pipeline *pl;
+	struct seen s = { 0 };
+	uint64_t kid;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs("ffffffff81000000 T kfn_old\n", f);
+	fclose(f);
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	td_pipeline_set_now(pl, td_mono_ns());
+	feed(pl, getpid(), ips, 1);
+	assert_string_equal(s.ksym, "kfn_old");
+	kid = s.kid;
+
+	f = fopen(path, "a");
+	assert_non_null(f);
+	fputs("ffffffff81000008 T kfn_new\n", f);
+	fclose(f);
+	td_pipeline_housekeeping(pl);
+	feed(pl, getpid(), ips, 1);
+	assert_string_equal(s.ksym, "kfn_old");
+	assert_int_equal(s.kid, kid);
+
+	td_pipeline_set_now(pl, td_mono_ns() + 61ULL * 1000000000);
+	td_pipeline_housekeeping(pl);
+	feed(pl, getpid(), ips, 1);
+	assert_string_equal(s.ksym, "kfn_new");
+	assert_int_not_equal(s.kid, kid);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.sym.kernel_reloads, 1);
+	td_pipeline_free(pl);
+	tep_free(tep);
+	unlink(path);
 }
 
 /*
@@ -1678,6 +1734,7 @@ int main(void)
 		cmocka_unit_test(test_exec_names_only),
 		cmocka_unit_test(test_live_names_this_process),
 		cmocka_unit_test(test_live_sym_restart),
+		cmocka_unit_test(test_live_kallsyms_reload),
 		cmocka_unit_test(test_live_jit_line_late),
 		cmocka_unit_test(test_live_files_no_maps),
 		cmocka_unit_test(test_library_sinks),

@@ -2549,11 +2549,67 @@ static void test_restart(void **state)
 	munmap(code, page);
 }
 
+/*
+ * td_sym_kernel_reload(): kallsyms read again names a module loaded since
+ * (before, its address took the name of the module below it); the frames
+ * handed out before stay readable (the old table is kept until a
+ * restart); an unchanged kallsyms changes nothing.
+ */
+static void test_kernel_reload(void **state)
+{
+	static const char before[] = "ffffffff81000000 T _stext\n"
+				     "ffffffff81001000 t first_func\n"
+				     "ffffffffc0000000 t old_mod_fn\t[oldmod]\n";
+	struct td_sym_stats st;
+	struct td_symbolizer *sym;
+	struct td_frame old, fr;
+	uint64_t held;
+	char path[64];
+	FILE *f;
+
+	(void)state;
+	write_file(path, before);
+	sym = kallsyms_sym(path);
+	assert_int_equal(td_sym_kernel_reload(sym), 0);	/* nothing read yet */
+	assert_int_equal(td_sym_kernel(sym, 0xffffffffc0002010ULL, false, &old), 0);
+	assert_string_equal(old.symbol, "old_mod_fn");
+	held = td_sym_held_bytes(sym);
+	assert_int_equal(td_sym_kernel_reload(sym), 0);
+	assert_int_equal(td_sym_held_bytes(sym), held);
+
+	/* newmod is loaded right above oldmod. */
+	f = fopen(path, "a");
+	assert_non_null(f);
+	fputs("ffffffffc0002000 t new_mod_fn\t[newmod]\n", f);
+	fclose(f);
+	assert_int_equal(td_sym_kernel_reload(sym), 1);
+	assert_int_equal(td_sym_kernel(sym, 0xffffffffc0002010ULL, false, &fr), 0);
+	assert_string_equal(fr.symbol, "new_mod_fn");
+	assert_string_equal(fr.object, "[newmod]");
+	assert_int_equal(fr.sym_offset, 0x10);
+	assert_int_equal(fr.strings_id, old.strings_id);
+	assert_string_equal(old.symbol, "old_mod_fn");
+	assert_string_equal(old.object, "[oldmod]");
+	assert_true(td_sym_held_bytes(sym) > held);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.kernel_reloads, 1);
+	assert_int_equal(td_sym_kernel_reload(sym), 0);
+
+	/* A restart frees the old table; the current one names on. */
+	assert_int_equal(td_sym_restart(sym), 0);
+	assert_int_equal(td_sym_held_bytes(sym), 0);
+	assert_int_equal(td_sym_kernel(sym, 0xffffffff81001004ULL, false, &fr), 0);
+	assert_string_equal(fr.symbol, "first_func");
+	td_sym_free(sym);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strings_id_new),
 		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_kernel_reload),
 		cmocka_unit_test(test_pie),
 		cmocka_unit_test(test_nopie),
 		cmocka_unit_test(test_shared_lib),

@@ -11,6 +11,8 @@
 
 NFUNCS=25000
 COPIES=6
+# Names of this run's own (a test elsewhere on the machine may run copies too).
+PFX=$(printf 'ts%05dc' $(($$ % 100000)))
 src=$SCRATCH/tdsym.c
 {
 	echo '#include <stdlib.h>'
@@ -27,16 +29,16 @@ src=$SCRATCH/tdsym.c
 check "a program with $NFUNCS functions builds" \
 	gcc -O0 -fno-omit-frame-pointer -no-pie -I "$TOP/tests/progs" -Wl,--build-id=none \
 	-o "$SCRATCH/tdsym" "$src"
-for i in $(seq 1 $COPIES); do cp "$SCRATCH/tdsym" "$SCRATCH/tdsym$i"; done
+for i in $(seq 1 $COPIES); do cp "$SCRATCH/tdsym" "$SCRATCH/$PFX$i"; done
 
 # run MAX_MB TAG: the daemon follows the copies, run one after the other,
 # ~1.7 s each (the symbolizer's bound is checked every 5 s).
 run() {
 	local max=$1 tag=$2 i
-	td_bg -e sched:sched_switch --comm 'tdsym*' --json-layout=full \
+	td_bg -e sched:sched_switch --comm "$PFX*" --json-layout=full \
 		-o "$SCRATCH/$tag.jsonl" --symbols-max-mb "$max" 2>"$SCRATCH/$tag.err"
 	wait_tracing
-	for i in $(seq 1 $COPIES); do "$SCRATCH/tdsym$i" 300; done
+	for i in $(seq 1 $COPIES); do "$SCRATCH/$PFX$i" 300; done
 	sleep 0.5
 	kill -INT "$D"
 	wait "$D"
@@ -59,12 +61,12 @@ check "bounded: it holds less at exit than unbounded" \
 # Each copy sleeps 300 times in td_sym_leaf; its exit is named in libc.
 for tag in bounded unbounded; do
 	for i in $(seq 1 $COPIES); do
-		sel="select(.comm == \"tdsym$i\" and (.user_stack | length) > 0)"
+		sel="select(.comm == \"$PFX$i\" and (.user_stack | length) > 0)"
 		n=$(jq -c "$sel" "$SCRATCH/$tag.jsonl" | wc -l)
 		raw=$(jq -c "$sel | select(.user_stack[0].sym == null)" "$SCRATCH/$tag.jsonl" | wc -l)
 		leaf=$(jq -c "$sel | select(.user_stack[0].sym == \"td_sym_leaf\")" \
 			"$SCRATCH/$tag.jsonl" | wc -l)
-		check "$tag: tdsym$i's $n events with user stacks: $leaf in td_sym_leaf, $raw raw" \
+		check "$tag: $PFX$i's $n events with user stacks: $leaf in td_sym_leaf, $raw raw" \
 			[ "$leaf" = 300 -a "$raw" = 0 ]
 	done
 done

@@ -537,6 +537,19 @@ static void test_stack_ids_new_process(void **state)
 	td_pprof_free(pp);
 }
 
+/* One event of each of the first @n processes of @ev, each its own user stack. */
+static void add_processes(struct td_pprof *pp, struct td_event **ev, int n)
+{
+	struct td_resolved r;
+
+	for (int k = 0; k < n; k++) {
+		r = resolved(ev[k], "x:y", TD_STITCHED, 3, 3);
+		r.kstack_id = 21;
+		r.ustack_id = 100 + k;
+		assert_int_equal(td_pprof_add(pp, &r), 0);
+	}
+}
+
 /*
  * A bound on the tables (a whole run's profile on a machine of ever new
  * processes): once reached, events of samples known still count there,
@@ -548,7 +561,6 @@ static void test_memory_bound(void **state)
 	struct td_pprof *pp = td_pprof_new(0);
 	struct td_event *ev[64];
 	struct td_pprof_stats st;
-	struct td_resolved r;
 	uint64_t mem, samples;
 	Profile *p;
 	size_t i, bound = 0;
@@ -559,22 +571,12 @@ static void test_memory_bound(void **state)
 	for (k = 0; k < 64; k++)
 		ev[k] = event("short", 1000 + k, 1000 + k);
 	/* The bound: what the tables hold after eight processes. */
-	for (k = 0; k < 8; k++) {
-		r = resolved(ev[k], "x:y", TD_STITCHED, 3, 3);
-		r.kstack_id = 21;
-		r.ustack_id = 100 + k;
-		assert_int_equal(td_pprof_add(pp, &r), 0);
-	}
+	add_processes(pp, ev, 8);
 	td_pprof_stats(pp, &st);
 	td_pprof_set_max_mem(pp, st.mem_bytes);
 	mem = st.mem_bytes;
 	samples = st.samples;
-	for (k = 0; k < 64; k++) {
-		r = resolved(ev[k], "x:y", TD_STITCHED, 3, 3);
-		r.kstack_id = 21;
-		r.ustack_id = 100 + k;
-		assert_int_equal(td_pprof_add(pp, &r), 0);
-	}
+	add_processes(pp, ev, 64);
 	td_pprof_stats(pp, &st);
 	assert_int_equal(st.events, 8 + 64);
 	assert_int_equal(st.over_events, 56);

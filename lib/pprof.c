@@ -108,7 +108,12 @@ struct td_pprof {
 	const char *last_event;		/* event name pointer -> its string */
 	uint32_t last_event_idx;
 	bool broken;			/* a reset ran out of memory: tables unusable */
+	/* The tables are full: entries are looked up, none added (NOT_THERE). */
+	bool find_only;
 };
+
+/* What a lookup of the tables returns, find_only, for an entry not there. */
+#define NOT_THERE	(-2)
 
 static int vec_push(struct vec *a, void *p)
 {
@@ -204,6 +209,8 @@ static int64_t intern(struct td_pprof *pp, const char *s, size_t len)
 		if (ps->len == len && !memcmp(ps->s, s, len))
 			return ps->idx;
 	}
+	if (pp->find_only)
+		return NOT_THERE;
 	ps = arena_alloc(&pp->arena, sizeof(*ps) + len + 1);
 	if (!ps)
 		return -1;
@@ -237,6 +244,8 @@ static int64_t pair(struct td_pprof *pp, struct htab *tab, struct vec *v, uint32
 		if (p->a == a && p->b == b)
 			return p->id;
 	}
+	if (pp->find_only)
+		return NOT_THERE;
 	p = arena_alloc(&pp->arena, sizeof(*p));
 	if (!p || vec_push(v, p))
 		return -1;
@@ -268,6 +277,8 @@ static int64_t location(struct td_pprof *pp, uint32_t map, uint32_t func, uint64
 		if (l->map == map && l->func == func && l->addr == addr)
 			return l->id;
 	}
+	if (pp->find_only)
+		return NOT_THERE;
 	l = arena_alloc(&pp->arena, sizeof(*l));
 	if (!l || vec_push(&pp->locv, l))
 		return -1;
@@ -350,23 +361,24 @@ static int64_t frame_location(struct td_pprof *pp, const struct td_frame *fr, bo
 				return c->loc;
 		}
 	}
+	/* Each step: -1 (no memory) or NOT_THERE (find_only), passed on. */
 	if (fr->object) {
 		file = intern_str(pp, fr->object);
-		if (fr->build_id)
+		if (file >= 0 && fr->build_id)
 			build_id = intern_str(pp, fr->build_id);
 		if (file < 0 || build_id < 0)
-			return -1;
+			return file < 0 ? file : build_id;
 		map = mapping(pp, file, build_id);
 		if (map < 0)
-			return -1;
+			return map;
 	}
 	s = frame_name(pp, fr, user);
 	name = s ? intern_str(pp, s) : -1;
 	if (name < 0)
-		return -1;
+		return name;
 	func = function(pp, name, file);
-	loc = func < 0 ? -1 : location(pp, map, func, addr);
-	if (loc < 0 || !fr->strings_id)
+	loc = func < 0 ? func : location(pp, map, func, addr);
+	if (loc < 0 || !fr->strings_id || pp->find_only)
 		return loc;
 	/* Not caching only costs time. */
 	c = arena_alloc(&pp->arena, sizeof(*c));
@@ -475,6 +487,8 @@ static struct psample *count_sample(struct td_pprof *pp, uint32_t nloc, uint32_t
 			return s;
 		}
 	}
+	if (pp->find_only)
+		return NULL;
 	s = arena_alloc(&pp->arena, sizeof(*s) + nloc * sizeof(*s->loc));
 	if (!s || vec_push(&pp->samplev, s))
 		return NULL;
@@ -581,7 +595,8 @@ static void raw_add(struct td_pprof *pp, struct psample *s, uint32_t nw, uint64_
 
 /*
  * Append the locations of @nr frames @f (user frames if @user) to
- * pp->locbuf at *@n, remembered by @id (0: not remembered). 0 or -ENOMEM.
+ * pp->locbuf at *@n, remembered by @id (0: not remembered). 0, -ENOMEM,
+ * or -ENOENT (find_only: a location not in the tables).
  */
 static int part_locations(struct td_pprof *pp, const struct td_frame *f, unsigned int nr,
 			  uint64_t id, bool user, unsigned int *n)
@@ -604,11 +619,11 @@ static int part_locations(struct td_pprof *pp, const struct td_frame *f, unsigne
 	for (i = 0; i < nr; i++) {
 		loc = frame_location(pp, &f[i], user);
 		if (loc < 0)
-			return -ENOMEM;
+			return loc == NOT_THERE ? -ENOENT : -ENOMEM;
 		locs[i] = loc;
 	}
 	*n += nr;
-	if (!id || !nr)
+	if (!id || !nr || pp->find_only)
 		return 0;
 	/* Not remembering only costs time. */
 	st = arena_alloc(&pp->arena, sizeof(*st) + nr * sizeof(*st->loc));
@@ -622,16 +637,53 @@ static int part_locations(struct td_pprof *pp, const struct td_frame *f, unsigne
 	return 0;
 }
 
-int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
+/*
+ * Count @r in its sample, made if new; find_only, only if it is there.
+ * 0, -ENOMEM, or -ENOENT (find_only: not there; nothing counted).
+ */
+static int count_event(struct td_pprof *pp, const struct td_resolved *r, struct psample **out)
 {
-	unsigned int nr = r->nr_kframes + r->nr_uframes + 1, n = 0;
 	const char *comm = r->ev->comm;
-	struct psample *s;
+	unsigned int n = 0;
 	size_t clen;
 	int64_t c, ev;
+	int ret;
+
+	ret = part_locations(pp, r->kframes, r->nr_kframes, r->kstack_id, false, &n);
+	if (!ret)
+		ret = part_locations(pp, r->uframes, r->nr_uframes, r->ustack_id, true, &n);
+	if (ret)
+		return ret;
+	if (!r->nr_uframes && r->status == TD_USER_LOST)
+		pp->locbuf[n++] = pp->loc_user_lost;
+	else if (!r->nr_uframes && r->status == TD_UNWIND_FAILED)
+		pp->locbuf[n++] = pp->loc_unwind_failed;
+	clen = strnlen(comm, TD_COMM_LEN);
+	c = clen ? intern(pp, comm, clen) : pp->s_unknown;
+	if (r->event_name != pp->last_event || !pp->last_event) {
+		ev = intern_str(pp, r->event_name ? r->event_name : "unknown");
+		if (ev < 0)
+			return ev == NOT_THERE ? -ENOENT : -ENOMEM;
+		pp->last_event = r->event_name;
+		pp->last_event_idx = ev;
+	}
+	if (c < 0)
+		return c == NOT_THERE ? -ENOENT : -ENOMEM;
+	*out = count_sample(pp, n, c, pp->last_event_idx,
+			    r->ev->pid > 0 ? r->ev->pid : r->ev->tid);
+	if (!*out)
+		return pp->find_only ? -ENOENT : -ENOMEM;
+	return 0;
+}
+
+int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
+{
+	unsigned int nr = r->nr_kframes + r->nr_uframes + 1;
+	struct psample *s;
 	uint64_t rhash = 0;
 	uint32_t nw = 0;
 	bool raw;
+	int ret;
 
 	if (pp->broken) {
 		pp->broken = start_interval(pp, pp->start_ns) != 0;
@@ -658,8 +710,21 @@ int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
 		pp->locbuf = b;
 		pp->loccap = nr;
 	}
-	/* Full: counted, but no new sample (one of their own, made once). */
+	/*
+	 * Full: a sample already there still counts (its stacks may have
+	 * new ids: a symbolizer started again names them anew), looked up
+	 * frame by frame, nothing added; any other event counts in one
+	 * sample of its own, made once.
+	 */
 	if (pp->max_mem && pp->mem >= pp->max_mem) {
+		pp->find_only = true;
+		ret = count_event(pp, r, &s);
+		pp->find_only = false;
+		if (ret != -ENOENT) {
+			if (!ret)
+				pp->events++;
+			return ret;
+		}
 		if (pp->over) {
 			pp->over->value++;
 		} else {
@@ -672,27 +737,9 @@ int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
 		pp->events++;
 		return 0;
 	}
-	if (part_locations(pp, r->kframes, r->nr_kframes, r->kstack_id, false, &n) ||
-	    part_locations(pp, r->uframes, r->nr_uframes, r->ustack_id, true, &n))
-		return -ENOMEM;
-	if (!r->nr_uframes && r->status == TD_USER_LOST)
-		pp->locbuf[n++] = pp->loc_user_lost;
-	else if (!r->nr_uframes && r->status == TD_UNWIND_FAILED)
-		pp->locbuf[n++] = pp->loc_unwind_failed;
-	clen = strnlen(comm, TD_COMM_LEN);
-	c = clen ? intern(pp, comm, clen) : pp->s_unknown;
-	if (r->event_name != pp->last_event || !pp->last_event) {
-		ev = intern_str(pp, r->event_name ? r->event_name : "unknown");
-		if (ev < 0)
-			return -ENOMEM;
-		pp->last_event = r->event_name;
-		pp->last_event_idx = ev;
-	}
-	if (c < 0)
-		return -ENOMEM;
-	s = count_sample(pp, n, c, pp->last_event_idx, r->ev->pid > 0 ? r->ev->pid : r->ev->tid);
-	if (!s)
-		return -ENOMEM;
+	ret = count_event(pp, r, &s);
+	if (ret)
+		return ret;
 	if (raw)
 		raw_add(pp, s, nw, rhash);
 	account(pp);

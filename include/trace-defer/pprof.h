@@ -51,8 +51,10 @@ void td_pprof_free(struct td_pprof *pp);
 
 /*
  * Added later. Once the tables hold @bytes (0: no bound, the default),
- * events that find their sample by their stacks' ids or frames count
- * there, and every other one counts in one sample of its own, its one
+ * an event whose sample is there counts there (found by its stacks' ids,
+ * else frame by frame by name, adding nothing: frames named anew, by a
+ * symbolizer started again, find theirs), and every other one counts in
+ * one sample of its own, its one
  * location "[memory_bound]" (comm and event "[unknown]", pid 0): a
  * profile of a long run on a machine of ever new processes stays within
  * its bound, and says how much it left out (over_events; a reset counts

@@ -737,6 +737,65 @@ static void test_write_error(void **state)
 	td_pprof_free(pp);
 }
 
+/*
+ * The tables full, an event whose sample is there still counts there when
+ * it comes with frames named anew: other stack ids, another strings_id,
+ * other string pointers with the same text (a symbolizer started again).
+ * Only a sample not there goes to [memory_bound].
+ */
+static void test_memory_bound_renamed(void **state)
+{
+	struct td_pprof *pp = td_pprof_new(0);
+	struct td_event *ev = event("worker", 7, 7);
+	struct td_frame k2[ARRAY_SIZE(kfr)], u2[ARRAY_SIZE(ufr)];
+	char names[ARRAY_SIZE(kfr) + ARRAY_SIZE(ufr)][3][64];
+	struct td_pprof_stats st;
+	struct td_resolved r;
+	unsigned int i;
+
+	(void)state;
+	assert_non_null(pp);
+	/* Copies of every string: the same text at other addresses. */
+	for (i = 0; i < ARRAY_SIZE(kfr) + ARRAY_SIZE(ufr); i++) {
+		const struct td_frame *f = i < ARRAY_SIZE(kfr) ? &kfr[i] : &ufr[i - ARRAY_SIZE(kfr)];
+		struct td_frame *c = i < ARRAY_SIZE(kfr) ? &k2[i] : &u2[i - ARRAY_SIZE(kfr)];
+
+		*c = *f;
+		c->strings_id = 2;
+		if (f->symbol)
+			c->symbol = strcpy(names[i][0], f->symbol);
+		if (f->object)
+			c->object = strcpy(names[i][1], f->object);
+		if (f->build_id)
+			c->build_id = strcpy(names[i][2], f->build_id);
+	}
+	r = resolved(ev, "x:y", TD_STITCHED, 3, 3);
+	r.kstack_id = 1;
+	r.ustack_id = 2;
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	td_pprof_stats(pp, &st);
+	td_pprof_set_max_mem(pp, st.mem_bytes);
+
+	r.kframes = k2;
+	r.uframes = u2;
+	r.kstack_id = 3;
+	r.ustack_id = 4;
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	td_pprof_stats(pp, &st);
+	assert_int_equal(st.events, 3);
+	assert_int_equal(st.samples, 1);
+	assert_int_equal(st.over_events, 0);
+	/* Another process: a sample not there. */
+	ev->pid = ev->tid = 8;
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	td_pprof_stats(pp, &st);
+	assert_int_equal(st.events, 4);
+	assert_int_equal(st.over_events, 1);
+	td_event_free(ev);
+	td_pprof_free(pp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -748,6 +807,7 @@ int main(void)
 		cmocka_unit_test(test_id_key),
 		cmocka_unit_test(test_stack_ids_new_process),
 		cmocka_unit_test(test_memory_bound),
+		cmocka_unit_test(test_memory_bound_renamed),
 		cmocka_unit_test(test_part_ids),
 		cmocka_unit_test(test_sanitize_and_reset),
 		cmocka_unit_test(test_write_error),

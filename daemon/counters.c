@@ -101,9 +101,10 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		ps->pages, ps->missed_pages, ps->orphans, ps->interleaved, ps->unknown,
 		ps->stacks_cut, ss->exec_stacks, ps->naming_events);
 	fprintf(f, "trace-defer:   files: records=%" PRIu64 " known=%" PRIu64 " full=%" PRIu64
-		" dropped=%" PRIu64 " conflicts=%" PRIu64 " bad_file_info=%" PRIu64
-		" frames_named=%" PRIu64 " frames_unknown_id=%" PRIu64 " build_id_mismatch=%" PRIu64
-		"\n", ps->file_records, r->pl.files.files, r->pl.files.full, r->pl.files.evicted,
+		" evicted=%" PRIu64 " conflicts=%" PRIu64 " bad_file_info=%" PRIu64
+		" frames_named=%" PRIu64 " frames_unknown_id=%" PRIu64
+		" build_id_mismatch=%" PRIu64 "\n",
+		ps->file_records, r->pl.files.files, r->pl.files.full, r->pl.files.evicted,
 		r->pl.files.conflicts, ps->bad_file_info, r->pl.fileid_named, r->pl.fileid_unknown, r->pl.sym.files_mismatch);
 	fprintf(f, "trace-defer:   names: stacks_named=%" PRIu64 " stacks_reused=%" PRIu64
 		" memo_sweeps=%" PRIu64 " memo_swept=%" PRIu64 " memo_resets=%" PRIu64

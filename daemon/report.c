@@ -944,6 +944,8 @@ int td_report_main(int argc, char **argv)
 	/* A closed reader of stdout shows up as EPIPE: stop quietly, like `| head`. */
 	signal(SIGPIPE, SIG_IGN);
 	td_config_init(&rp.cfg);
+	/* A file is finite: its profile and folded stacks keep every stack. */
+	rp.cfg.profile_max_mem_kb = 0;
 	rp.progress_secs = -1;
 	code = parse_options(&rp, argc, argv);
 	if (code) {

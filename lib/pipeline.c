@@ -764,17 +764,21 @@ static void forget(int tgid, void *arg)
 
 void td_pipeline_housekeeping(struct td_pipeline *pl)
 {
+	/* The one that names, or the one that only copies a recording's perf maps. */
+	struct td_symbolizer *sym = pl->sym ? pl->sym : pl->jit_sym;
+
 	td_tgid_sweep(pl->tgid, forget, pl);
-	if (!pl->sym)
+	if (!sym)
 		return;
 	/* JIT code looked up before its perf map line was written. */
-	td_sym_jit_recheck(pl->sym);
+	if (pl->sym)
+		td_sym_jit_recheck(pl->sym);
 	/*
 	 * Modules and BPF programs come and go: live, kallsyms is read again
 	 * once a minute, and the stacks named from the old one are dropped
 	 * (kernel stacks are kept with no stamp: nothing else would).
 	 */
-	if (pl->cfg.live && !pl->cfg.hooks.kernel_sym &&
+	if (pl->sym && pl->cfg.live && !pl->cfg.hooks.kernel_sym &&
 	    pl->now_ns >= pl->ksyms_check_ns + KSYMS_CHECK_NS) {
 		pl->ksyms_check_ns = pl->now_ns;
 		if (td_sym_kernel_reload(pl->sym) > 0 && pl->memo)
@@ -787,10 +791,10 @@ void td_pipeline_housekeeping(struct td_pipeline *pl)
 	 * read again once a minute, not at every call. Out of memory: tried
 	 * again next time.
 	 */
-	if (!pl->cfg.sym_max_bytes || td_sym_held_bytes(pl->sym) <= pl->cfg.sym_max_bytes ||
+	if (!pl->cfg.sym_max_bytes || td_sym_held_bytes(sym) <= pl->cfg.sym_max_bytes ||
 	    (pl->sym_restart_ns && pl->now_ns - pl->sym_restart_ns < SYM_RESTART_MIN_NS))
 		return;
-	if (td_sym_restart(pl->sym))
+	if (td_sym_restart(sym))
 		return;
 	pl->sym_restart_ns = pl->now_ns ? pl->now_ns : 1;
 	if (pl->memo)

@@ -133,6 +133,9 @@ struct td_symbolizer {
 	char *perfmap_dir, *perfmap_save_dir;
 	bool perfmap_saved;		/* perfmap_dir holds a recording's copies */
 	uint64_t object_bytes;		/* objects and file lookups: td_sym_held_bytes() */
+	/* What the caches td_sym_restart() freed had counted (stats since td_sym_new()). */
+	struct td_procs_stats procs_base;
+	struct td_perfmaps_stats pm_base;
 	struct htab strings;
 	struct htab objects;
 	struct htab symtabs;		/* by build-id */
@@ -382,11 +385,11 @@ static void name_offset(struct td_symbolizer *sym, struct object *o, uint64_t of
 static int new_caches(struct td_symbolizer *sym, struct td_procs **procs,
 		      struct td_perfmaps **pm)
 {
+	int err;
+
 	*procs = td_procs_new(sym->proc_root, sym->refresh_ns, intern, sym);
 	*pm = td_perfmaps_new(sym->perfmap_dir, sym->perfmap_saved ? NULL : sym->proc_root,
 			      intern, sym);
-	int err;
-
 	if (*procs && *pm && (!sym->perfmap_save_dir ||
 			      !td_perfmaps_save_to(*pm, sym->perfmap_save_dir)))
 		return 0;
@@ -527,6 +530,22 @@ void td_sym_free(struct td_symbolizer *sym)
 	free(sym);
 }
 
+/* Fold the caches' counters into the bases, before they are freed. */
+static void add_cache_stats(struct td_symbolizer *sym)
+{
+	struct td_perfmaps_stats ms;
+	struct td_procs_stats ps;
+
+	td_procs_get_stats(sym->procs, &ps);
+	sym->procs_base.reads += ps.reads;
+	sym->procs_base.read_errors += ps.read_errors;
+	sym->procs_base.gone += ps.gone;
+	td_perfmaps_get_stats(sym->perfmaps, &ms);
+	sym->pm_base.saved_maps += ms.saved_maps;
+	sym->pm_base.saved_bytes += ms.saved_bytes;
+	sym->pm_base.save_errors += ms.save_errors;
+}
+
 int td_sym_restart(struct td_symbolizer *sym)
 {
 	struct htab t[4];
@@ -540,6 +559,9 @@ int td_sym_restart(struct td_symbolizer *sym)
 	}
 	if (new_caches(sym, &procs, &pm))
 		goto fail;
+	/* A recording's copies get what the JITs appended since last read. */
+	td_perfmaps_sync_all(sym->perfmaps);
+	add_cache_stats(sym);
 	td_procs_free(sym->procs);
 	td_perfmaps_free(sym->perfmaps);
 	drop_files(sym);
@@ -1110,11 +1132,11 @@ void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st)
 	*st = sym->stats;
 	st->held_bytes = td_sym_held_bytes(sym);
 	td_procs_get_stats(sym->procs, &ps);
-	st->maps_reads = ps.reads;
-	st->maps_read_errors = ps.read_errors;
-	st->maps_gone = ps.gone;
+	st->maps_reads = sym->procs_base.reads + ps.reads;
+	st->maps_read_errors = sym->procs_base.read_errors + ps.read_errors;
+	st->maps_gone = sym->procs_base.gone + ps.gone;
 	st->processes = ps.nr_procs;
 	td_perfmaps_get_stats(sym->perfmaps, &ms);
-	st->jit_maps_saved = ms.saved_maps;
-	st->jit_map_save_errors = ms.save_errors;
+	st->jit_maps_saved = sym->pm_base.saved_maps + ms.saved_maps;
+	st->jit_map_save_errors = sym->pm_base.save_errors + ms.save_errors;
 }

@@ -302,7 +302,7 @@ void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st);
 
 /*
  * Added later. What a symbolizer learns of files is kept until it is
- * freed: every object, symbol table (some 76 bytes a symbol) and name. A
+ * freed: every object, symbol table (32 bytes a symbol, and its name) and name. A
  * machine that keeps building and running new binaries, or JITs that keep
  * naming new code, grow that without end. td_sym_held_bytes() says how
  * much it holds (names, symbol tables, objects; not the per-process maps,

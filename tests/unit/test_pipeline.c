@@ -663,6 +663,51 @@ static void test_live_sym_restart(void **state)
 }
 
 /*
+ * A recording that names nothing still copies the JITs' perf maps, and
+ * holds their names: cfg.sym_max_bytes bounds that symbolizer too.
+ */
+static void test_live_copy_only_restart(void **state)
+{
+	char save[] = "/tmp/td-test-saved-XXXXXX", path[64], copy[96];
+	struct td_pipeline_config cfg = { .nr_cpus = 2, .live = true, .sym_max_bytes = 1 };
+	struct tep_handle *tep = make_tep();
+	uint64_t ips[1] = { 0x1000 };
+	struct td_pipeline_stats st;
+	struct td_pipeline *pl;
+	struct seen s = { 0 };
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(save));
+	cfg.perf_maps_save = save;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
+	snprintf(copy, sizeof(copy), "%s/perf-%d.map", save, getpid());
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (int i = 0; i < 100; i++)
+		fprintf(f, "%x 10 copied_fn_%d\n", 0x10000 + 0x10 * i, i);
+	fclose(f);
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	td_pipeline_set_now(pl, 1ULL * 1000000000);
+	feed(pl, getpid(), ips, 1);
+	td_pipeline_get_stats(pl, &st);
+	assert_true(st.sym.held_bytes > 100 * 10);
+	assert_int_equal(st.sym.jit_maps_saved, 1);
+	td_pipeline_housekeeping(pl);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.sym.restarts, 1);
+	assert_int_equal(st.sym.held_bytes, 0);
+	assert_int_equal(st.sym.jit_maps_saved, 1);
+	td_pipeline_free(pl);
+	tep_free(tep);
+	unlink(path);
+	unlink(copy);
+	assert_int_equal(rmdir(save), 0);
+}
+
+/*
  * Live, kallsyms is read again once a minute: a symbol that appeared
  * meanwhile (a module loaded) names the kernel stacks from then on, the
  * ones named before dropped; not before the minute is up.
@@ -1735,6 +1780,7 @@ int main(void)
 		cmocka_unit_test(test_live_names_this_process),
 		cmocka_unit_test(test_live_sym_restart),
 		cmocka_unit_test(test_live_kallsyms_reload),
+		cmocka_unit_test(test_live_copy_only_restart),
 		cmocka_unit_test(test_live_jit_line_late),
 		cmocka_unit_test(test_live_files_no_maps),
 		cmocka_unit_test(test_library_sinks),

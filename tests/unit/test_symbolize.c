@@ -736,6 +736,29 @@ static void test_jit_perfmap_saved(void **state)
 	td_sym_get_stats(sym, &st);
 	assert_int_equal(st.jit_maps_saved, 1);
 	assert_int_equal(st.jit_map_save_errors, 0);
+	/*
+	 * A restart (td_sym_restart()) first copies what the JIT appended
+	 * since, and keeps the counts; the map read again afterwards makes
+	 * the copy again, whole.
+	 */
+	append_file(path, "%" PRIx64 " 20 last_fn\n", a + 0xc0);
+	assert_int_equal(td_sym_restart(sym), 0);
+	snprintf(expect, sizeof(expect),
+		 "%" PRIx64 " 40 jit_one\n%" PRIx64 " 10 half_written\n%" PRIx64 " 20 later_fn\n"
+		 "%" PRIx64 " 20 last_fn\n", a, a + 0x40, a + 0x80, a + 0xc0);
+	text = file_text(copy);
+	assert_string_equal(text, expect);
+	free(text);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.jit_maps_saved, 1);
+	assert_int_equal(td_sym_ufile_pid(sym, NULL, &anon, pid, a + 0xc4, false, &fr), 1);
+	assert_string_equal(fr.symbol, "last_fn");
+	text = file_text(copy);
+	assert_string_equal(text, expect);
+	free(text);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.jit_maps_saved, 2);
+	assert_int_equal(st.jit_map_save_errors, 0);
 	td_sym_free(sym);
 
 	/* The process's map gone, and its maps with it: the copy names the frames. */
@@ -2492,7 +2515,7 @@ static void test_restart(void **state)
 	uint8_t *code = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
 			     -1, 0);
 	struct td_sym_config cfg = { .perfmap_dir = dir, .kallsyms = ksyms };
-	uint64_t alpha = fx_get(&pie, "fx_alpha"), gen, sid;
+	uint64_t alpha = fx_get(&pie, "fx_alpha"), gen, sid, reads;
 	struct td_symbolizer *sym;
 	struct td_sym_stats st;
 	struct td_frame fr;
@@ -2525,6 +2548,9 @@ static void test_restart(void **state)
 
 		td_sym_get_stats(sym, &st);
 		assert_int_equal(st.restarts, round);
+		/* Counted since td_sym_new(), across restarts. */
+		assert_true(st.maps_reads >= (uint64_t)round + 1);
+		reads = st.maps_reads;
 		assert_true(st.objects >= 1);
 		assert_true(st.symtabs >= 1);
 		assert_true(st.strings >= 3);
@@ -2535,6 +2561,7 @@ static void test_restart(void **state)
 		assert_int_equal(td_sym_restart(sym), 0);
 		td_sym_get_stats(sym, &st);
 		assert_int_equal(st.restarts, round + 1);
+		assert_int_equal(st.maps_reads, reads);
 		assert_int_equal(st.held_bytes, 0);
 		assert_int_equal(st.objects, 0);
 		assert_int_equal(st.symtabs, 0);

@@ -359,6 +359,24 @@ static void warn_lost(struct td_daemon *d, uint64_t now_ns, bool final)
 	d->lost_warned_ns = now_ns;
 }
 
+/* The pipeline's, and what it did that a user should hear of. */
+static void housekeeping(struct td_daemon *d)
+{
+	struct td_pipeline_stats st;
+
+	td_pipeline_housekeeping(d->pl);
+	td_pipeline_get_stats(d->pl, &st);
+	if (st.sym.restarts > d->sym_restarts)
+		td_notice("the symbolizer held more than symbols_max_mb (%" PRIu64 " MiB): what it "
+			  "read of files is freed and read again as frames need it (restart %" PRIu64
+			  ")", d->cfg->symbols_max_mb, st.sym.restarts);
+	if (st.sym.kernel_reloads > d->kernel_reloads)
+		td_info("kernel symbols changed (a module or BPF program loaded or unloaded): "
+			"/proc/kallsyms read again");
+	d->sym_restarts = st.sym.restarts;
+	d->kernel_reloads = st.sym.kernel_reloads;
+}
+
 static void tick(struct td_daemon *d)
 {
 	uint64_t now_ns = td_now_mono_ns(), trace_now = 0, expirations;
@@ -393,7 +411,7 @@ static void tick(struct td_daemon *d)
 	}
 	report_write_error(d);
 	if (now_ns - d->last_housekeeping_ns >= HOUSEKEEPING_NS) {
-		td_pipeline_housekeeping(d->pl);
+		housekeeping(d);
 		d->last_housekeeping_ns = now_ns;
 	}
 	if (d->cfg->stats_interval > 0 &&

@@ -52,6 +52,8 @@ run 0 unbounded
 log "held bytes at exit: bounded $(held bounded bytes), unbounded $(held unbounded bytes)"
 check "bounded: the symbolizer started again (restarts=$(held bounded restarts))" \
 	[ "$(held bounded restarts)" -gt 0 ]
+check "bounded: the restart is said" grep -q "held more than symbols_max_mb (2 MiB)" \
+	"$SCRATCH/bounded.err"
 check "unbounded: it never did" [ "$(held unbounded restarts)" = 0 ]
 check "unbounded: it holds the copies' tables, more than 4 MiB" \
 	[ "$(held unbounded bytes)" -gt $((4 << 20)) ]

@@ -766,6 +766,7 @@ void td_pipeline_housekeeping(struct td_pipeline *pl)
 {
 	/* The one that names, or the one that only copies a recording's perf maps. */
 	struct td_symbolizer *sym = pl->sym ? pl->sym : pl->jit_sym;
+	uint64_t held;
 
 	td_tgid_sweep(pl->tgid, forget, pl);
 	if (!sym)
@@ -788,11 +789,14 @@ void td_pipeline_housekeeping(struct td_pipeline *pl)
 	 * Between events: no frame is in flight. The memo's stacks hold the
 	 * old names (the kernel's too, stamped with nothing): all dropped.
 	 * At most once a minute: files in use that alone pass the bound are
-	 * read again once a minute, not at every call. Out of memory: tried
-	 * again next time.
+	 * read again once a minute, not at every call; but a burst of new
+	 * files that takes four times the bound is not waited for. Out of
+	 * memory: tried again next time.
 	 */
-	if (!pl->cfg.sym_max_bytes || td_sym_held_bytes(sym) <= pl->cfg.sym_max_bytes ||
-	    (pl->sym_restart_ns && pl->now_ns - pl->sym_restart_ns < SYM_RESTART_MIN_NS))
+	held = pl->cfg.sym_max_bytes ? td_sym_held_bytes(sym) : 0;
+	if (held <= pl->cfg.sym_max_bytes ||
+	    (pl->sym_restart_ns && pl->now_ns - pl->sym_restart_ns < SYM_RESTART_MIN_NS &&
+	     held / 4 < pl->cfg.sym_max_bytes))
 		return;
 	if (td_sym_restart(sym))
 		return;

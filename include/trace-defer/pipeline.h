@@ -130,8 +130,8 @@ struct td_pipeline_config {
 	/*
 	 * Added later: td_pipeline_housekeeping() starts the symbolizer
 	 * again (td_sym_restart()) when what it holds of files passes this
-	 * many bytes, at most once a minute (td_pipeline_set_now() time);
-	 * 0: no bound. For a pipeline that runs for weeks on a machine that
+	 * many bytes, at most once a minute (td_pipeline_set_now() time)
+	 * unless it holds four times as much; 0: no bound. For a pipeline that runs for weeks on a machine that
 	 * keeps running new binaries.
 	 */
 	uint64_t sym_max_bytes;

@@ -595,71 +595,84 @@ static void test_live_names_this_process(void **state)
  * Past cfg.sym_max_bytes, housekeeping starts the symbolizer again: the
  * stacks named before are dropped (new ids), the same frames come out
  * named the same, and a profile still counts both events in one sample.
- * Not again within a minute. A bound not reached changes nothing.
+ * Not again within a minute, unless four times past the bound. A bound
+ * not reached changes nothing. What one event of this process makes the
+ * symbolizer hold (@held) is the same every time: the bounds are
+ * fractions of it.
  */
-static void test_live_sym_restart(void **state)
+static void sym_restart(uint64_t bound, uint64_t *held)
 {
 	struct tep_handle *tep = make_tep();
-	struct td_pipeline_config cfg = { .nr_cpus = 2, .symbolize = true, .live = true };
+	struct td_pipeline_config cfg = { .nr_cpus = 2, .symbolize = true, .live = true,
+					  .sym_max_bytes = bound };
 	uint64_t ips[2] = { (uint64_t)(uintptr_t)test_pipeline_marker + 1 };
+	bool restarts = bound && bound < *held;
 	struct td_pipeline_stats st;
 	struct td_pprof_stats ps;
-	uint64_t kid, uid, bound;
 	struct td_pipeline *pl;
 	struct td_pprof *pp;
 	struct seen s = { 0 };
+	uint64_t kid, uid;
 	char ksym[64];
 
-	(void)state;
 	ips[1] = test_pipeline_marker();
-	for (bound = 1ULL << 40; bound; bound = bound == 1 ? 0 : 1) {
-		cfg.sym_max_bytes = bound;
-		pl = td_pipeline_new(tep, &cfg);
-		td_pipeline_set_now(pl, 1ULL * 1000000000);
-		pp = td_pprof_new(0);
-		assert_non_null(pl);
-		assert_non_null(pp);
-		assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
-		assert_int_equal(td_pipeline_add_sink(pl, &td_pprof_sink_ops, pp), 0);
-		feed(pl, getpid(), ips, 2);
-		assert_string_equal(s.usym, "test_pipeline_marker");
-		kid = s.kid;
-		uid = s.uid;
-		snprintf(ksym, sizeof(ksym), "%s", s.ksym);
-		td_pipeline_get_stats(pl, &st);
-		assert_true(st.sym.held_bytes > 0);
+	pl = td_pipeline_new(tep, &cfg);
+	pp = td_pprof_new(0);
+	assert_non_null(pl);
+	assert_non_null(pp);
+	td_pipeline_set_now(pl, 1ULL * 1000000000);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	assert_int_equal(td_pipeline_add_sink(pl, &td_pprof_sink_ops, pp), 0);
+	feed(pl, getpid(), ips, 2);
+	assert_string_equal(s.usym, "test_pipeline_marker");
+	kid = s.kid;
+	uid = s.uid;
+	snprintf(ksym, sizeof(ksym), "%s", s.ksym);
+	td_pipeline_get_stats(pl, &st);
+	if (!*held)
+		*held = st.sym.held_bytes;
+	assert_true(st.sym.held_bytes > 0);
+	assert_int_equal(st.sym.held_bytes, *held);
 
-		td_pipeline_housekeeping(pl);
-		td_pipeline_get_stats(pl, &st);
-		assert_int_equal(st.sym.restarts, bound == 1);
-		if (bound == 1)
-			assert_int_equal(st.sym.held_bytes, 0);
-		feed(pl, getpid(), ips, 2);
-		assert_string_equal(s.usym, "test_pipeline_marker");
-		assert_string_equal(s.ksym, ksym);
-		if (bound == 1) {
-			assert_int_not_equal(s.kid, kid);
-			assert_int_not_equal(s.uid, uid);
-		} else {
-			assert_int_equal(s.kid, kid);
-			assert_int_equal(s.uid, uid);
-		}
-		td_pprof_stats(pp, &ps);
-		assert_int_equal(ps.events, 2);
-		assert_int_equal(ps.samples, 1);
-		/* Past the bound again: not before a minute has passed. */
-		td_pipeline_set_now(pl, 5ULL * 1000000000);
-		td_pipeline_housekeeping(pl);
-		td_pipeline_get_stats(pl, &st);
-		assert_int_equal(st.sym.restarts, bound == 1);
-		td_pipeline_set_now(pl, 66ULL * 1000000000);
-		td_pipeline_housekeeping(pl);
-		td_pipeline_get_stats(pl, &st);
-		assert_int_equal(st.sym.restarts, bound == 1 ? 2 : 0);
-		td_pipeline_free(pl);
-		td_pprof_free(pp);
-	}
+	td_pipeline_housekeeping(pl);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.sym.restarts, restarts);
+	assert_int_equal(st.sym.held_bytes, restarts ? 0 : *held);
+	feed(pl, getpid(), ips, 2);
+	assert_string_equal(s.usym, "test_pipeline_marker");
+	assert_string_equal(s.ksym, ksym);
+	assert_true(restarts ? s.kid != kid && s.uid != uid : s.kid == kid && s.uid == uid);
+	td_pprof_stats(pp, &ps);
+	assert_int_equal(ps.events, 2);
+	assert_int_equal(ps.samples, 1);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.sym.held_bytes, *held);
+
+	/* Past the bound again 4 s later: at once only if four times past it. */
+	td_pipeline_set_now(pl, 5ULL * 1000000000);
+	td_pipeline_housekeeping(pl);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.sym.restarts, restarts ? 1 + (*held / 4 >= bound) : 0);
+	/* A minute later: again. */
+	feed(pl, getpid(), ips, 2);
+	td_pipeline_set_now(pl, 66ULL * 1000000000);
+	td_pipeline_housekeeping(pl);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.sym.restarts, restarts ? 2 + (*held / 4 >= bound) : 0);
+	td_pipeline_free(pl);
+	td_pprof_free(pp);
 	tep_free(tep);
+}
+
+static void test_live_sym_restart(void **state)
+{
+	uint64_t held = 0;
+
+	(void)state;
+	sym_restart(0, &held);
+	sym_restart(held, &held);		/* reached, not passed */
+	sym_restart(held / 2, &held);		/* twice the bound: the minute waited for */
+	sym_restart(held / 8, &held);		/* eight times: not */
 }
 
 /*

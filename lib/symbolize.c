@@ -591,9 +591,8 @@ fail:
 uint64_t td_sym_held_bytes(const struct td_symbolizer *sym)
 {
 	uint64_t bytes = sym->stats.string_bytes + sym->object_bytes;
-	const struct symtab *st;
-
 	const struct old_ksyms *o;
+	const struct symtab *st;
 
 	bytes += sym->fileids.nr * sizeof(struct fres);
 	for (st = sym->all_symtabs; st; st = st->next_all)

@@ -166,10 +166,9 @@ static struct td_file *new_file(uint32_t id, const uint8_t *build_id, unsigned i
 {
 	static const char hex[] = "0123456789abcdef";
 	struct td_file *f;
-	char *p, *h;
 	unsigned int i;
-
 	struct entry *e;
+	char *p, *h;
 
 	e = calloc(1, sizeof(*e) + path_len + 1 + 2 * TD_FILE_BUILD_ID_MAX + 1);
 	if (!e)

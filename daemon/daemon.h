@@ -63,7 +63,7 @@ struct td_daemon {
 	uint64_t trace_now;		/* trace clock at the last drain, ns */
 	uint64_t last_stats_ns;		/* CLOCK_MONOTONIC of the last --stats-interval report */
 	uint64_t last_housekeeping_ns;
-	uint64_t sym_restarts, kernel_reloads;	/* as last said (housekeeping()) */
+	uint64_t sym_restarts;		/* said so far (housekeeping()) */
 };
 
 /* Set up, run until told to stop, tear down. Returns an exit status. */

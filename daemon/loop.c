@@ -362,19 +362,15 @@ static void warn_lost(struct td_daemon *d, uint64_t now_ns, bool final)
 /* The pipeline's, and what it did that a user should hear of. */
 static void housekeeping(struct td_daemon *d)
 {
-	struct td_pipeline_stats st;
+	unsigned int did = td_pipeline_housekeeping(d->pl);
 
-	td_pipeline_housekeeping(d->pl);
-	td_pipeline_get_stats(d->pl, &st);
-	if (st.sym.restarts > d->sym_restarts)
+	if (did & TD_HK_SYM_RESTARTED)
 		td_notice("the symbolizer held more than symbols_max_mb (%" PRIu64 " MiB): what it "
 			  "read of files is freed and read again as frames need it (restart %" PRIu64
-			  ")", d->cfg->symbols_max_mb, st.sym.restarts);
-	if (st.sym.kernel_reloads > d->kernel_reloads)
+			  ")", d->cfg->symbols_max_mb, ++d->sym_restarts);
+	if (did & TD_HK_KSYMS_RELOADED)
 		td_info("kernel symbols changed (a module or BPF program loaded or unloaded): "
 			"/proc/kallsyms read again");
-	d->sym_restarts = st.sym.restarts;
-	d->kernel_reloads = st.sym.kernel_reloads;
 }
 
 static void tick(struct td_daemon *d)

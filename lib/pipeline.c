@@ -762,15 +762,16 @@ static void forget(int tgid, void *arg)
 		td_sym_forget(pl->jit_sym, tgid);
 }
 
-void td_pipeline_housekeeping(struct td_pipeline *pl)
+unsigned int td_pipeline_housekeeping(struct td_pipeline *pl)
 {
 	/* The one that names, or the one that only copies a recording's perf maps. */
 	struct td_symbolizer *sym = pl->sym ? pl->sym : pl->jit_sym;
+	unsigned int did = 0;
 	uint64_t held;
 
 	td_tgid_sweep(pl->tgid, forget, pl);
 	if (!sym)
-		return;
+		return 0;
 	/* JIT code looked up before its perf map line was written. */
 	if (pl->sym)
 		td_sym_jit_recheck(pl->sym);
@@ -782,8 +783,11 @@ void td_pipeline_housekeeping(struct td_pipeline *pl)
 	if (pl->sym && pl->cfg.live && !pl->cfg.hooks.kernel_sym &&
 	    pl->now_ns >= pl->ksyms_check_ns + KSYMS_CHECK_NS) {
 		pl->ksyms_check_ns = pl->now_ns;
-		if (td_sym_kernel_reload(pl->sym) > 0 && pl->memo)
-			td_memo_clear(pl->memo);
+		if (td_sym_kernel_reload(pl->sym) > 0) {
+			did |= TD_HK_KSYMS_RELOADED;
+			if (pl->memo)
+				td_memo_clear(pl->memo);
+		}
 	}
 	/*
 	 * Between events: no frame is in flight. The memo's stacks hold the
@@ -797,12 +801,13 @@ void td_pipeline_housekeeping(struct td_pipeline *pl)
 	if (held <= pl->cfg.sym_max_bytes ||
 	    (pl->sym_restart_ns && pl->now_ns - pl->sym_restart_ns < SYM_RESTART_MIN_NS &&
 	     held / 4 < pl->cfg.sym_max_bytes))
-		return;
+		return did;
 	if (td_sym_restart(sym))
-		return;
+		return did;
 	pl->sym_restart_ns = pl->now_ns ? pl->now_ns : 1;
 	if (pl->memo)
 		td_memo_clear(pl->memo);
+	return did | TD_HK_SYM_RESTARTED;
 }
 
 void td_pipeline_get_stats(const struct td_pipeline *pl, struct td_pipeline_stats *st)

@@ -247,14 +247,20 @@ void td_pipeline_flush(struct td_pipeline *pl);
 
 /* Monotonic time (ns) for cache ages; set once per batch, not read per event. */
 void td_pipeline_set_now(struct td_pipeline *pl, uint64_t mono_ns);
+/* What td_pipeline_housekeeping() did, for its caller to say so. */
+#define TD_HK_SYM_RESTARTED	0x1	/* the symbolizer started again */
+#define TD_HK_KSYMS_RELOADED	0x2	/* kallsyms changed and was read again */
+
 /*
  * Every few seconds: forget processes that exited (their caches go), read
  * again the perf maps that lacked a JIT frame's line, start the
  * symbolizer again past cfg.sym_max_bytes (its stacks named so far are
  * named anew; stats.sym.restarts), and, live, once a minute read kallsyms
- * again (td_sym_kernel_reload(); stats.sym.kernel_reloads).
+ * again (td_sym_kernel_reload(); stats.sym.kernel_reloads). Returns the
+ * TD_HK_* of what it did, 0 for nothing (or a restart out of memory: tried
+ * again next time).
  */
-void td_pipeline_housekeeping(struct td_pipeline *pl);
+unsigned int td_pipeline_housekeeping(struct td_pipeline *pl);
 
 void td_pipeline_get_stats(const struct td_pipeline *pl, struct td_pipeline_stats *st);
 /*

@@ -634,7 +634,7 @@ static void sym_restart(uint64_t bound, uint64_t *held)
 	assert_true(st.sym.held_bytes > 0);
 	assert_int_equal(st.sym.held_bytes, *held);
 
-	td_pipeline_housekeeping(pl);
+	assert_int_equal(td_pipeline_housekeeping(pl), restarts ? TD_HK_SYM_RESTARTED : 0);
 	td_pipeline_get_stats(pl, &st);
 	assert_int_equal(st.sym.restarts, restarts);
 	assert_int_equal(st.sym.held_bytes, restarts ? 0 : *held);
@@ -650,13 +650,14 @@ static void sym_restart(uint64_t bound, uint64_t *held)
 
 	/* Past the bound again 4 s later: at once only if four times past it. */
 	td_pipeline_set_now(pl, 5ULL * 1000000000);
-	td_pipeline_housekeeping(pl);
+	assert_int_equal(td_pipeline_housekeeping(pl),
+			 restarts && *held / 4 >= bound ? TD_HK_SYM_RESTARTED : 0);
 	td_pipeline_get_stats(pl, &st);
 	assert_int_equal(st.sym.restarts, restarts ? 1 + (*held / 4 >= bound) : 0);
 	/* A minute later: again. */
 	feed(pl, getpid(), ips, 2);
 	td_pipeline_set_now(pl, 66ULL * 1000000000);
-	td_pipeline_housekeeping(pl);
+	assert_int_equal(td_pipeline_housekeeping(pl), restarts ? TD_HK_SYM_RESTARTED : 0);
 	td_pipeline_get_stats(pl, &st);
 	assert_int_equal(st.sym.restarts, restarts ? 2 + (*held / 4 >= bound) : 0);
 	td_pipeline_free(pl);
@@ -708,7 +709,7 @@ static void test_live_copy_only_restart(void **state)
 	td_pipeline_get_stats(pl, &st);
 	assert_true(st.sym.held_bytes > 100 * 10);
 	assert_int_equal(st.sym.jit_maps_saved, 1);
-	td_pipeline_housekeeping(pl);
+	assert_int_equal(td_pipeline_housekeeping(pl), TD_HK_SYM_RESTARTED);
 	td_pipeline_get_stats(pl, &st);
 	assert_int_equal(st.sym.restarts, 1);
 	assert_int_equal(st.sym.held_bytes, 0);
@@ -758,13 +759,14 @@ static void test_live_kallsyms_reload(void **state)
 	assert_non_null(f);
 	fputs("ffffffff81000008 T kfn_new\n", f);
 	fclose(f);
-	td_pipeline_housekeeping(pl);
+	/* Read again only once a minute. */
+	assert_int_equal(td_pipeline_housekeeping(pl), 0);
 	feed(pl, getpid(), ips, 1);
 	assert_string_equal(s.ksym, "kfn_old");
 	assert_int_equal(s.kid, kid);
 
 	td_pipeline_set_now(pl, td_mono_ns() + 61ULL * 1000000000);
-	td_pipeline_housekeeping(pl);
+	assert_int_equal(td_pipeline_housekeeping(pl), TD_HK_KSYMS_RELOADED);
 	feed(pl, getpid(), ips, 1);
 	assert_string_equal(s.ksym, "kfn_new");
 	assert_int_not_equal(s.kid, kid);

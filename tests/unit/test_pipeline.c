@@ -677,6 +677,20 @@ static void test_live_sym_restart(void **state)
 }
 
 /*
+ * A failed assertion leaves a test at once: the perf map it wrote as this
+ * process's must not stay in /tmp.
+ */
+static int remove_own_perf_map(void **state)
+{
+	char path[64];
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
+	unlink(path);
+	return 0;
+}
+
+/*
  * A recording that names nothing still copies the JITs' perf maps, and
  * holds their names: cfg.sym_max_bytes bounds that symbolizer too.
  */
@@ -1795,8 +1809,8 @@ int main(void)
 		cmocka_unit_test(test_live_names_this_process),
 		cmocka_unit_test(test_live_sym_restart),
 		cmocka_unit_test(test_live_kallsyms_reload),
-		cmocka_unit_test(test_live_copy_only_restart),
-		cmocka_unit_test(test_live_jit_line_late),
+		cmocka_unit_test_teardown(test_live_copy_only_restart, remove_own_perf_map),
+		cmocka_unit_test_teardown(test_live_jit_line_late, remove_own_perf_map),
 		cmocka_unit_test(test_live_files_no_maps),
 		cmocka_unit_test(test_library_sinks),
 		cmocka_unit_test(test_many_event_kinds),

@@ -32,14 +32,16 @@ static long long file_size(FILE *f)
 	return st.st_size;
 }
 
-static int open_json(struct td_outputs *o, bool append)
+/* @quiet: a failure is the caller's to say. */
+static int open_json(struct td_outputs *o, bool append, bool quiet)
 {
 	if (is_stdout(o->json_path)) {
 		o->js.f = stdout;
 	} else {
 		o->js.f = fopen(o->json_path, append ? "ae" : "we");
 		if (!o->js.f) {
-			td_err("cannot open output %s: %s", o->json_path, strerror(errno));
+			if (!quiet)
+				td_err("cannot open output %s: %s", o->json_path, strerror(errno));
 			return -1;
 		}
 	}
@@ -197,7 +199,7 @@ int td_outputs_open(struct td_outputs *o, const struct td_config *cfg)
 		o->js.jw = td_json_writer_new(cfg->json_layout, 0);
 		if (!o->js.jw)
 			td_err("out of memory");
-		if (!o->js.jw || open_json(o, o->append))
+		if (!o->js.jw || open_json(o, o->append, false))
 			goto fail;
 	}
 	return 0;
@@ -272,6 +274,7 @@ static void json_drop(struct td_outputs *o, int err)
 		return;
 	o->json_said_ns = now;
 	o->json_said = true;
+	o->json_said_lost = o->json_dropped + o->js.failed;
 	td_err("cannot write %s: %s: %" PRIu64 " event lines dropped (%" PRIu64 " in all)%s",
 	       json_name(o), strerror(-err), streak,
 	       o->json_dropped + o->js.failed,
@@ -280,18 +283,40 @@ static void json_drop(struct td_outputs *o, int err)
 	       ", and the file could not be cut back: a line may be cut short");
 }
 
+/*
+ * The JSON file could not be opened again (SIGHUP; its directory gone, the
+ * disk full): tried again at every tick, quietly, and its events counted
+ * as failed writes meanwhile (the sink has no stream).
+ */
+static void json_retry_open(struct td_outputs *o)
+{
+	if (open_json(o, true, true))
+		return;
+	o->json_lost_file = false;
+	o->json_said_lost = o->json_dropped + o->js.failed;
+	td_notice("%s: open again, writing (%" PRIu64 " event lines dropped so far)",
+		  json_name(o), o->json_said_lost);
+}
+
 void td_outputs_flush(struct td_outputs *o)
 {
 	int err;
 
+	if (o->json_lost_file)
+		json_retry_open(o);
 	if (!o->js.f || o->json_broken)
 		return;
 	errno = 0;
 	/* An error of a write within the tick counts too: stdio may have dropped bytes. */
 	if (!fflush(o->js.f) && !ferror(o->js.f)) {
-		if (o->json_failing && o->json_said)
+		/* Recovered only once lines went out: nothing to write proves nothing. */
+		if (o->json_failing && o->js.written == o->json_flushed)
+			return;
+		if (o->json_failing && o->json_said) {
+			o->json_said_lost = o->json_dropped + o->js.failed;
 			td_notice("%s: writing again (%" PRIu64 " event lines dropped so far)",
-				  json_name(o), o->json_dropped + o->js.failed);
+				  json_name(o), o->json_said_lost);
+		}
 		o->json_said &= !o->json_failing;
 		o->json_failing = false;
 		o->js.error = 0;
@@ -441,8 +466,15 @@ int td_outputs_reopen(struct td_outputs *o)
 		}
 		o->js.f = NULL;
 		td_json_writer_reset(o->js.jw);
-		if (open_json(o, true))
+		if (open_json(o, true, true)) {
+			td_err("cannot open output %s: %s (tried again at every tick; event lines "
+			       "dropped meanwhile, counted as write errors)", o->json_path,
+			       strerror(errno));
+			if (!o->flush_error)
+				o->flush_error = -errno;
+			o->json_lost_file = true;
 			ret = -1;
+		}
 	}
 	if (write_accumulated(o, false))
 		ret = -1;
@@ -456,11 +488,20 @@ int td_outputs_close(struct td_outputs *o)
 	if (td_outputs_end_profiles(o))
 		ret = -1;
 
+	if (o->json_lost_file) {
+		td_err("%s: could not be opened again: %" PRIu64 " event lines dropped in all",
+		       json_name(o), o->json_dropped + o->js.failed);
+		ret = -1;
+	}
 	if (o->js.f) {
 		/* A failed last write leaves the file whole, said once. */
 		td_outputs_flush(o);
 		if (o->json_failing)
 			ret = -1;
+		/* Drops not said since the last word (said at most once a minute). */
+		if (o->json_dropped + o->js.failed > o->json_said_lost)
+			td_err("%s: %" PRIu64 " event lines dropped in all (write errors)",
+			       json_name(o), o->json_dropped + o->js.failed);
 		if (is_stdout(o->json_path)) {
 			if (fflush(o->js.f) && errno != EPIPE) {
 				td_err("error writing stdout: %s", strerror(errno));

@@ -54,6 +54,8 @@ struct td_outputs {
 	bool json_failing;		/* dropping since the last good flush */
 	bool json_said;			/* a drop was said, and no recovery since */
 	uint64_t json_said_ns;		/* when (monotonic): said at most once a minute */
+	uint64_t json_said_lost;	/* lines dropped as last said (a drop or recovery) */
+	bool json_lost_file;		/* reopening failed: js.f NULL, tried every tick */
 };
 
 /* Open or check every configured output. Returns 0 or -1 (message printed). */

@@ -12,8 +12,11 @@ static int json_write(void *priv, const struct td_resolved *r)
 	struct td_json_sink *js = priv;
 	int ret;
 
-	if (!js->f)
-		return 0;
+	/* No stream to write to (a file that could not be reopened): lost, and counted. */
+	if (!js->f) {
+		js->failed++;
+		return -EBADF;
+	}
 	ret = td_json_writer_write(js->jw, js->f, r);
 	if (!ret) {
 		js->written++;

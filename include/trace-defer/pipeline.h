@@ -161,7 +161,8 @@ struct td_sink_ops {
  * td_folded_sink_ops' priv is a struct td_folded, td_pprof_sink_ops' a
  * struct td_pprof, td_json_sink_ops' a struct td_json_sink: a JSON writer
  * and the stream it writes to (which the caller may change between events,
- * e.g. after reopening a rotated file).
+ * e.g. after reopening a rotated file; NULL: events fail with -EBADF,
+ * counted in failed, as when a reopen failed).
  */
 struct td_json_sink {
 	struct td_json_writer *jw;

@@ -78,9 +78,43 @@ rc=$?
 grep 'cannot write' "$SCRATCH/r.err" | sed 's/^/    /'
 check "report into a full disk exits 1 (got $rc)" [ "$rc" = 1 ]
 check "... says so" grep -q "cannot write $FULL/r.jsonl: No space left on device" "$SCRATCH/r.err"
+check "... and never that it writes again: nothing went out since" \
+	[ "$(grep -c "writing again" "$SCRATCH/r.err")" = 0 ]
 check "... and leaves whole lines only" [ "$(bad_lines "$FULL/r.jsonl")" = 0 ]
 cp "$FULL/r.jsonl" "$SCRATCH/r.jsonl"
 check "... whose stack ids are all defined" resolve "$SCRATCH/r.jsonl"
+
+# logrotate's SIGHUP finds the JSON file's directory gone (moved, not made
+# again yet): events are counted as write errors, the file is opened again
+# at a tick once the directory is back, and the run exits 1.
+umount "$FULL"
+mkdir -p "$SCRATCH/rot/d"
+td_bg -d 6 -o "$SCRATCH/rot/d/e.jsonl" --stats-interval 0 2>"$SCRATCH/rot.err"
+check "tracing to be rotated" wait_tracing
+sleep 1
+mv "$SCRATCH/rot/d" "$SCRATCH/rot/old"
+kill -HUP "$D"
+sleep 1.5
+mkdir "$SCRATCH/rot/d"
+sleep 1.5
+kill -HUP "$D"
+check "exits once the rotation failed (got ${WAIT_RC:-none})" wait_exit "$D" 100
+check "... with status 1" [ "${WAIT_RC:-0}" = 1 ]
+grep -E 'cannot open|open again' "$SCRATCH/rot.err" | sed 's/^/    /'
+check "says the reopen failed" grep -q "cannot open output $SCRATCH/rot/d/e.jsonl" "$SCRATCH/rot.err"
+check "... and when the file is open again" grep -q "e.jsonl: open again, writing" "$SCRATCH/rot.err"
+rot_lines=$(grep -c '"type":"event"' "$SCRATCH/rot/d/e.jsonl")
+check "the new file got events after the gap ($rot_lines)" [ "${rot_lines:-0}" -gt 0 ]
+errors=$(counter "$SCRATCH/rot.err" write_errors)
+emitted=0
+for s in stitched inplace no_user user_lost unwind_failed; do
+	emitted=$((emitted + $(counter "$SCRATCH/rot.err" "$s")))
+done
+written=$(counter "$SCRATCH/rot.err" written)
+events=$(cat "$SCRATCH/rot/old/e.jsonl" "$SCRATCH/rot/d/e.jsonl" | grep -c '"type":"event"')
+check "events of the gap are write_errors ($errors), written the rest ($written = $events)" \
+	test "${errors:-0}" -gt 0 -a "$written" = "$events" -a $((written + errors)) = "$emitted"
+mount -t tmpfs -o size=64k tmpfs "$FULL"
 
 # Files written whole at exit (pprof, folded): on a full disk the one
 # already there (from an earlier run, or SIGHUP) stays as it was, not cut.

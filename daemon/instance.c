@@ -276,12 +276,83 @@ static int destroy(struct tracefs_instance *tfs, const char *name)
 	return -1;
 }
 
-/* Scrub and remove an existing instance we did not open in this process. */
+/*
+ * A process (not us) with a file of instance @name open: its pid, its name
+ * in @comm; 0 if none is found. A reader holds the trace_pipe_raw files of
+ * its instance open for as long as it runs, whatever lock file it took: a
+ * daemon started with another run directory, or whose lock file was
+ * deleted, must not have its tracing turned off under it. Links read as
+ * the file was opened, through whichever mount of tracefs.
+ */
+static int instance_user(const char *name, char *comm, size_t size)
+{
+	char needle[NAME_MAX + 32];
+	struct dirent *pd, *fd_ent;
+	DIR *proc, *fds;
+	int found = 0;
+
+	snprintf(needle, sizeof(needle), "/instances/%s/", name);
+	proc = opendir("/proc");
+	while (proc && !found && (pd = readdir(proc))) {
+		char dir[64];
+		int pid = atoi(pd->d_name);
+
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+		fds = opendir(dir);
+		while (fds && !found && (fd_ent = readdir(fds))) {
+			char link[PATH_MAX], target[PATH_MAX];
+			ssize_t n;
+
+			if (fd_ent->d_name[0] == '.')
+				continue;
+			snprintf(link, sizeof(link), "%s/%s", dir, fd_ent->d_name);
+			n = readlink(link, target, sizeof(target) - 1);
+			if (n <= 0)
+				continue;
+			target[n] = '\0';
+			if (strstr(target, needle))
+				found = pid;
+		}
+		if (fds)
+			closedir(fds);
+	}
+	if (proc)
+		closedir(proc);
+	if (found) {
+		char path[64];
+		FILE *f;
+
+		snprintf(comm, size, "?");
+		snprintf(path, sizeof(path), "/proc/%d/comm", found);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(comm, size, f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+	}
+	return found;
+}
+
+/*
+ * Scrub and remove an existing instance we did not open in this process,
+ * unless a live process reads it.
+ */
 static int remove_existing(const char *name)
 {
 	struct tracefs_instance *tfs;
-	int ret;
+	char comm[32];
+	int ret, user;
 
+	user = instance_user(name, comm, sizeof(comm));
+	if (user) {
+		td_err("tracefs instance '%s' is in use: pid %d (%s) has its files open; not "
+		       "touching it (a trace-defer of another run directory? stop it first)",
+		       name, user, comm);
+		return -1;
+	}
 	tfs = tracefs_instance_alloc(NULL, name);
 	if (!tfs) {
 		td_err("cannot access tracefs instance '%s': %s", name, strerror(errno));
@@ -308,6 +379,16 @@ int td_instance_open(struct td_instance *inst, const char *run_dir, const char *
 	if (inst->lock_fd < 0)
 		goto fail;
 	if (tracefs_instance_exists(name)) {
+		char comm[32];
+		int user = instance_user(name, comm, sizeof(comm));
+
+		if (user) {
+			td_err("a tracefs instance named '%s' exists and is in use: pid %d (%s) has "
+			       "its files open (%s records no owner: a trace-defer of another run "
+			       "directory?); choose another name with --instance", name, user, comm,
+			       inst->lock_path);
+			goto fail;
+		}
 		if (!prev_pid) {
 			td_err("a tracefs instance named '%s' exists but was not made by trace-defer "
 			       "(%s records no owner): remove it with 'trace-defer --cleanup -i %s' "

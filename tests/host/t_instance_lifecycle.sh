@@ -32,6 +32,24 @@ check "refusal says who holds it" grep -q "in use by a running trace-defer (pid 
 check "first daemon's instance still there" instance_exists
 check "first daemon still tracing" [ "$(cat "$TRACEFS/instances/$NAME/tracing_on")" = 1 ]
 
+# --- The same name from another run directory (no lock to see): a second
+# daemon and --cleanup both find the instance read by a live process and
+# leave it alone; before, --cleanup turned its tracing off under it.
+"$TD" -i "$NAME" --run-dir "$SCRATCH/run2" -d 1 -o /dev/null 2>"$SCRATCH/other.err"
+rc=$?
+check "other run dir: second daemon refused with status 3 (got $rc)" [ "$rc" = 3 ]
+check "... saying which process reads it" grep -q "is in use: pid $D (trace-defer)" \
+	"$SCRATCH/other.err"
+"$TD" -i "$NAME" --run-dir "$SCRATCH/run2" --cleanup 2>"$SCRATCH/other-clean.err"
+rc=$?
+check "other run dir: --cleanup refuses with status 3 (got $rc)" [ "$rc" = 3 ]
+check "... saying which process reads it" grep -q "is in use: pid $D (trace-defer)" \
+	"$SCRATCH/other-clean.err"
+check "first daemon still tracing after both" \
+	[ "$(cat "$TRACEFS/instances/$NAME/tracing_on")" = 1 ]
+check "... its events still enabled" \
+	[ "$(cat "$TRACEFS/instances/$NAME/events/enable")" != 0 ]
+
 # --- SIGUSR1 and SIGHUP on the first daemon.
 for i in $(seq 50); do [ -s "$SCRATCH/first.jsonl" ] && break; sleep 0.1; done
 mv "$SCRATCH/first.jsonl" "$SCRATCH/first.jsonl.1"

@@ -17,6 +17,7 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define TD_MAX_EVENTS	256
 #define TD_MAX_PIDS	1024
+#define PROFILE_MIN_MEM_KB	16	/* profile_max_mem_kb, when not 0 */
 
 static const char *const mode_names[] = {
 	[TD_MODE_AUTO] = "auto",
@@ -424,14 +425,33 @@ int td_config_set(struct td_config *cfg, const char *key, const char *value, con
 		return set_string(&cfg->pprof, value, where, key);
 	if (!strcmp(key, "profile_dir"))
 		return set_string(&cfg->profile_dir, value, where, key);
-	if (!strcmp(key, "profile_interval"))
-		return parse_seconds(value, &cfg->profile_interval, where, key);
+	if (!strcmp(key, "profile_interval")) {
+		if (parse_seconds(value, &cfg->profile_interval, where, key))
+			return -1;
+		if (cfg->profile_interval < 0.01) {
+			td_err("%s: %s: must be at least 0.01 s", where, key);
+			return -1;
+		}
+		return 0;
+	}
 	if (!strcmp(key, "profile_folded"))
 		return parse_bool(value, &cfg->profile_folded, where, key);
 	if (!strcmp(key, "profile_keep"))
 		return parse_u64(value, 0, 1ULL << 20, &cfg->profile_keep, where, key);
-	if (!strcmp(key, "profile_max_mem_kb"))
-		return parse_u64(value, 0, 1ULL << 40, &cfg->profile_max_mem_kb, where, key);
+	if (!strcmp(key, "profile_max_mem_kb")) {
+		if (parse_u64(value, 0, 1ULL << 40, &cfg->profile_max_mem_kb, where, key))
+			return -1;
+		/*
+		 * An interval's empty tables take about 6 KiB: a bound near that
+		 * cut an interval (a file written, fsync'ed) at every event.
+		 */
+		if (cfg->profile_max_mem_kb && cfg->profile_max_mem_kb < PROFILE_MIN_MEM_KB) {
+			td_err("%s: %s: must be 0 (no bound) or at least %d: an interval's empty "
+			       "tables take about 6 KiB", where, key, PROFILE_MIN_MEM_KB);
+			return -1;
+		}
+		return 0;
+	}
 	if (!strcmp(key, "profile_max_kb"))
 		return parse_u64(value, 0, 1ULL << 40, &cfg->profile_max_kb, where, key);
 	if (!strcmp(key, "symbolize"))

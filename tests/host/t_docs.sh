@@ -31,6 +31,7 @@ for k in $keys; do
 	run_dir | debug_dir) v="/tmp" ;;
 	output | folded | flamegraph | pprof | profile_dir) v="/tmp/x" ;;
 	verbosity) v="1" ;;
+	profile_max_mem_kb) v="64" ;;
 	*) v="5" ;;
 	esac
 	printf '%s = %s\n' "$k" "$v" >"$SCRATCH/k.conf"

@@ -139,6 +139,18 @@ static void test_values(void **state)
 	assert_int_equal(td_config_set(&c, "symbols_max_mb", "2000000000", "t"), -1);
 	assert_int_equal(c.symbols_max_mb, 64);
 
+	/* Near an interval's empty tables (6 KiB) every event cut one. */
+	assert_int_equal(td_config_set(&c, "profile_max_mem_kb", "0", "t"), 0);
+	assert_int_equal(c.profile_max_mem_kb, 0);
+	assert_int_equal(td_config_set(&c, "profile_max_mem_kb", "16", "t"), 0);
+	assert_int_equal(c.profile_max_mem_kb, 16);
+	assert_int_equal(td_config_set(&c, "profile_max_mem_kb", "8", "f:3"), -1);
+	assert_non_null(strstr(err_text(), "f:3: profile_max_mem_kb: must be 0 (no bound) or at "
+				 "least 16"));
+	assert_int_equal(td_config_set(&c, "profile_interval", "0.01", "t"), 0);
+	assert_int_equal(td_config_set(&c, "profile_interval", "0", "f:4"), -1);
+	assert_non_null(strstr(err_text(), "f:4: profile_interval: must be at least 0.01 s"));
+
 	assert_int_equal(td_config_set(&c, "buffer_kb", "4096", "t"), 0);
 	assert_int_equal(c.buffer_kb, 4096);
 	assert_int_equal(td_config_set(&c, "buffer_kb", "-1", "t"), -1);

@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,6 +346,35 @@ static void on_fault(int sig)
 	(void)ignored;
 	(void)sig;
 	_exit(TD_EXIT_RUNTIME);
+}
+
+/*
+ * libtracecmd's warnings ("bad page read, ...") go to stderr from its own
+ * weak tracecmd_warning(), and the reader then stops reading that CPU's
+ * data: the events after are lost with no error returned. This one (the
+ * executable's, which the dynamic linker binds libtracecmd's calls to)
+ * says them as ours and counts those of the record reading, which end the
+ * report with status 1 (see summary()).
+ */
+static uint64_t lib_warnings;
+/* read_records() runs: warnings of its reads count (not those of the headers). */
+static bool reading_records;
+
+/* libtracecmd's, declared in no header it installs. */
+void tracecmd_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void tracecmd_warning(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	if (reading_records)
+		lib_warnings++;
+	td_warn("report: libtracecmd: %s", msg);
 }
 
 static void catch_faults(const char *path, bool on)
@@ -818,6 +848,7 @@ static int read_records(struct report *rp)
 	if (!next)
 		return -ENOMEM;
 	/* From the start again: first_pass() may have read every CPU to its end. */
+	reading_records = true;
 	for (cpu = 0; cpu < rp->nr_cpus; cpu++)
 		next[cpu] = tracecmd_read_cpu_first(rp->input, cpu);
 	while (!ret) {
@@ -836,6 +867,7 @@ static int read_records(struct report *rp)
 	for (cpu = 0; cpu < rp->nr_cpus; cpu++)
 		if (next[cpu])
 			tracecmd_free_record(next[cpu]);
+	reading_records = false;
 	free(next);
 	td_progress_done(&rp->progress);
 	return 0;
@@ -871,6 +903,13 @@ static void summary(struct report *rp)
 	if (rp->damaged) {
 		td_err("report: %s is damaged: %" PRIu64 " records reach past their sub-buffer "
 		       "(skipped)", rp->path, rp->damaged);
+		if (rp->exit_code == TD_EXIT_OK)
+			rp->exit_code = TD_EXIT_RUNTIME;
+	}
+	if (lib_warnings) {
+		td_err("report: %s is damaged: libtracecmd could not read all of it (%" PRIu64
+		       " warning(s) above); the events after a bad sub-buffer of a CPU are "
+		       "missing", rp->path, lib_warnings);
 		if (rp->exit_code == TD_EXIT_OK)
 			rp->exit_code = TD_EXIT_RUNTIME;
 	}

@@ -286,6 +286,26 @@ for cut in 4096 $((size / 2)) $((size - 100)); do
 	check "truncated to $cut bytes: status 1 (got $rc)" [ "$rc" = 1 ]
 	check "truncated to $cut bytes: says so" grep -q 'truncated or damaged' "$SCRATCH/e3"
 done
+# A sub-buffer whose header says more than a sub-buffer holds: libtracecmd
+# says "bad page read" and reads no more of that CPU. Before, the report
+# went on with what it had and exited 0.
+read -r dcpu_off dcpu_size < <(trace-cmd dump --flyrecord "$SCRATCH/x.dat" 2>/dev/null |
+	awk '/\[id, data offset and size\]/ { print $2, $3 }' | sort -k2,2n | tail -n 1)
+if [ "${dcpu_size:-0}" -ge 12288 ]; then
+	python3 -c 'import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+struct.pack_into("<Q", d, int(sys.argv[2]) + 4096 + 8, 0xfffff)
+open(sys.argv[3], "wb").write(d)' "$SCRATCH/x.dat" "$dcpu_off" "$SCRATCH/badpage.dat"
+	"$TD" report "$SCRATCH/badpage.dat" --json >/dev/null 2>"$SCRATCH/e6"
+	rc=$?
+	check "bad sub-buffer: status 1 (got $rc)" [ "$rc" = 1 ]
+	check "bad sub-buffer: says libtracecmd's warning as ours" \
+		grep -q 'report: libtracecmd: bad page read' "$SCRATCH/e6"
+	check "bad sub-buffer: says the file is damaged" \
+		grep -q 'badpage.dat is damaged: libtracecmd could not read all of it' "$SCRATCH/e6"
+else
+	fail "x.dat has no CPU with three sub-buffers to damage (${dcpu_size:-none} bytes)"
+fi
 "$TD" report 2>"$SCRATCH/e4"
 check "no file: status 2" [ $? = 2 ]
 "$TD" report "$SCRATCH/x.dat" --json -o "$SCRATCH/y.jsonl" 2>/dev/null

@@ -115,22 +115,25 @@ static int close_tmp(FILE *f, const char *tmp, const char *path, int ret)
 	return 0;
 }
 
-/* Fail now, not after a long capture, if a file written at exit cannot be. */
+/*
+ * Fail now, not after a long capture, if a file written at exit cannot be.
+ * Nothing is left at @path: an empty file there (after a crash, or a last
+ * write that failed) would read as a profile of nothing.
+ */
 static int check_writable(const char *path)
 {
+	struct stat st;
 	char *tmp;
 	FILE *f;
-	int fd;
 
 	if (is_stdout(path))
 		return 0;
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		td_err("cannot open output %s: %s", path, strerror(errno));
+	/* It is replaced by a rename(): only a directory there stops that. */
+	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+		td_err("cannot open output %s: %s", path, strerror(EISDIR));
 		return -1;
 	}
-	close(fd);
-	/* And its directory: the file is replaced through a temporary one there. */
+	/* Its directory: the file is replaced through a temporary one there. */
 	tmp = tmp_path(path);
 	f = tmp ? open_tmp(tmp) : NULL;
 	if (!f) {

@@ -196,4 +196,15 @@ check "a profile directory that is a file: exit 1, no instance left" \
 	[ $rc = 1 -a ! -d "$TRACEFS/instances/$NAME" ]
 check "... saying why" grep -q "profile directory" "$SCRATCH/e3"
 
+# Files written whole at exit do not exist before: a run that dies (here
+# SIGKILL) leaves no empty file that go tool pprof could not read.
+mkdir "$SCRATCH/whole"
+td_bg -d 30 --pprof "$SCRATCH/whole/w.pb.gz" -f "$SCRATCH/whole/w.folded" \
+	-F "$SCRATCH/whole/w.svg" 2>/dev/null
+check "tracing with whole-file outputs" wait_tracing
+check "no pprof, folded or SVG file while it runs" [ -z "$(ls -A "$SCRATCH/whole")" ]
+{ kill -KILL "$D"; wait "$D"; } 2>/dev/null
+check "none after SIGKILL either" [ -z "$(ls -A "$SCRATCH/whole")" ]
+"$TD" -i "$NAME" --run-dir "$RUN_DIR" --cleanup -q
+
 finish

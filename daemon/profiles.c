@@ -337,6 +337,35 @@ static void interval_stem(struct td_profiles *p, uint64_t real_ns, char *stem)
 	}
 }
 
+/*
+ * The directory was removed while we ran (a cleanup, a mistaken rm -rf):
+ * made again, as at start, rather than failing every interval until a
+ * restart. A directory made in its place by someone else is used as it is.
+ */
+static void dir_again(struct td_profiles *p)
+{
+	struct stat st;
+	int fd;
+
+	if (fstat(p->dirfd, &st) || st.st_nlink)
+		return;
+	if (mkdir(p->dir, 0750) && errno != EEXIST) {
+		td_err("profile directory %s was removed and cannot be made again: %s", p->dir,
+		       strerror(errno));
+		return;
+	}
+	fd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		td_err("cannot open profile directory %s: %s", p->dir, strerror(errno));
+		return;
+	}
+	close(p->dirfd);
+	p->dirfd = fd;
+	p->st.dir_made_again++;
+	td_warn("profile directory %s was removed: made again (the profiles in it are gone)",
+		p->dir);
+}
+
 static int cut(struct td_profiles *p, uint64_t mono_ns)
 {
 	uint64_t end_real = td_now_real_ns();
@@ -345,6 +374,8 @@ static int cut(struct td_profiles *p, uint64_t mono_ns)
 
 	if (p->events) {
 		size_t pb = 0, fb = 0;
+
+		dir_again(p);
 
 		interval_stem(p, p->start_real, stem);
 		if (write_tmp(p, stem, EXT_PPROF, true, end_real, &pb) ||

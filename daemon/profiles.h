@@ -35,6 +35,7 @@ struct td_profiles_stats {
 	uint64_t last_bytes;	/* of the last interval's pprof file */
 	uint64_t errors;	/* cuts that failed (message printed) */
 	uint64_t early;		/* intervals cut early: their tables hit profile_max_mem_kb */
+	uint64_t dir_made_again;	/* the directory was removed, and made again */
 };
 
 /*

@@ -196,6 +196,21 @@ check "a profile directory that is a file: exit 1, no instance left" \
 	[ $rc = 1 -a ! -d "$TRACEFS/instances/$NAME" ]
 check "... saying why" grep -q "profile directory" "$SCRATCH/e3"
 
+# The directory removed under a running daemon: made again at the next cut,
+# and the intervals after are written there.
+td_bg -e sched:sched_switch -d 4 --profile-dir "$SCRATCH/gone" --profile-interval 0.5 \
+	2>"$SCRATCH/gone.err"
+check "tracing into a profile directory to be removed" wait_tracing
+sleep 1.2
+rm -rf "$SCRATCH/gone"
+check "exits 0 after its directory was removed" wait_exit "$D" 100
+check "... with status 0 (got ${WAIT_RC:-none})" [ "${WAIT_RC:-1}" = 0 ]
+check "... saying it made the directory again" \
+	grep -q "profile directory $SCRATCH/gone was removed: made again" "$SCRATCH/gone.err"
+check "... counted (dir_made_again=1)" grep -q " dir_made_again=1" "$SCRATCH/gone.err"
+check "... and intervals written into it after" \
+	[ "$(ls "$SCRATCH/gone" 2>/dev/null | grep -c '^profile-.*\.pb\.gz$')" -ge 2 ]
+
 # Files written whole at exit do not exist before: a run that dies (here
 # SIGKILL) leaves no empty file that go tool pprof could not read.
 mkdir "$SCRATCH/whole"

@@ -464,9 +464,10 @@ int td_instance_cleanup(const char *run_dir, const char *name)
 		return -1;
 	if (tracefs_instance_exists(name)) {
 		ret = remove_existing(name);
+		/* Asked for, and it was there: said, as the names instance's removal is. */
 		if (!ret)
-			td_info("removed tracefs instance '%s'%s", name,
-				prev_pid ? "" : " (it had no trace-defer marker)");
+			td_notice("removed tracefs instance '%s'%s", name,
+				  prev_pid ? "" : " (it had no trace-defer marker)");
 	} else {
 		td_info("no tracefs instance '%s': nothing to clean", name);
 	}

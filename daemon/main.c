@@ -162,7 +162,7 @@ static void usage(FILE *f)
 "                         given on the command line override it\n"
 "      --cleanup          remove the instance left by a crashed run, then exit\n"
 "      --print-config     print the effective settings and exit\n"
-"  -q, --quiet            errors only\n"
+"  -q, --quiet            errors only (counters too with --stats-interval)\n"
 "  -v, --verbose          more messages (twice: debug)\n"
 "  -h, --help             this help\n"
 "  -V, --version          version\n"

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <event-parse.h>
+#include <kbuffer.h>
 #include <tracefs.h>
 
 #include <trace-defer/parse.h>
@@ -28,6 +29,16 @@ struct td_names {
 	struct tep_format_field *filename;
 	struct td_recorder *rec;
 	struct td_names_stats st;
+	/*
+	 * Each CPU's trace_pipe_raw, open for the whole run (NULL: could not
+	 * be opened, or gone): not opened again five times a second per CPU,
+	 * and the instance shows as in use to a --cleanup of another run
+	 * directory (instance.h).
+	 */
+	struct tracefs_cpu **cpus;
+	int nr_cpus;
+	void *page;
+	struct kbuffer *kbuf;
 	bool stopped;
 	bool warned;		/* a failed read was said */
 };
@@ -39,6 +50,55 @@ char *td_names_instance(const char *instance)
 	if (asprintf(&name, "%s-names", instance) < 0)
 		return NULL;
 	return name;
+}
+
+/* Every CPU's trace_pipe_raw, non-blocking. Returns 0 or -1 (printed). */
+static int open_readers(struct td_names *n)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	int page_size = 0, opened = 0;
+
+	n->nr_cpus = ncpu > 0 ? (int)ncpu : 1;
+	n->cpus = calloc(n->nr_cpus, sizeof(*n->cpus));
+	n->kbuf = kbuffer_alloc(KBUFFER_LSIZE_SAME_AS_HOST, KBUFFER_ENDIAN_SAME_AS_HOST);
+	if (!n->cpus || !n->kbuf) {
+		td_err("out of memory");
+		return -1;
+	}
+	for (int cpu = 0; cpu < n->nr_cpus; cpu++) {
+		/* A CPU that is not there has no buffer to read: skipped. */
+		n->cpus[cpu] = tracefs_cpu_open(n->inst.tfs, cpu, true);
+		if (!n->cpus[cpu])
+			continue;
+		opened++;
+		if (tracefs_cpu_read_size(n->cpus[cpu]) > page_size)
+			page_size = tracefs_cpu_read_size(n->cpus[cpu]);
+	}
+	if (!opened || page_size <= 0) {
+		td_err("cannot open the buffers of instance '%s': %s", n->inst.name,
+		       strerror(errno));
+		return -1;
+	}
+	n->page = malloc(page_size);
+	if (!n->page) {
+		td_err("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static void close_readers(struct td_names *n)
+{
+	for (int cpu = 0; n->cpus && cpu < n->nr_cpus; cpu++)
+		if (n->cpus[cpu])
+			tracefs_cpu_close(n->cpus[cpu]);
+	free(n->cpus);
+	n->cpus = NULL;
+	free(n->page);
+	n->page = NULL;
+	if (n->kbuf)
+		kbuffer_free(n->kbuf);
+	n->kbuf = NULL;
 }
 
 struct td_names *td_names_open(const struct td_config *cfg, struct tep_handle *tep,
@@ -63,6 +123,8 @@ struct td_names *td_names_open(const struct td_config *cfg, struct tep_handle *t
 	if (td_instance_open(&n->inst, cfg->run_dir, name) ||
 	    td_capture_setup_names(n->inst.tfs, cfg))
 		goto fail;
+	if (open_readers(n))
+		goto fail;
 	if (tracefs_trace_on(n->inst.tfs)) {
 		td_err("cannot turn tracing on in instance '%s': %s", name, strerror(errno));
 		goto fail;
@@ -75,20 +137,19 @@ fail:
 	return NULL;
 }
 
-static int one_exec(struct tep_event *event, struct tep_record *record, int cpu, void *arg)
+static void one_exec(struct td_names *n, struct tep_record *record)
 {
-	struct td_names *n = arg;
 	char comm[TD_COMM_LEN];
 	const char *file;
 	int len = 0;
 
-	if (event != n->exec)
-		return 0;
+	if (record->size < 2 || tep_find_event_by_record(n->tep, record) != n->exec)
+		return;
 	n->st.execs++;
-	file = tep_get_field_raw(NULL, event, n->filename->name, record, &len, 0);
+	file = tep_get_field_raw(NULL, n->exec, n->filename->name, record, &len, 0);
 	if (!file || len <= 0 || td_exec_comm(file, len, comm) <= 0) {
 		n->st.unnamed++;
-		return 0;
+		return;
 	}
 	switch (td_recorder_name(n->rec, tep_data_pid(n->tep, record), comm)) {
 	case 0:
@@ -100,18 +161,45 @@ static int one_exec(struct tep_event *event, struct tep_record *record, int cpu,
 	default:
 		n->st.failed++;
 	}
-	return 0;
+}
+
+/* The records of one sub-buffer the kernel wrote (trusted, unlike a file's). */
+static void read_page(struct td_names *n, int cpu)
+{
+	unsigned long long ts;
+	void *data;
+
+	if (kbuffer_load_subbuffer(n->kbuf, n->page) < 0)
+		return;
+	for (data = kbuffer_read_event(n->kbuf, &ts); data;
+	     data = kbuffer_next_event(n->kbuf, &ts)) {
+		struct tep_record rec = {
+			.ts = ts, .cpu = cpu, .data = data, .size = kbuffer_event_size(n->kbuf),
+		};
+
+		one_exec(n, &rec);
+	}
 }
 
 void td_names_read(struct td_names *n)
 {
-	if (!n || !n->inst.tfs)
+	if (!n || !n->cpus)
 		return;
-	if (tracefs_iterate_raw_events(n->tep, n->inst.tfs, NULL, 0, one_exec, n) < 0 &&
-	    !n->warned) {
-		td_warn("cannot read instance '%s': %s; programs that exit at once may stay "
-			"unnamed in the trace.dat", n->inst.name, strerror(errno));
+	for (int cpu = 0; cpu < n->nr_cpus; cpu++) {
+		int r = 0;
+
+		while (n->cpus[cpu] && (r = tracefs_cpu_read(n->cpus[cpu], n->page, true)) > 0)
+			read_page(n, cpu);
+		if (!n->cpus[cpu] || !r || errno == EAGAIN || errno == EINTR)
+			continue;
+		/* A CPU taken offline (ENODEV), or worse: that CPU's buffer is read no more. */
+		if (!n->warned)
+			td_warn("cannot read cpu %d of instance '%s': %s; programs that exit at "
+				"once there may stay unnamed in the trace.dat", cpu, n->inst.name,
+				strerror(errno));
 		n->warned = true;
+		tracefs_cpu_close(n->cpus[cpu]);
+		n->cpus[cpu] = NULL;
 	}
 }
 
@@ -158,6 +246,8 @@ int td_names_close(struct td_names *n)
 
 	if (!n)
 		return 0;
+	/* Before the instance: it cannot be removed while a file of it is open. */
+	close_readers(n);
 	ret = n->inst.name ? td_instance_close(&n->inst) : 0;
 	free(n);
 	return ret;

@@ -73,8 +73,18 @@ static int open_json(struct td_outputs *o, bool append, bool quiet)
  * Files written whole at exit and on SIGHUP (pprof, folded, SVG) go
  * through PATH.tmp.PID, renamed over PATH once complete: a failed write
  * (the disk full) leaves the last good file, not a cut one. Made with
- * O_EXCL and mode 0666 less the umask, as fopen() would.
+ * O_EXCL and mode 0666 less the umask, as fopen() would. A symbolic link
+ * is written through (its target replaced, the link kept), and what is
+ * not a regular file (a device such as /dev/null, a FIFO) is written in
+ * place: a rename() over it would put a file where the device was (we
+ * run as root).
  */
+struct whole {
+	FILE *f;
+	char *target;		/* @path, or the target of the link @path is */
+	char *tmp;		/* NULL: written in place */
+};
+
 static char *tmp_path(const char *path)
 {
 	char *tmp;
@@ -99,20 +109,106 @@ static FILE *open_tmp(const char *tmp)
 	return f;
 }
 
-/* Close @f, written to @tmp with result @ret (0 or -errno), and put it in place. */
-static int close_tmp(FILE *f, const char *tmp, const char *path, int ret)
+/*
+ * Where @path's bytes go: *@in_place when it is not a regular file. Returns
+ * the (malloc'ed) path to write, NULL with errno set: a link to nowhere, a
+ * directory, no memory.
+ */
+static char *whole_target(const char *path, bool *in_place)
 {
-	if (fclose(f) && !ret)
-		ret = errno ? -errno : -EIO;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret) {
-		td_err("cannot write %s: %s (the file there, if any, is left as it was)", path,
-		       strerror(-ret));
-		unlink(tmp);
-		return -1;
+	struct stat st;
+	char *target;
+
+	*in_place = false;
+	if (!lstat(path, &st) && S_ISLNK(st.st_mode)) {
+		/* /dev/stdout is a link to a pipe's /proc/self/fd/1, which has no real path. */
+		if (!stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+			*in_place = true;
+			return strdup(path);
+		}
+		target = realpath(path, NULL);
+		if (!target)
+			return NULL;
+	} else {
+		target = strdup(path);
+		if (!target)
+			return NULL;
+	}
+	if (stat(target, &st))
+		return target;		/* not there yet: made by the rename */
+	if (S_ISDIR(st.st_mode)) {
+		free(target);
+		errno = EISDIR;
+		return NULL;
+	}
+	*in_place = !S_ISREG(st.st_mode);
+	return target;
+}
+
+/*
+ * In place, a FIFO with no reader is an error, not a wait without end at
+ * exit: opened without blocking, then written blocking.
+ */
+static FILE *open_in_place(const char *target)
+{
+	int fd = open(target, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+		close(fd);
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f)
+		close(fd);
+	return f;
+}
+
+/* Returns 0 or -1 (message printed). */
+static int whole_open(const char *path, struct whole *w)
+{
+	bool in_place;
+
+	memset(w, 0, sizeof(*w));
+	w->target = whole_target(path, &in_place);
+	if (w->target && !in_place)
+		w->tmp = tmp_path(w->target);
+	if (!w->target || (!in_place && !w->tmp)) {
+		td_err("cannot write %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	w->f = in_place ? open_in_place(w->target) : open_tmp(w->tmp);
+	if (!w->f) {
+		td_err("cannot write %s: %s%s", path, strerror(errno),
+		       in_place && errno == ENXIO ? " (a FIFO nobody reads)" : "");
+		goto fail;
 	}
 	return 0;
+fail:
+	free(w->target);
+	free(w->tmp);
+	return -1;
+}
+
+/* Close @w, written with result @ret (0 or -errno), and put it in place. Returns 0 or -1. */
+static int whole_close(struct whole *w, const char *path, int ret)
+{
+	if (fclose(w->f) && !ret)
+		ret = errno ? -errno : -EIO;
+	if (!ret && w->tmp && rename(w->tmp, w->target))
+		ret = -errno;
+	if (ret && w->tmp)
+		td_err("cannot write %s: %s (the file there, if any, is left as it was)", path,
+		       strerror(-ret));
+	else if (ret)
+		td_err("cannot write %s: %s", path, strerror(-ret));
+	if (ret && w->tmp)
+		unlink(w->tmp);
+	free(w->target);
+	free(w->tmp);
+	return ret ? -1 : 0;
 }
 
 /*
@@ -122,29 +218,41 @@ static int close_tmp(FILE *f, const char *tmp, const char *path, int ret)
  */
 static int check_writable(const char *path)
 {
-	struct stat st;
-	char *tmp;
+	bool in_place;
+	char *target, *tmp;
 	FILE *f;
 
 	if (is_stdout(path))
 		return 0;
-	/* It is replaced by a rename(): only a directory there stops that. */
-	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
-		td_err("cannot open output %s: %s", path, strerror(EISDIR));
+	target = whole_target(path, &in_place);
+	if (!target) {
+		td_err("cannot open output %s: %s", path, strerror(errno));
 		return -1;
 	}
+	if (in_place) {
+		/* A FIFO's reader may come later: only the permission is checked. */
+		if (access(target, W_OK)) {
+			td_err("cannot open output %s: %s", path, strerror(errno));
+			free(target);
+			return -1;
+		}
+		free(target);
+		return 0;
+	}
 	/* Its directory: the file is replaced through a temporary one there. */
-	tmp = tmp_path(path);
+	tmp = tmp_path(target);
 	f = tmp ? open_tmp(tmp) : NULL;
 	if (!f) {
 		td_err("cannot write output %s: %s in its directory: %s", path,
 		       tmp ? "cannot create a file" : "out of memory", strerror(errno));
 		free(tmp);
+		free(target);
 		return -1;
 	}
 	fclose(f);
 	unlink(tmp);
 	free(tmp);
+	free(target);
 	return 0;
 }
 
@@ -379,21 +487,16 @@ void td_outputs_trace_span(struct td_outputs *o, uint64_t span_ns)
 
 static int write_pprof(struct td_outputs *o)
 {
-	char *tmp = tmp_path(o->pprof_path);
-	FILE *f = tmp ? open_tmp(tmp) : NULL;
 	struct td_pprof_stats st;
+	struct whole w;
 	int ret;
 
-	if (!f) {
-		td_err("cannot write %s: %s", o->pprof_path, strerror(tmp ? errno : ENOMEM));
-		free(tmp);
+	if (whole_open(o->pprof_path, &w))
 		return -1;
-	}
 	if (o->trace_span)
 		td_pprof_set_start(o->pprof, 0);
-	ret = td_pprof_write(o->pprof, f, o->trace_span ? o->span_ns : td_now_real_ns(), NULL);
-	ret = close_tmp(f, tmp, o->pprof_path, ret);
-	free(tmp);
+	ret = td_pprof_write(o->pprof, w.f, o->trace_span ? o->span_ns : td_now_real_ns(), NULL);
+	ret = whole_close(&w, o->pprof_path, ret);
 	td_pprof_stats(o->pprof, &st);
 	if (!ret && st.over_events)
 		td_notice("%s: %" PRIu64 " event(s) of new stacks counted as [memory_bound]: the "
@@ -405,28 +508,17 @@ static int write_pprof(struct td_outputs *o)
 static int write_file(const char *path, const struct td_folded *fo, bool svg)
 {
 	struct td_flamegraph_opts opts = { .title = "trace-defer" };
-	char *tmp = NULL;
-	FILE *f;
+	struct whole w;
 	int ret;
 
-	if (is_stdout(path)) {
-		f = stdout;
-	} else {
-		tmp = tmp_path(path);
-		f = tmp ? open_tmp(tmp) : NULL;
-		if (!f) {
-			td_err("cannot write %s: %s", path, strerror(tmp ? errno : ENOMEM));
-			free(tmp);
+	if (!is_stdout(path)) {
+		if (whole_open(path, &w))
 			return -1;
-		}
+		ret = svg ? td_flamegraph_write(fo, w.f, &opts) : td_folded_write(fo, w.f);
+		return whole_close(&w, path, ret);
 	}
-	ret = svg ? td_flamegraph_write(fo, f, &opts) : td_folded_write(fo, f);
-	if (tmp) {
-		ret = close_tmp(f, tmp, path, ret);
-		free(tmp);
-		return ret;
-	}
-	if (fflush(f) && !ret)
+	ret = svg ? td_flamegraph_write(fo, stdout, &opts) : td_folded_write(fo, stdout);
+	if (fflush(stdout) && !ret)
 		ret = -errno;
 	if (ret) {
 		td_err("cannot write %s: %s", path, strerror(-ret));

@@ -315,6 +315,30 @@ check "text and folded both on stdout: status 2" [ $? = 2 ]
 "$TD" report "$SCRATCH/x.dat" --buffer nosuch 2>"$SCRATCH/e5"
 check "unknown --buffer: status 2" [ $? = 2 ]
 check "unknown --buffer: named" grep -q "no buffer 'nosuch'" "$SCRATCH/e5"
+# Files written whole are renamed into place: never over what is not a
+# regular file (we run as root: -f /dev/null once replaced the device), and
+# a symbolic link is written through, not replaced.
+mkdir "$SCRATCH/nodes"
+mknod -m 666 "$SCRATCH/nodes/null" c 1 3
+echo old >"$SCRATCH/nodes/target"
+ln -s target "$SCRATCH/nodes/link"
+mkfifo "$SCRATCH/nodes/fifo"
+cat "$SCRATCH/nodes/fifo" >"$SCRATCH/nodes/from-fifo" &
+reader=$!
+"$TD" report "$SCRATCH/x.dat" -o /dev/null -f "$SCRATCH/nodes/null" -F "$SCRATCH/nodes/link" \
+	--pprof "$SCRATCH/nodes/fifo" 2>"$SCRATCH/e7"
+rc=$?
+wait "$reader"
+check "device, link and FIFO outputs: status 0 (got $rc)" [ "$rc" = 0 ]
+check "... the device is still a device" [ -c "$SCRATCH/nodes/null" ]
+check "... the link is still a link, its target the SVG" \
+	[ -L "$SCRATCH/nodes/link" ] && grep -q '<svg' "$SCRATCH/nodes/target"
+check "... the FIFO still a FIFO, its reader got the profile" \
+	[ -p "$SCRATCH/nodes/fifo" ] && gzip -t "$SCRATCH/nodes/from-fifo"
+"$TD" report "$SCRATCH/x.dat" -o /dev/null --pprof "$SCRATCH/nodes/fifo" 2>"$SCRATCH/e8"
+rc=$?
+check "a FIFO nobody reads: status 1 (got $rc), said, not waited on" \
+	[ "$rc" = 1 ] && grep -q "a FIFO nobody reads" "$SCRATCH/e8"
 cp "$SCRATCH/x.dat" "$SCRATCH/keep.dat"
 "$TD" report "$SCRATCH/keep.dat" -o "$SCRATCH/../$(basename "$SCRATCH")/keep.dat" 2>/dev/null
 check "output naming the input: status 2" [ $? = 2 ]

@@ -650,14 +650,21 @@ static void comm_of(struct td_parser *p, char *dst, int tid, uint64_t ts)
 
 /*
  * sched_switch runs as prev: its comm is the record's own. Both names are
- * 16-byte fields inside the record (min_size).
+ * 16-byte fields inside the record (min_size). Not the idle task's: each
+ * CPU's is swapper/N, and every other event of tid 0 is named as the tep
+ * names it (<idle>); one name keeps its profiles under one root.
  */
-static void switch_comm(struct td_parser *p, struct td_event *ev, const uint8_t *data)
+static void switch_comm(struct td_parser *p, struct td_event *ev, const uint8_t *data,
+			uint64_t ts)
 {
 	uint64_t next_pid;
 
-	td_comm_copy(ev->comm, (const char *)data + p->sw_prev_comm->offset);
-	learn_comm(p, ev->comm, ev->tid, 0);
+	if (ev->tid > 0) {
+		td_comm_copy(ev->comm, (const char *)data + p->sw_prev_comm->offset);
+		learn_comm(p, ev->comm, ev->tid, 0);
+	} else {
+		comm_of(p, ev->comm, ev->tid, ts);
+	}
 	if (read_field(p->sw_next_pid, data, &next_pid))
 		return;
 	learn_comm(p, (const char *)data + p->sw_next_comm->offset, (int)next_pid, 0);
@@ -726,7 +733,7 @@ static int new_event(struct td_parser *p, struct held *h, const struct evinfo *i
 	ev->tid = tid;
 	ev->tep_event = info->event;
 	if (info->kind == K_SWITCH) {
-		switch_comm(p, ev, data);
+		switch_comm(p, ev, data, ts);
 	} else {
 		if (info->kind == K_EXEC)
 			exec_comm(p, tid, ts, data, size);

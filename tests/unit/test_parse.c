@@ -370,6 +370,30 @@ static void test_stack_before_cookie_other_cpu(void **state)
 	assert_ips(c->out[0].u, uips, 6);
 }
 
+/*
+ * The idle task is <idle> on every event, its switches too (their
+ * prev_comm is each CPU's swapper/N): one name, one root in a profile.
+ */
+static void test_idle_one_name(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t r[256];
+
+	page_start(c, 10);
+	page_add(c, 10, r, rec_switch(r, "swapper/1", 0, "app", 300));
+	page_add(c, 20, r, rec_sys_enter(r, 0, 1));
+	page_add(c, 30, r, rec_switch(r, "app", 300, "swapper/1", 0));
+	assert_int_equal(page_parse(c, 1), 3);
+	flush_all(c);
+
+	assert_int_equal(c->nr_out, 3);
+	assert_int_equal(c->out[0].tid, 0);
+	assert_string_equal(c->out[0].comm, "<idle>");
+	assert_int_equal(c->out[1].tid, 0);
+	assert_string_equal(c->out[1].comm, "<idle>");
+	assert_string_equal(c->out[2].comm, "app");
+}
+
 static void test_fallback_user_stack_inplace(void **state)
 {
 	struct ctx *c = *state;
@@ -1751,6 +1775,7 @@ int main(void)
 		T(test_event_kstack_cookie_stitched),
 		T(test_cookie_without_stack_is_lost),
 		T(test_stack_before_cookie_other_cpu),
+		T(test_idle_one_name),
 		T(test_fallback_user_stack_inplace),
 		T(test_two_events_in_a_row),
 		T(test_shared_cookie),

@@ -936,11 +936,11 @@ static void summary(struct report *rp)
 		rp->path, ps->records, ps->events, ps->cookies, ps->stacks, ps->bad_records,
 		ps->orphans, ps->interleaved);
 	td_info("report:   emitted: stitched=%" PRIu64 " inplace=%" PRIu64 " no_user=%" PRIu64
-		" user_lost=%" PRIu64 " unwind_failed=%" PRIu64 " orphan_stacks=%" PRIu64
-		" exec_stacks=%" PRIu64 " stacks_cut=%" PRIu64,
+		" user_lost=%" PRIu64 " unwind_failed=%" PRIu64 " other_processes=%" PRIu64
+		" orphan_stacks=%" PRIu64 " exec_stacks=%" PRIu64 " stacks_cut=%" PRIu64,
 		ss->emitted[TD_STITCHED], ss->emitted[TD_INPLACE], ss->emitted[TD_NO_USER],
-		ss->emitted[TD_USER_LOST], ss->emitted[TD_UNWIND_FAILED], ss->orphan_stacks,
-		ss->exec_stacks, ps->stacks_cut);
+		ss->emitted[TD_USER_LOST], ss->emitted[TD_UNWIND_FAILED], st.other_pids,
+		ss->orphan_stacks, ss->exec_stacks, ps->stacks_cut);
 	td_info("report:   stitch: late_events=%" PRIu64 " settled_stacks=%" PRIu64
 		" duplicate_stacks=%" PRIu64 " stale_records=%" PRIu64 " superseded=%" PRIu64,
 		ss->late_events, ss->settled_stacks, ss->duplicate_stacks, ss->stale_records,

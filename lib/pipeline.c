@@ -53,6 +53,8 @@ struct td_pipeline {
 	/* cfg.exec_names_only: the event that only names tasks, and its own emitted */
 	const struct tep_event *naming_event;
 	uint64_t naming_emitted[TD_NR_STATUS];
+	/* cfg.pids: the events of other processes, by status (counted in st.other_pids) */
+	uint64_t other_emitted[TD_NR_STATUS];
 	struct td_pipeline_stats st;	/* the counters of this file; the rest asked for */
 };
 
@@ -417,6 +419,7 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 	/* Before any frame is named: most of what is dropped here costs nothing more. */
 	if (pl->cfg.nr_pids && !pid_wanted(pl, pid)) {
 		pl->st.other_pids++;
+		pl->other_emitted[status]++;
 		return;
 	}
 	/* A recording that names nothing still keeps the JITs' maps. */
@@ -817,7 +820,7 @@ void td_pipeline_get_stats(const struct td_pipeline *pl, struct td_pipeline_stat
 	if (pl->stitcher) {
 		td_stitch_get_stats(pl->stitcher, &st->stitch);
 		for (int i = 0; i < TD_NR_STATUS; i++)
-			st->stitch.emitted[i] -= pl->naming_emitted[i];
+			st->stitch.emitted[i] -= pl->naming_emitted[i] + pl->other_emitted[i];
 	} else {
 		memset(&st->stitch, 0, sizeof(st->stitch));
 	}

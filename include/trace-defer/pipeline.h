@@ -178,6 +178,7 @@ extern const struct td_sink_ops td_pprof_sink_ops;
 
 struct td_pipeline_stats {
 	struct td_parser_stats parse;
+	/* stitch.emitted[]: the events handed to the sinks, by status (not other_pids) */
 	struct td_stitch_stats stitch;
 	struct td_filetab_stats files;
 	bool has_sym;				/* symbolize: sym is filled */

@@ -51,6 +51,14 @@ other=$(grep -o 'other_processes=[0-9]*' "$SCRATCH/err" | tail -1 | cut -d= -f2)
 log "dropped: other_processes=${other:-?}"
 check "the sleep children's and other tasks' events were dropped and counted" \
 	[ "${other:-0}" -gt 0 ]
+# The per-status counts are of the events written, not of those dropped.
+emitted=0
+for s in stitched inplace no_user user_lost unwind_failed; do
+	emitted=$((emitted + $(grep -o " $s=[0-9]*" "$SCRATCH/err" | tail -n 1 | cut -d= -f2)))
+done
+written=$(grep -o ' written=[0-9]*' "$SCRATCH/err" | tail -n 1 | cut -d= -f2)
+check "statuses add up to the events written ($emitted, written=$written)" \
+	[ "$emitted" = "${written:-x}" ]
 check "instance removed" instance_gone
 
 # Recorded, read later: the trace.dat holds what the kernel recorded
@@ -81,4 +89,14 @@ all=$(wc -l <"$SCRATCH/all.jsonl")
 mine=$(wc -l <"$SCRATCH/rep.jsonl")
 log "report: $all events, of them $mine of pid $P"
 check "report without -p shows more (the kernel's selection)" [ "$all" -gt "$mine" ]
+"$TD" report "$SCRATCH/p.dat" -p "$P" -v -o /dev/null 2>"$SCRATCH/rep-v.err"
+rother=$(grep -o 'other_processes=[0-9]*' "$SCRATCH/rep-v.err" | tail -n 1 | cut -d= -f2)
+remitted=0
+for s in stitched inplace no_user user_lost unwind_failed; do
+	remitted=$((remitted + $(grep -o " $s=[0-9]*" "$SCRATCH/rep-v.err" | tail -n 1 |
+		cut -d= -f2)))
+done
+check "report -p -v: counts the others (other_processes=${rother:-none} = $all - $mine)" \
+	[ "${rother:-x}" = $((all - mine)) ]
+check "... and statuses of the events written only ($remitted = $mine)" [ "$remitted" = "$mine" ]
 finish

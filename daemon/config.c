@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "log.h"
@@ -548,6 +549,74 @@ out:
 	return ret;
 }
 
+/*
+ * @path as written to: the real path of the file, or of its directory and
+ * its name when it is not there yet (malloc'ed; NULL: no memory). Paths
+ * that resolve to nothing are compared as written.
+ */
+static char *canonical(const char *path)
+{
+	char *copy, *slash, *dir, *out = NULL;
+
+	out = realpath(path, NULL);
+	if (out)
+		return out;
+	copy = strdup(path);
+	if (!copy)
+		return NULL;
+	slash = strrchr(copy, '/');
+	if (slash == copy)
+		dir = realpath("/", NULL);
+	else if (slash)
+		*slash = '\0', dir = realpath(copy, NULL);
+	else
+		dir = realpath(".", NULL);
+	if (!dir || asprintf(&out, "%s/%s", strcmp(dir, "/") ? dir : "",
+			     slash ? slash + 1 : copy) < 0)
+		out = strdup(path);
+	free(dir);
+	free(copy);
+	return out;
+}
+
+/*
+ * Two outputs naming one file (-o out --pprof ./out): the last written
+ * would replace the other's bytes. A device or a FIFO (-o /dev/null
+ * --pprof /dev/null) takes any number of writers.
+ */
+static int same_file_outputs(const struct td_config *cfg)
+{
+	const struct { const char *key, *path; } out[] = {
+		{ "output", cfg->output }, { "folded", cfg->folded },
+		{ "flamegraph", cfg->flamegraph }, { "pprof", cfg->pprof },
+		{ "record", cfg->record },
+	};
+	char *canon[ARRAY_SIZE(out)] = { NULL };
+	struct stat st;
+	int ret = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(out) && !ret; i++) {
+		if (!out[i].path || !strcmp(out[i].path, "-") ||
+		    (!stat(out[i].path, &st) && !S_ISREG(st.st_mode)))
+			continue;
+		canon[i] = canonical(out[i].path);
+		if (!canon[i]) {
+			td_err("out of memory");
+			ret = -1;
+		}
+		for (size_t j = 0; j < i && !ret; j++) {
+			if (!canon[j] || strcmp(canon[i], canon[j]))
+				continue;
+			td_err("%s and %s name the same file '%s'", out[j].key, out[i].key,
+			       canon[i]);
+			ret = -1;
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(out); i++)
+		free(canon[i]);
+	return ret;
+}
+
 int td_config_check(struct td_config *cfg)
 {
 	if (!cfg->nr_events && add_event(cfg, "sched:sched_switch", "default event"))
@@ -560,10 +629,8 @@ int td_config_check(struct td_config *cfg)
 		td_err("run_dir '%s' must be an absolute path", cfg->run_dir);
 		return -1;
 	}
-	if (cfg->output && cfg->folded && !strcmp(cfg->output, cfg->folded)) {
-		td_err("output and folded name the same file '%s'", cfg->output);
+	if (same_file_outputs(cfg))
 		return -1;
-	}
 	if (cfg->folded && !strcmp(cfg->folded, "-") && cfg->output &&
 	    !strcmp(cfg->output, "-")) {
 		td_err("only one of output and folded can be stdout");

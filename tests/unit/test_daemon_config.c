@@ -297,6 +297,27 @@ static void test_check(void **state)
 	assert_non_null(strstr(err_text(), "same file"));
 	td_config_free(&c);
 
+	/* Any two outputs, however the path is spelt. */
+	td_config_init(&c);
+	assert_int_equal(td_config_set(&c, "output", "/tmp/td-same-out", "t"), 0);
+	assert_int_equal(td_config_set(&c, "pprof", "/tmp/../tmp/./td-same-out", "t"), 0);
+	assert_int_equal(td_config_check(&c), -1);
+	assert_non_null(strstr(err_text(), "output and pprof name the same file"));
+	td_config_free(&c);
+	td_config_init(&c);
+	assert_int_equal(td_config_set(&c, "flamegraph", "/tmp/td-same-out", "t"), 0);
+	assert_int_equal(td_config_set(&c, "record", "/tmp//td-same-out", "t"), 0);
+	assert_int_equal(td_config_check(&c), -1);
+	assert_non_null(strstr(err_text(), "flamegraph and record name the same file"));
+	td_config_free(&c);
+	/* A device takes them all. */
+	td_config_init(&c);
+	assert_int_equal(td_config_set(&c, "output", "/dev/null", "t"), 0);
+	assert_int_equal(td_config_set(&c, "folded", "/dev/null", "t"), 0);
+	assert_int_equal(td_config_set(&c, "pprof", "/dev/null", "t"), 0);
+	assert_int_equal(td_config_check(&c), 0);
+	td_config_free(&c);
+
 	td_config_init(&c);
 	assert_int_equal(td_config_set(&c, "run_dir", "relative", "t"), 0);
 	assert_int_equal(td_config_check(&c), -1);

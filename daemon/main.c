@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cliopts.h"
 #include "config.h"
 #include "daemon.h"
 #include "instance.h"
@@ -195,11 +196,16 @@ struct cli {
 	bool quiet;
 };
 
-/* First pass: only what decides how to read the rest (config file, help). */
+/*
+ * First pass: only what decides how to read the rest (config file, help).
+ * Returns 1 (help or version said), 0, or -1 (a long option abbreviated).
+ */
 static int pre_scan(int argc, char **argv, struct cli *cli)
 {
 	int c;
 
+	if (td_cli_exact_long_opts(argc, argv, short_opts, long_opts))
+		return -1;
 	opterr = 0;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
@@ -425,9 +431,11 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
-	if (pre_scan(argc, argv, &cli)) {
+	code = pre_scan(argc, argv, &cli);
+	if (code) {
 		td_config_free(&cfg);
-		return TD_EXIT_OK;
+		/* --help, --version; or a long option abbreviated */
+		return code > 0 ? TD_EXIT_OK : TD_EXIT_USAGE;
 	}
 	if (cli.config && td_config_load(&cfg, cli.config)) {
 		code = TD_EXIT_USAGE;

@@ -26,6 +26,7 @@
 #include <trace-defer/pipeline.h>
 #include <trace-defer/task.h>
 
+#include "cliopts.h"
 #include "config.h"
 #include "counters.h"
 #include "daemon.h"
@@ -196,6 +197,8 @@ static int parse_options(struct report *rp, int argc, char **argv)
 	bool quiet = false;
 	int c, verbose = 0;
 
+	if (td_cli_exact_long_opts(argc, argv, "o:f:F:B:p:qvh", long_opts))
+		return -1;
 	opterr = 1;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "o:f:F:B:p:qvh", long_opts, NULL)) != -1) {

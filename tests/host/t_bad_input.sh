@@ -39,6 +39,11 @@ check "error_log text has the caret line" grep -q '\^' "$SCRATCH/err"
 expect 2 "expected SYSTEM:EVENT" "event name with a slash" -- \
 	td -e sched/sched_switch -d 1 -o /dev/null
 expect 2 "unrecognized option|unknown option" "unknown option" -- td --bogus
+# Long options are taken whole: --json is report's, not --json-layout.
+expect 2 "'--json' \\(long options are not abbreviated: --json-layout\\?\\)" \
+	"an abbreviated long option" -- td --json full -d 0.1
+expect 2 "'--jso' \\(long options are not abbreviated: --json\\?\\)" \
+	"an abbreviated long option of report" -- "$TD" report --jso x.dat
 expect 2 "unexpected argument 'extra'" "stray argument" -- td extra
 expect 2 "mode: 'fast' is not one of" "bad mode" -- td -m fast
 expect 2 "buffer_kb: 'lots' is not an integer" "bad number" -- td -b lots

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Long options taken whole (see cliopts.h).
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "cliopts.h"
+#include "log.h"
+
+/* The option taking @name whole, or NULL; *@prefix_of: one @name begins. */
+static const struct option *find_long(const struct option *lo, const char *name, size_t len,
+				      const struct option **prefix_of)
+{
+	*prefix_of = NULL;
+	for (; lo->name; lo++) {
+		if (strlen(lo->name) == len && !strncmp(lo->name, name, len))
+			return lo;
+		if (!*prefix_of && strlen(lo->name) > len && !strncmp(lo->name, name, len))
+			*prefix_of = lo;
+	}
+	return NULL;
+}
+
+/* Does short option @c take an argument (the next word, or the rest of this one)? */
+static bool short_takes_arg(const char *short_opts, char c)
+{
+	const char *p = c != ':' ? strchr(short_opts, c) : NULL;
+
+	return p && p[1] == ':';
+}
+
+int td_cli_exact_long_opts(int argc, char **argv, const char *short_opts,
+			   const struct option *long_opts)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+
+		if (!strcmp(arg, "--"))
+			break;
+		if (!strncmp(arg, "--", 2)) {
+			size_t len = strcspn(arg + 2, "=");
+			const struct option *o, *prefix_of;
+
+			o = find_long(long_opts, arg + 2, len, &prefix_of);
+			if (!o && prefix_of) {
+				td_err("unknown option '%.*s' (long options are not abbreviated: "
+				       "--%s?)", (int)len + 2, arg, prefix_of->name);
+				return -1;
+			}
+			/* Its value is the next word: not an option of its own. */
+			if (o && o->has_arg == required_argument && !arg[2 + len])
+				i++;
+			continue;
+		}
+		if (arg[0] != '-' || !arg[1])
+			continue;
+		for (const char *c = arg + 1; *c; c++) {
+			if (!short_takes_arg(short_opts, *c))
+				continue;
+			if (!c[1])
+				i++;
+			break;
+		}
+	}
+	return 0;
+}

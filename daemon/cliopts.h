@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Long options are taken whole. getopt_long() accepts any unambiguous
+ * prefix of a long option: `trace-defer --json full` (--json is report's)
+ * quietly set --json-layout, and a future option could change what an
+ * abbreviation in a service's command line means.
+ */
+#ifndef TD_DAEMON_CLIOPTS_H
+#define TD_DAEMON_CLIOPTS_H
+
+#include <getopt.h>
+
+/*
+ * Check @argv, as getopt_long() will read it with @short_opts and
+ * @long_opts, for a long option given by a prefix of its name. Returns 0,
+ * or -1 after saying which option it is and what it would have been
+ * taken for. Unknown options are left to getopt_long()'s own message.
+ */
+int td_cli_exact_long_opts(int argc, char **argv, const char *short_opts,
+			   const struct option *long_opts);
+
+#endif /* TD_DAEMON_CLIOPTS_H */

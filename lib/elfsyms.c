@@ -269,6 +269,7 @@ struct raw_sym {
 	uint64_t size;
 	size_t name;		/* offset in the pool */
 	int rank;		/* binding: global 0, weak 1, others 2 */
+	int version;		/* 1: an old version's name (NAME@V), 0: any other */
 };
 
 struct builder {
@@ -278,10 +279,19 @@ struct builder {
 	size_t pool_len, pool_alloc;
 };
 
+/*
+ * A symbol table with versions (libc's debug file) names a symbol
+ * NAME@@VERSION (the default one) or NAME@VERSION (an older one kept for
+ * old binaries, such as cfree@GLIBC_2.2.5 at free's address): named NAME,
+ * as the dynamic symbols name it without the debug file, and an old
+ * version's name is the last choice (free, not cfree).
+ */
 static int builder_add(struct builder *b, uint64_t addr, uint64_t size, const char *name,
 		       int rank)
 {
-	size_t len = strlen(name) + 1;
+	const char *at = strchr(name, '@');
+	size_t len = (at && at != name ? (size_t)(at - name) : strlen(name)) + 1;
+	int version = at && at != name && at[1] != '@';
 
 	if (b->nr == b->alloc) {
 		size_t n = b->alloc ? b->alloc * 2 : 256;
@@ -304,9 +314,10 @@ static int builder_add(struct builder *b, uint64_t addr, uint64_t size, const ch
 		b->pool = p;
 		b->pool_alloc = n;
 	}
-	memcpy(b->pool + b->pool_len, name, len);
+	memcpy(b->pool + b->pool_len, name, len - 1);
+	b->pool[b->pool_len + len - 1] = '\0';
 	b->v[b->nr++] = (struct raw_sym){
-		.addr = addr, .size = size, .name = b->pool_len, .rank = rank,
+		.addr = addr, .size = size, .name = b->pool_len, .rank = rank, .version = version,
 	};
 	b->pool_len += len;
 	return 0;
@@ -325,6 +336,8 @@ static int raw_cmp(const void *a, const void *b, void *pool)
 		return x->size ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank - y->rank;
+	if (x->version != y->version)
+		return x->version - y->version;
 	/* Aliases: "printf" over "_IO_printf", "malloc" over "__libc_malloc". */
 	xn = names + x->name;
 	yn = names + y->name;

@@ -31,9 +31,10 @@ FIXTURES	:= $(addprefix $(FX)/,libfx.so libfx_stripped.so libfx_dl.so fx_pie fx_
 FX_BID_A	:= 0x1111111111111111111111111111111111111111
 FX_BID_B	:= 0x2222222222222222222222222222222222222222
 
-$(FX)/libfx.so: $(FX_SRC)/fx_lib.c $(FX_SRC)/../rules.mk
+$(FX)/libfx.so: $(FX_SRC)/fx_lib.c $(FX_SRC)/fx_lib.map $(FX_SRC)/../rules.mk
 	@mkdir -p $(dir $@)
-	$(QUIET_CC)$(FX_CC) $(FX_CFLAGS) -fPIC -shared -Wl,--build-id -o $@ $<
+	$(QUIET_CC)$(FX_CC) $(FX_CFLAGS) -fPIC -shared -Wl,--build-id \
+		-Wl,--version-script,$(FX_SRC)/fx_lib.map -o $@ $<
 
 $(FX)/libfx_stripped.so: $(FX)/libfx.so
 	$(Q)objcopy --strip-all $< $@

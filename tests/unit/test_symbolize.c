@@ -396,6 +396,12 @@ static void test_shared_lib(void **state)
 			       lib_real, lib, NULL);
 		check_function(sym, procs[i], "fx_lib_static", fx_get(procs[i], "fx_lib_static"),
 			       lib_real, lib, NULL);
+		/* Not fx_lib_compat@FX_1, an old version's name at the same address. */
+		check_function(sym, procs[i], "fx_lib_current", fx_get(procs[i], "fx_lib_current"),
+			       lib_real, lib, NULL);
+		/* fx_lib_def@@FX_2, named without its version. */
+		check_function(sym, procs[i], "fx_lib_def", fx_get(procs[i], "fx_lib_def"),
+			       lib_real, lib, "fx_lib_def@@FX_2");
 	}
 	td_sym_free(sym);
 }

@@ -71,7 +71,8 @@ check report_same_system_no_notice test -z "$(grep 'not recorded' /tmp/r1.rep.st
 check live_json_ids_resolve resolve /tmp/r1.jsonl
 check report_json_ids_resolve resolve /tmp/r1.rep.jsonl
 # Layout interned, resolved, is layout full line for line.
-"$td" report /tmp/r1.dat --json --json-layout=full 2> /dev/null | jq -c . > /tmp/r1.full.jsonl
+# Written as the resolver writes it: integers exact (jq 1.6 rounds past 2^53).
+"$td" report /tmp/r1.dat --json --json-layout=full 2> /dev/null | "$TD_RESOLVE" > /tmp/r1.full.jsonl
 check report_interned_resolves_to_full test -s /tmp/r1.full.jsonl -a \
 	"$(cmp -s /tmp/r1.rep.v1.jsonl /tmp/r1.full.jsonl && echo same)" = same
 echo "JSON bytes: interned $(stat -c %s /tmp/r1.rep.jsonl), full $(stat -c %s /tmp/r1.full.jsonl)"

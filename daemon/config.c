@@ -222,8 +222,12 @@ static int parse_seconds(const char *value, double *out, const char *where, cons
 
 	errno = 0;
 	v = strtod(value, &end);
-	if (errno || end == value || *end || !isfinite(v) || v < 0 || v > 1e9) {
+	if (end == value || *end || isnan(v)) {
 		td_err("%s: %s: '%s' is not a number of seconds", where, key, value);
+		return -1;
+	}
+	if (errno || v < 0 || v > 1e9) {
+		td_err("%s: %s: '%s' is not in [0, 1e9] seconds", where, key, value);
 		return -1;
 	}
 	*out = v;
@@ -654,6 +658,8 @@ int td_config_check(struct td_config *cfg)
 
 void td_config_dump(const struct td_config *cfg, FILE *f)
 {
+	struct td_stitch_config sc;
+
 	fprintf(f, "mode = %s\ninstance = %s\nrun_dir = %s\n", td_mode_name(cfg->mode),
 		cfg->instance, cfg->run_dir);
 	for (size_t i = 0; i < cfg->nr_events; i++) {
@@ -670,8 +676,8 @@ void td_config_dump(const struct td_config *cfg, FILE *f)
 	if (cfg->comm)
 		fprintf(f, "comm = %s\n", cfg->comm);
 	fprintf(f, "buffer_kb = %lu\nbuffer_percent = %d\n", cfg->buffer_kb, cfg->buffer_percent);
-	if (cfg->trace_clock)
-		fprintf(f, "trace_clock = %s\n", cfg->trace_clock);
+	/* Not set: the kernel's default, local, which is what a new instance has. */
+	fprintf(f, "trace_clock = %s\n", cfg->trace_clock ? cfg->trace_clock : "local");
 	fprintf(f, "kernel_stack = %s\n", cfg->kernel_stack ? "yes" : "no");
 	if (cfg->output)
 		fprintf(f, "output = %s\n", cfg->output);
@@ -693,15 +699,19 @@ void td_config_dump(const struct td_config *cfg, FILE *f)
 		(unsigned long long)cfg->profile_keep, (unsigned long long)cfg->profile_max_kb,
 		(unsigned long long)cfg->profile_max_mem_kb);
 	fprintf(f, "symbolize = %s\n", cfg->symbolize ? "yes" : "no");
+	/* /usr/lib/debug is searched anyway, after any debug_dir: said, not set. */
 	if (cfg->debug_dir)
 		fprintf(f, "debug_dir = %s\n", cfg->debug_dir);
+	else
+		fprintf(f, "# debug_dir not set: /usr/lib/debug only\n");
 	fprintf(f, "symbols_max_mb = %llu\n", (unsigned long long)cfg->symbols_max_mb);
 	fprintf(f, "duration = %g\nstats_interval = %g\n", cfg->duration, cfg->stats_interval);
-	if (cfg->max_pending)
-		fprintf(f, "max_pending = %llu\n", (unsigned long long)cfg->max_pending);
-	if (cfg->max_stacks)
-		fprintf(f, "max_stacks = %llu\n", (unsigned long long)cfg->max_stacks);
-	if (cfg->max_wait_ms)
-		fprintf(f, "max_wait_ms = %llu\n", (unsigned long long)cfg->max_wait_ms);
+	/* Not set: the stitcher's defaults, said as the values they are. */
+	td_stitch_config_default(&sc);
+	fprintf(f, "max_pending = %llu\nmax_stacks = %llu\nmax_wait_ms = %llu\n",
+		(unsigned long long)(cfg->max_pending ? cfg->max_pending : sc.max_pending_events),
+		(unsigned long long)(cfg->max_stacks ? cfg->max_stacks : sc.max_stacks),
+		(unsigned long long)(cfg->max_wait_ms ? cfg->max_wait_ms :
+				     sc.max_wait_ns / 1000000));
 	fprintf(f, "verbosity = %d\n", cfg->verbosity);
 }

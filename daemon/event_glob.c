@@ -123,7 +123,12 @@ int td_events_expand(struct td_config *cfg)
 		    match(&l, cfg, systems, "*", e->system, e->filter, &found))
 			goto nomem;
 		if (!found) {
-			if (e->bare)
+			/* Its events exist, as the tracer's own records: none can be enabled. */
+			if (!strcmp(e->system, "ftrace"))
+				td_err("-e %s%s%s: the ftrace system holds the tracer's own records "
+				       "(function, kernel_stack, ...), which cannot be traced as "
+				       "events", e->system, e->bare ? "" : ":", e->bare ? "" : e->name);
+			else if (e->bare)
 				td_err("no event system or event %s %s (in %s/events)",
 				       has_pattern(e->system) ? "matches" : "is named", e->system,
 				       tracefs_tracing_dir());

@@ -3,4 +3,6 @@
 # Unit tests of daemon modules: they link the daemon objects they test on
 # top of the generic test rule (which links $^).
 $(BUILD)/tests/test_daemon_config: $(BUILD)/obj/daemon/config.o $(BUILD)/obj/daemon/log.o
+# config.o asks the library for the stitcher's defaults: the archive again, after it.
+$(BUILD)/tests/test_daemon_config: LDLIBS := $(LIB) $(LDLIBS)
 $(BUILD)/tests/test_daemon_cmdlines: $(BUILD)/obj/daemon/cmdlines.o $(BUILD)/obj/daemon/log.o

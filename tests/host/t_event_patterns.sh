@@ -74,4 +74,9 @@ rc=$?
 check "a bare word that is no system nor event: exit 3 (got $rc)" [ "$rc" = 3 ]
 check "... says so" grep -q "no event system or event is named no_such_word" "$SCRATCH/err"
 check "... and nothing was made in tracefs" [ "$before" = "$(ls "$TRACEFS/instances" | sort)" ]
+td -d 1 -o /dev/null -e ftrace 2>"$SCRATCH/err"
+rc=$?
+check "the ftrace system: exit 3 (got $rc)" [ "$rc" = 3 ]
+check "... saying its records cannot be traced as events" \
+	grep -q "ftrace system holds the tracer's own records" "$SCRATCH/err"
 finish

@@ -179,7 +179,11 @@ static void test_values(void **state)
 	assert_int_equal(td_config_set(&c, "duration", "1.5", "t"), 0);
 	assert_true(c.duration > 1.49 && c.duration < 1.51);
 	assert_int_equal(td_config_set(&c, "duration", "-1", "t"), -1);
+	assert_non_null(strstr(err_text(), "'-1' is not in [0, 1e9] seconds"));
+	assert_int_equal(td_config_set(&c, "duration", "99999999999999", "t"), -1);
+	assert_non_null(strstr(err_text(), "is not in [0, 1e9] seconds"));
 	assert_int_equal(td_config_set(&c, "duration", "nan", "t"), -1);
+	assert_non_null(strstr(err_text(), "'nan' is not a number of seconds"));
 
 	assert_int_equal(td_config_set(&c, "trace_clock", "mono", "t"), 0);
 	assert_int_equal(td_config_set(&c, "trace_clock", "counter", "t"), -1);
@@ -234,6 +238,11 @@ static void test_events_list(void **state)
 	td_config_dump(&c, f);
 	fclose(f);
 	assert_non_null(strstr(dump, "\nevent = irq\nevent = irq:*\n"));
+	/* The effective settings: defaults unset said as their values. */
+	assert_non_null(strstr(dump, "\nmax_pending = 1048576\nmax_stacks = 65536\n"
+				   "max_wait_ms = 60000\n"));
+	assert_non_null(strstr(dump, "\ntrace_clock = local\n"));
+	assert_non_null(strstr(dump, "\n# debug_dir not set: /usr/lib/debug only\n"));
 	free(dump);
 	td_config_free(&c);
 }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,23 @@ static FILE *open_tmp(const char *tmp)
 	return f;
 }
 
+/* What link @path names, relative to the link's directory (malloc'ed, NULL: errno). */
+static char *link_target(const char *path)
+{
+	char buf[PATH_MAX], *out;
+	const char *slash = strrchr(path, '/');
+	ssize_t n = readlink(path, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	if (buf[0] == '/' || !slash)
+		return strdup(buf);
+	if (asprintf(&out, "%.*s/%s", (int)(slash - path), path, buf) < 0)
+		return NULL;
+	return out;
+}
+
 /*
  * Where @path's bytes go: *@in_place when it is not a regular file. Returns
  * the (malloc'ed) path to write, NULL with errno set: a link to nowhere, a
@@ -127,6 +145,9 @@ static char *whole_target(const char *path, bool *in_place)
 			return strdup(path);
 		}
 		target = realpath(path, NULL);
+		/* A link to a file not made yet: the file it names, made by the rename. */
+		if (!target && errno == ENOENT)
+			target = link_target(path);
 		if (!target)
 			return NULL;
 	} else {
@@ -181,8 +202,12 @@ static int whole_open(const char *path, struct whole *w)
 	}
 	w->f = in_place ? open_in_place(w->target) : open_tmp(w->tmp);
 	if (!w->f) {
-		td_err("cannot write %s: %s%s", path, strerror(errno),
-		       in_place && errno == ENXIO ? " (a FIFO nobody reads)" : "");
+		int err = errno;
+		struct stat st;
+
+		td_err("cannot write %s: %s%s", path, strerror(err),
+		       in_place && err == ENXIO && !stat(w->target, &st) && S_ISFIFO(st.st_mode) ?
+		       " (a FIFO nobody reads)" : "");
 		goto fail;
 	}
 	return 0;
@@ -527,19 +552,32 @@ static int write_file(const char *path, const struct td_folded *fo, bool svg)
 	return 0;
 }
 
-/* @final: at exit; otherwise (SIGHUP) stdout is left alone, it is not a file to rewrite. */
+/* @final: at exit; otherwise (SIGHUP) only what is a file is written again. */
+/*
+ * Rewritten on SIGHUP: a file, not stdout, a device or a FIFO, which
+ * would take a second profile after the first (and a FIFO's slow reader
+ * would hold the drain loop up).
+ */
+static bool rewritable(const char *path)
+{
+	struct stat st;
+
+	return !is_stdout(path) && (stat(path, &st) || S_ISREG(st.st_mode));
+}
+
 static int write_accumulated(struct td_outputs *o, bool final)
 {
 	int ret = 0;
 
-	if (o->pprof && write_pprof(o))
+	if (o->pprof && (final || rewritable(o->pprof_path)) && write_pprof(o))
 		ret = -1;
 	if (!o->folded)
 		return ret;
-	if (o->folded_path && (final || !is_stdout(o->folded_path)) &&
+	if (o->folded_path && (final || rewritable(o->folded_path)) &&
 	    write_file(o->folded_path, o->folded, false))
 		ret = -1;
-	if (o->flame_path && write_file(o->flame_path, o->folded, true))
+	if (o->flame_path && (final || rewritable(o->flame_path)) &&
+	    write_file(o->flame_path, o->folded, true))
 		ret = -1;
 	if (td_folded_over(o->folded))
 		td_notice("%s: %" PRIu64 " event(s) of new stacks counted as [memory_bound]: the "
@@ -562,11 +600,13 @@ int td_outputs_reopen(struct td_outputs *o)
 		o->js.f = NULL;
 		td_json_writer_reset(o->js.jw);
 		if (open_json(o, true, true)) {
+			int err = errno;
+
 			td_err("cannot open output %s: %s (tried again at every tick; event lines "
 			       "dropped meanwhile, counted as write errors)", o->json_path,
-			       strerror(errno));
+			       strerror(err));
 			if (!o->flush_error)
-				o->flush_error = -errno;
+				o->flush_error = -err;
 			o->json_lost_file = true;
 			ret = -1;
 		}

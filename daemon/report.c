@@ -12,7 +12,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,7 @@
 #include <trace-defer/task.h>
 
 #include "cliopts.h"
+#include "libmsg.h"
 #include "config.h"
 #include "counters.h"
 #include "daemon.h"
@@ -352,32 +352,19 @@ static void on_fault(int sig)
 }
 
 /*
- * libtracecmd's warnings ("bad page read, ...") go to stderr from its own
- * weak tracecmd_warning(), and the reader then stops reading that CPU's
- * data: the events after are lost with no error returned. This one (the
- * executable's, which the dynamic linker binds libtracecmd's calls to)
- * says them as ours and counts those of the record reading, which end the
+ * libtracecmd meeting a sub-buffer it cannot read says so ("bad page
+ * read, ...") and reads no more of that CPU: the events after are lost
+ * with no error returned. Its warnings while the records are read
+ * (reading_records; not those of the headers) are counted, and end the
  * report with status 1 (see summary()).
  */
 static uint64_t lib_warnings;
-/* read_records() runs: warnings of its reads count (not those of the headers). */
 static bool reading_records;
 
-/* libtracecmd's, declared in no header it installs. */
-void tracecmd_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-void tracecmd_warning(const char *fmt, ...)
+static void lib_message(const char *lib, enum tep_loglevel level, const char *msg)
 {
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	msg[strcspn(msg, "\n")] = '\0';
-	if (reading_records)
+	if (reading_records && !strcmp(lib, "libtracecmd") && level <= TEP_LOG_WARNING)
 		lib_warnings++;
-	td_warn("report: libtracecmd: %s", msg);
 }
 
 static void catch_faults(const char *path, bool on)
@@ -851,6 +838,7 @@ static int read_records(struct report *rp)
 	if (!next)
 		return -ENOMEM;
 	/* From the start again: first_pass() may have read every CPU to its end. */
+	td_libmsg_hook = lib_message;
 	reading_records = true;
 	for (cpu = 0; cpu < rp->nr_cpus; cpu++)
 		next[cpu] = tracecmd_read_cpu_first(rp->input, cpu);
@@ -871,6 +859,7 @@ static int read_records(struct report *rp)
 		if (next[cpu])
 			tracecmd_free_record(next[cpu]);
 	reading_records = false;
+	td_libmsg_hook = NULL;
 	free(next);
 	td_progress_done(&rp->progress);
 	return 0;
@@ -911,8 +900,8 @@ static void summary(struct report *rp)
 	}
 	if (lib_warnings) {
 		td_err("report: %s is damaged: libtracecmd could not read all of it (%" PRIu64
-		       " warning(s) above); the events after a bad sub-buffer of a CPU are "
-		       "missing", rp->path, lib_warnings);
+		       " warning(s) of it above); the events after a bad sub-buffer of a CPU "
+		       "are missing", rp->path, lib_warnings);
 		if (rp->exit_code == TD_EXIT_OK)
 			rp->exit_code = TD_EXIT_RUNTIME;
 	}

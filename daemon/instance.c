@@ -281,16 +281,21 @@ static int destroy(struct tracefs_instance *tfs, const char *name)
  * in @comm; 0 if none is found. A reader holds the trace_pipe_raw files of
  * its instance open for as long as it runs, whatever lock file it took: a
  * daemon started with another run directory, or whose lock file was
- * deleted, must not have its tracing turned off under it. Links read as
- * the file was opened, through whichever mount of tracefs.
+ * deleted, must not have its tracing turned off under it. An fd is one of
+ * tracefs (its device) whose path, as it was opened, has the instance's
+ * directory in it. Processes whose fds cannot be seen (no CAP_SYS_PTRACE,
+ * hidepid) are said: what they hold is not known.
  */
 static int instance_user(const char *name, char *comm, size_t size)
 {
 	char needle[NAME_MAX + 32];
 	struct dirent *pd, *fd_ent;
+	struct stat tfs_st;
 	DIR *proc, *fds;
-	int found = 0;
+	int found = 0, unseen = 0;
 
+	if (stat(tracefs_tracing_dir(), &tfs_st))
+		return 0;
 	snprintf(needle, sizeof(needle), "/instances/%s/", name);
 	proc = opendir("/proc");
 	while (proc && !found && (pd = readdir(proc))) {
@@ -301,8 +306,11 @@ static int instance_user(const char *name, char *comm, size_t size)
 			continue;
 		snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
 		fds = opendir(dir);
+		if (!fds && (errno == EACCES || errno == EPERM))
+			unseen++;
 		while (fds && !found && (fd_ent = readdir(fds))) {
 			char link[PATH_MAX], target[PATH_MAX];
+			struct stat st;
 			ssize_t n;
 
 			if (fd_ent->d_name[0] == '.')
@@ -312,7 +320,7 @@ static int instance_user(const char *name, char *comm, size_t size)
 			if (n <= 0)
 				continue;
 			target[n] = '\0';
-			if (strstr(target, needle))
+			if (strstr(target, needle) && !stat(link, &st) && st.st_dev == tfs_st.st_dev)
 				found = pid;
 		}
 		if (fds)
@@ -320,6 +328,9 @@ static int instance_user(const char *name, char *comm, size_t size)
 	}
 	if (proc)
 		closedir(proc);
+	if (!found && unseen)
+		td_warn("cannot see the open files of %d process(es) (no CAP_SYS_PTRACE?): "
+			"whether one reads instance '%s' is not known", unseen, name);
 	if (found) {
 		char path[64];
 		FILE *f;

@@ -496,9 +496,54 @@ static char *trim(char *s)
 	return s;
 }
 
+/* Keys a file may give more than once: each adds to a list. */
+static bool repeatable(const char *key)
+{
+	return !strcmp(key, "event") || !strcmp(key, "pid");
+}
+
+/*
+ * A key the file already set (a pasted line, two edits of one setting):
+ * the later wins, as on the command line, but it is said. Keys seen so
+ * far are @seen, @nr of them, with the line each was set on.
+ */
+static int note_key(const char *key, const char *where, unsigned int lineno, char ***seen,
+		    unsigned int **lines, size_t *nr)
+{
+	char **s;
+	unsigned int *l;
+
+	if (repeatable(key))
+		return 0;
+	for (size_t i = 0; i < *nr; i++) {
+		if (strcmp((*seen)[i], key))
+			continue;
+		td_warn("%s: %s set again (line %u set it before): the later one is used", where,
+			key, (*lines)[i]);
+		(*lines)[i] = lineno;
+		return 0;
+	}
+	s = realloc(*seen, (*nr + 1) * sizeof(*s));
+	if (!s)
+		return -1;
+	*seen = s;
+	l = realloc(*lines, (*nr + 1) * sizeof(*l));
+	if (!l)
+		return -1;
+	*lines = l;
+	s[*nr] = strdup(key);
+	if (!s[*nr])
+		return -1;
+	l[(*nr)++] = lineno;
+	return 0;
+}
+
 int td_config_load(struct td_config *cfg, const char *path)
 {
 	char where[PATH_MAX + 32];
+	unsigned int *seen_lines = NULL;
+	char **seen = NULL;
+	size_t nr_seen = 0;
 	char *line = NULL;
 	size_t cap = 0;
 	unsigned int lineno = 0;
@@ -541,6 +586,10 @@ int td_config_load(struct td_config *cfg, const char *path)
 		}
 		if (td_config_set(cfg, key, value, where))
 			goto out;
+		if (note_key(key, where, lineno, &seen, &seen_lines, &nr_seen)) {
+			td_err("out of memory");
+			goto out;
+		}
 	}
 	if (ferror(f)) {
 		td_err("config %s: read error: %s", path, strerror(errno));
@@ -548,6 +597,10 @@ int td_config_load(struct td_config *cfg, const char *path)
 	}
 	ret = 0;
 out:
+	for (size_t i = 0; i < nr_seen; i++)
+		free(seen[i]);
+	free(seen);
+	free(seen_lines);
 	free(line);
 	fclose(f);
 	return ret;

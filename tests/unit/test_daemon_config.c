@@ -252,6 +252,21 @@ static void test_file(void **state)
 	struct td_config c;
 	char *p;
 
+	/* A key set twice: the later wins, said; event and pid add up, quietly. */
+	p = write_conf("buffer_kb = 100\nevent = sched:sched_switch\nbuffer_kb = 200\n"
+		       "event = irq:irq_handler_entry\n");
+	td_config_init(&c);
+	td_log_level = TD_LOG_WARN;
+	assert_int_equal(td_config_load(&c, p), 0);
+	td_log_level = TD_LOG_ERR;
+	assert_int_equal(c.buffer_kb, 200);
+	assert_int_equal(c.nr_events, 2);
+	assert_non_null(strstr(err_text(), ":3: buffer_kb set again (line 1 set it before)"));
+	assert_null(strstr(err_text(), "event set again"));
+	td_config_free(&c);
+	unlink(p);
+	free(p);
+
 	p = write_conf("# comment\n\n  event =  sched:sched_switch:prev_pid == 1 \n"
 		       "mode=inplace\n\t# indented comment\nbuffer_kb = 128\n");
 	td_config_init(&c);

@@ -573,6 +573,42 @@ void td_procs_forget(struct td_procs *procs, int pid)
 	}
 }
 
+/* Intern @p's paths anew; -ENOMEM leaves some paths old (then @p is dropped). */
+static int proc_rebase(struct td_procs *procs, struct td_proc *p)
+{
+	for (size_t i = 0; i < p->nr; i++) {
+		struct td_mapping *m = &p->maps[i];
+		const char *path = procs->intern(procs->intern_ctx, m->path, strlen(m->path));
+
+		if (!path)
+			return -ENOMEM;
+		m->path = path;
+		m->obj = NULL;
+	}
+	p->gen = __atomic_add_fetch(&last_gen, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+size_t td_procs_rebase(struct td_procs *procs)
+{
+	size_t i = 0, dropped = 0;
+
+	procs->last = NULL;
+	while (i <= procs->mask) {
+		struct td_proc *p = procs->slots[i];
+
+		/* A removal shifts a later entry into slot i: look at i again. */
+		if (p && proc_rebase(procs, p)) {
+			slot_remove(procs, i);
+			proc_free(p);
+			dropped++;
+			continue;
+		}
+		i++;
+	}
+	return dropped;
+}
+
 const char *td_proc_root_prefix(const struct td_proc *proc)
 {
 	return proc->root_prefix;

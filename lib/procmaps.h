@@ -69,6 +69,16 @@ uint64_t td_procs_gen(struct td_procs *procs, int pid);
 
 /* Drop @pid's cached maps. */
 void td_procs_forget(struct td_procs *procs, int pid);
+/*
+ * The caller is about to free what the mappings point to (their interned
+ * paths and objects): every cached process keeps its maps, with each path
+ * interned again (through the intern function, which now interns into the
+ * caller's new table) and its object unset, under a new generation. Maps
+ * are kept because a process that exited cannot be read again: its records
+ * still in flight are named only from them. A process whose paths cannot
+ * be interned again (out of memory) is dropped. Returns how many were.
+ */
+size_t td_procs_rebase(struct td_procs *procs);
 
 /*
  * The directory the process sees as "/", as a path to prefix to its mapped

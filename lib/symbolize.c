@@ -381,25 +381,20 @@ static void name_offset(struct td_symbolizer *sym, struct object *o, uint64_t of
 	sym->stats.user_no_symbol++;
 }
 
-/* The per-process caches (maps, perf maps), empty; 0 or -ENOMEM. */
-static int new_caches(struct td_symbolizer *sym, struct td_procs **procs,
-		      struct td_perfmaps **pm)
+/* The JIT maps cache, empty; NULL (errno set) when out of memory. */
+static struct td_perfmaps *new_perfmaps(struct td_symbolizer *sym)
 {
+	struct td_perfmaps *pm;
 	int err;
 
-	*procs = td_procs_new(sym->proc_root, sym->refresh_ns, intern, sym);
-	*pm = td_perfmaps_new(sym->perfmap_dir, sym->perfmap_saved ? NULL : sym->proc_root,
-			      intern, sym);
-	if (*procs && *pm && (!sym->perfmap_save_dir ||
-			      !td_perfmaps_save_to(*pm, sym->perfmap_save_dir)))
-		return 0;
+	pm = td_perfmaps_new(sym->perfmap_dir, sym->perfmap_saved ? NULL : sym->proc_root,
+			     intern, sym);
+	if (!pm || !sym->perfmap_save_dir || !td_perfmaps_save_to(pm, sym->perfmap_save_dir))
+		return pm;
 	err = errno;
-	td_procs_free(*procs);
-	td_perfmaps_free(*pm);
-	*procs = NULL;
-	*pm = NULL;
+	td_perfmaps_free(pm);
 	errno = err;
-	return -ENOMEM;
+	return NULL;
 }
 
 /* ---- API -------------------------------------------------------------- */
@@ -445,8 +440,11 @@ struct td_symbolizer *td_sym_new(const struct td_sym_config *cfg)
 	if (cfg->perfmap_save_dir)
 		sym->perfmap_save_dir = strdup(cfg->perfmap_save_dir);
 	if (!sym->proc_root || !sym->perfmap_dir ||
-	    (cfg->perfmap_save_dir && !sym->perfmap_save_dir) ||
-	    new_caches(sym, &sym->procs, &sym->perfmaps))
+	    (cfg->perfmap_save_dir && !sym->perfmap_save_dir))
+		goto fail;
+	sym->procs = td_procs_new(sym->proc_root, sym->refresh_ns, intern, sym);
+	sym->perfmaps = new_perfmaps(sym);
+	if (!sym->procs || !sym->perfmaps)
 		goto fail;
 	return sym;
 fail:
@@ -481,19 +479,34 @@ static void free_fres(struct hnode *n)
  * Free what was learnt of files: objects, symbol tables, file lookups and
  * every name. The tables need htab_init() again.
  */
-static void drop_files(struct td_symbolizer *sym)
-{
-	htab_destroy(&sym->objects, free_object);
-	htab_destroy(&sym->symtabs, free_nothing);
-	htab_destroy(&sym->fileids, free_fres);
-	while (sym->all_symtabs) {
-		struct symtab *st = sym->all_symtabs;
+/* What is learnt of files; detached by td_sym_restart() before it is freed. */
+struct files {
+	struct htab strings, objects, symtabs, fileids;
+	struct symtab *all_symtabs;
+};
 
-		sym->all_symtabs = st->next_all;
+static void files_take(struct files *f, struct td_symbolizer *sym)
+{
+	f->strings = sym->strings;
+	f->objects = sym->objects;
+	f->symtabs = sym->symtabs;
+	f->fileids = sym->fileids;
+	f->all_symtabs = sym->all_symtabs;
+}
+
+static void files_free(struct files *f)
+{
+	htab_destroy(&f->objects, free_object);
+	htab_destroy(&f->symtabs, free_nothing);
+	htab_destroy(&f->fileids, free_fres);
+	while (f->all_symtabs) {
+		struct symtab *st = f->all_symtabs;
+
+		f->all_symtabs = st->next_all;
 		td_elfsyms_free(st->syms);
 		free(st);
 	}
-	htab_destroy(&sym->strings, free_string);
+	htab_destroy(&f->strings, free_string);
 }
 
 static void free_old_ksyms(struct td_symbolizer *sym)
@@ -509,12 +522,15 @@ static void free_old_ksyms(struct td_symbolizer *sym)
 
 void td_sym_free(struct td_symbolizer *sym)
 {
+	struct files files;
+
 	if (!sym)
 		return;
 	free_old_ksyms(sym);
 	td_procs_free(sym->procs);
 	td_perfmaps_free(sym->perfmaps);
-	drop_files(sym);
+	files_take(&files, sym);
+	files_free(&files);
 	if (sym->dbgd)
 		debuginfod_end(sym->dbgd);
 	free(sym->debug_dirs[0]);
@@ -530,16 +546,11 @@ void td_sym_free(struct td_symbolizer *sym)
 	free(sym);
 }
 
-/* Fold the caches' counters into the bases, before they are freed. */
-static void add_cache_stats(struct td_symbolizer *sym)
+/* Fold the JIT maps cache's counters into the base, before it is freed. */
+static void add_perfmaps_stats(struct td_symbolizer *sym)
 {
 	struct td_perfmaps_stats ms;
-	struct td_procs_stats ps;
 
-	td_procs_get_stats(sym->procs, &ps);
-	sym->procs_base.reads += ps.reads;
-	sym->procs_base.read_errors += ps.read_errors;
-	sym->procs_base.gone += ps.gone;
 	td_perfmaps_get_stats(sym->perfmaps, &ms);
 	sym->pm_base.saved_maps += ms.saved_maps;
 	sym->pm_base.saved_bytes += ms.saved_bytes;
@@ -548,38 +559,45 @@ static void add_cache_stats(struct td_symbolizer *sym)
 
 int td_sym_restart(struct td_symbolizer *sym)
 {
+	struct files old;
 	struct htab t[4];
 	struct td_perfmaps *pm;
-	struct td_procs *procs;
 	int i;
 
 	for (i = 0; i < 4; i++) {
 		if (htab_init(&t[i]))
 			goto fail;
 	}
-	if (new_caches(sym, &procs, &pm))
+	pm = new_perfmaps(sym);
+	if (!pm)
 		goto fail;
 	/* A recording's copies get what the JITs appended since last read. */
 	td_perfmaps_sync_all(sym->perfmaps);
-	add_cache_stats(sym);
-	td_procs_free(sym->procs);
+	add_perfmaps_stats(sym);
 	td_perfmaps_free(sym->perfmaps);
-	drop_files(sym);
-	sym->procs = procs;
 	sym->perfmaps = pm;
+	files_take(&old, sym);
 	sym->strings = t[0];
 	sym->objects = t[1];
 	sym->symtabs = t[2];
 	sym->fileids = t[3];
+	sym->all_symtabs = NULL;
 	sym->object_bytes = 0;
+	sym->stats.objects = sym->stats.symtabs = 0;
+	sym->stats.strings = sym->stats.string_bytes = 0;
+	/*
+	 * The processes' maps are kept, their paths interned into the new
+	 * table: a process that exited since its maps were read has records
+	 * still to name, and nothing else to name them from.
+	 */
+	td_procs_rebase(sym->procs);
+	files_free(&old);
 	free_old_ksyms(sym);
 	/* Entries name freed objects and strings; the kernel's stay good. */
 	if (sym->ucache)
 		memset(sym->ucache, 0, sizeof(*sym->ucache) << UCACHE_BITS);
 	sym->strings_id = td_strings_id_new();
 	sym->files_gen++;
-	sym->stats.objects = sym->stats.symtabs = 0;
-	sym->stats.strings = sym->stats.string_bytes = 0;
 	sym->stats.restarts++;
 	return 0;
 fail:

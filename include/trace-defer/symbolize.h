@@ -306,12 +306,13 @@ void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st);
  * machine that keeps building and running new binaries, or JITs that keep
  * naming new code, grow that without end. td_sym_held_bytes() says how
  * much it holds (names, symbol tables, objects; not the per-process maps,
- * which td_sym_forget() frees); td_sym_restart() frees all of it and every
- * process's maps, keeping the configuration and the kernel's symbols, so
- * that a long-running caller can bound it. Afterwards frames are named as
- * by a new symbolizer: files are opened and read again when next met, and
- * processes gone meanwhile can no longer be named through their maps.
- * Every td_frame handed out before is invalid (its strings are freed):
+ * which td_sym_forget() frees); td_sym_restart() frees all of it, keeping
+ * the configuration, the kernel's symbols and the processes' maps, so
+ * that a long-running caller can bound it. Afterwards files are opened and
+ * read again when next met. The maps are kept (their paths interned again)
+ * because a process that exited cannot be read again: records of it still
+ * in flight are named from them, as they would have been without the
+ * restart. Every td_frame handed out before is invalid (its strings are freed):
  * the symbolizer's frames carry a new strings_id from then on, and
  * td_sym_files_gen() changes. 0, or -ENOMEM with nothing changed.
  */

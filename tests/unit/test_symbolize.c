@@ -1972,6 +1972,108 @@ static void test_maps_parse(void **state)
 	nr_interned = 0;
 }
 
+/*
+ * Interns into a table of its own, from @base on (a "new table" is the
+ * strings made after @base was set); fails once, when @fail_at were made.
+ */
+struct rebase_strings {
+	char *s[128];
+	int nr, base, fail_at;
+};
+
+static const char *rebase_intern(void *ctx, const char *s, size_t len)
+{
+	struct rebase_strings *t = ctx;
+
+	for (int i = t->base; i < t->nr; i++)
+		if (strlen(t->s[i]) == len && !memcmp(t->s[i], s, len))
+			return t->s[i];
+	if (t->nr == t->fail_at) {
+		t->fail_at = -1;
+		return NULL;
+	}
+	if (t->nr == 128)
+		return NULL;
+	t->s[t->nr] = strndup(s, len);
+	return t->s[t->nr++];
+}
+
+static void rebase_strings_free(struct rebase_strings *t)
+{
+	while (t->nr)
+		free(t->s[--t->nr]);
+}
+
+/*
+ * td_procs_rebase(): every process keeps its maps, its paths now the new
+ * table's and its objects unset, under a new generation; one whose paths
+ * cannot be interned is dropped, and the table (probe runs shifted by the
+ * removal) still finds every other.
+ */
+static void test_procs_rebase(void **state)
+{
+	enum { NR = 40 };
+	char root[] = "/tmp/td-test-rebase-XXXXXX", path[PATH_MAX];
+	struct rebase_strings strings = { .fail_at = -1 };
+	uint64_t gen[NR + 1];
+	struct td_procs *procs;
+	struct td_mapping *m;
+	struct td_proc *proc;
+	int pid, lost = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	for (pid = 1; pid <= NR; pid++) {
+		snprintf(path, sizeof(path), "%s/%d", root, pid);
+		assert_int_equal(mkdir(path, 0755), 0);
+		snprintf(path, sizeof(path), "%s/%d/maps", root, pid);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fprintf(f, "1000-2000 r-xp 00000000 08:01 %d /x/lib%d.so\n", pid, pid);
+		fclose(f);
+	}
+	procs = td_procs_new(root, 1000 * 1000 * 1000ULL, rebase_intern, &strings);
+	assert_non_null(procs);
+	for (pid = 1; pid <= NR; pid++) {
+		m = td_procs_find(procs, pid, 0x1800, &proc);
+		assert_non_null(m);
+		m->obj = &strings;
+		gen[pid] = td_procs_gen(procs, pid);
+		/* Gone from "/proc": from now on only the cache knows it. */
+		snprintf(path, sizeof(path), "%s/%d/maps", root, pid);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/%d", root, pid);
+		rmdir(path);
+	}
+	rmdir(root);
+
+	/* All interned again into a new table, the 21st path failing. */
+	assert_int_equal(strings.nr, NR);
+	strings.base = strings.nr;
+	strings.fail_at = strings.nr + 20;
+	assert_int_equal(td_procs_rebase(procs), 1);
+	for (pid = 1; pid <= NR; pid++) {
+		char want[32];
+
+		if (!td_procs_gen(procs, pid)) {
+			lost++;
+			continue;
+		}
+		assert_int_not_equal(td_procs_gen(procs, pid), gen[pid]);
+		m = td_procs_find(procs, pid, 0x1800, &proc);
+		assert_non_null(m);
+		assert_null(m->obj);
+		snprintf(want, sizeof(want), "/x/lib%d.so", pid);
+		assert_string_equal(m->path, want);
+		/* The new table's string, not the old one. */
+		assert_ptr_not_equal(m->path, strings.s[pid - 1]);
+	}
+	assert_int_equal(lost, 1);
+	td_procs_free(procs);
+	rebase_strings_free(&strings);
+}
+
 /* ---- cost of a cached lookup ------------------------------------------ */
 
 struct lookup {
@@ -2509,10 +2611,11 @@ static void test_strings_id_new(void **state)
 }
 
 /*
- * td_sym_restart(): everything learnt of files, processes and JIT maps is
- * freed (held_bytes back to nothing), the kernel's symbols stay, frames
- * come out named as before with a new strings_id, and the maps generation
- * never repeats one handed out before the restart.
+ * td_sym_restart(): everything learnt of files and JIT maps is freed
+ * (held_bytes back to the kept maps' paths), the kernel's symbols and the
+ * processes' maps stay, frames come out named as before with a new
+ * strings_id, and the maps generation never repeats one handed out before
+ * the restart.
  */
 static void test_restart(void **state)
 {
@@ -2521,7 +2624,7 @@ static void test_restart(void **state)
 	uint8_t *code = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
 			     -1, 0);
 	struct td_sym_config cfg = { .perfmap_dir = dir, .kallsyms = ksyms };
-	uint64_t alpha = fx_get(&pie, "fx_alpha"), gen, sid, reads;
+	uint64_t alpha = fx_get(&pie, "fx_alpha"), gen, sid, reads, procs;
 	struct td_symbolizer *sym;
 	struct td_sym_stats st;
 	struct td_frame fr;
@@ -2563,23 +2666,60 @@ static void test_restart(void **state)
 		/* The fixture's symbol table alone is more than its names. */
 		assert_true(st.held_bytes > st.string_bytes);
 		assert_int_equal(st.held_bytes, td_sym_held_bytes(sym));
+		procs = st.processes;
+		assert_int_equal(procs, 2);
 
 		assert_int_equal(td_sym_restart(sym), 0);
 		td_sym_get_stats(sym, &st);
 		assert_int_equal(st.restarts, round + 1);
 		assert_int_equal(st.maps_reads, reads);
-		assert_int_equal(st.held_bytes, 0);
+		/* Only the kept maps' paths, interned again. */
+		assert_true(st.strings >= 1);
+		assert_int_equal(st.held_bytes, st.string_bytes);
 		assert_int_equal(st.objects, 0);
 		assert_int_equal(st.symtabs, 0);
-		assert_int_equal(st.strings, 0);
-		assert_int_equal(st.processes, 0);
-		assert_int_equal(td_sym_maps_gen(sym, pie.pid), 0);
+		assert_int_equal(st.processes, procs);
+		assert_int_not_equal(td_sym_maps_gen(sym, pie.pid), 0);
+		assert_int_not_equal(td_sym_maps_gen(sym, pie.pid), gen);
 	}
+	/* The kept maps were enough: not read again. */
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.maps_reads, reads);
 	td_sym_free(sym);
 	unlink(ksyms);
 	unlink(path);
 	rmdir(dir);
 	munmap(code, page);
+}
+
+/*
+ * A process that exited (reaped: its /proc entry is gone) after its maps
+ * were read, and before all its records were named: a restart in between
+ * must not leave them unnamed.
+ */
+static void test_restart_exited(void **state)
+{
+	struct td_symbolizer *sym = td_sym_new(NULL);
+	uint64_t alpha;
+	struct td_frame fr;
+	struct fx f;
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(sym);
+	assert_int_equal(fx_spawn(&f, NULL, "fx_nopie", NULL), 0);
+	alpha = fx_get(&f, "fx_alpha");
+	pid = f.pid;
+	assert_int_equal(td_sym_user(sym, pid, alpha, false, &fr), 0);
+	assert_string_equal(fr.symbol, "fx_alpha");
+	fx_stop(&f);
+	assert_int_equal(kill(pid, 0), -1);
+	assert_int_equal(td_sym_restart(sym), 0);
+	assert_int_equal(td_sym_user(sym, pid, alpha, false, &fr), 0);
+	assert_non_null(fr.symbol);
+	assert_string_equal(fr.symbol, "fx_alpha");
+	assert_non_null(strstr(fr.object, "fx_nopie"));
+	td_sym_free(sym);
 }
 
 /*
@@ -2642,6 +2782,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strings_id_new),
 		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_restart_exited),
 		cmocka_unit_test(test_kernel_reload),
 		cmocka_unit_test(test_pie),
 		cmocka_unit_test(test_nopie),
@@ -2671,6 +2812,7 @@ int main(void)
 		cmocka_unit_test(test_kallsyms_unusable),
 		cmocka_unit_test(test_kallsyms_cache),
 		cmocka_unit_test(test_maps_parse),
+		cmocka_unit_test(test_procs_rebase),
 		cmocka_unit_test(test_cached_lookup_cost),
 		cmocka_unit_test(test_file_id_named),
 		cmocka_unit_test(test_file_id_through_proc_root),

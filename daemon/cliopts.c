@@ -8,16 +8,21 @@
 #include "cliopts.h"
 #include "log.h"
 
-/* The option taking @name whole, or NULL; *@prefix_of: one @name begins. */
+/*
+ * The option taking @name whole, or NULL; then @those lists the options
+ * @name begins ("--record or --recover"), empty if none.
+ */
 static const struct option *find_long(const struct option *lo, const char *name, size_t len,
-				      const struct option **prefix_of)
+				      char *those, size_t size)
 {
-	*prefix_of = NULL;
+	size_t n = 0;
+
+	those[0] = '\0';
 	for (; lo->name; lo++) {
 		if (strlen(lo->name) == len && !strncmp(lo->name, name, len))
 			return lo;
-		if (!*prefix_of && strlen(lo->name) > len && !strncmp(lo->name, name, len))
-			*prefix_of = lo;
+		if (strlen(lo->name) > len && !strncmp(lo->name, name, len) && n < size)
+			n += snprintf(those + n, size - n, "%s--%s", n ? " or " : "", lo->name);
 	}
 	return NULL;
 }
@@ -40,12 +45,13 @@ int td_cli_exact_long_opts(int argc, char **argv, const char *short_opts,
 			break;
 		if (!strncmp(arg, "--", 2)) {
 			size_t len = strcspn(arg + 2, "=");
-			const struct option *o, *prefix_of;
+			const struct option *o;
+			char those[128];
 
-			o = find_long(long_opts, arg + 2, len, &prefix_of);
-			if (!o && prefix_of) {
+			o = find_long(long_opts, arg + 2, len, those, sizeof(those));
+			if (!o && those[0]) {
 				td_err("unknown option '%.*s' (long options are not abbreviated: "
-				       "--%s?)", (int)len + 2, arg, prefix_of->name);
+				       "%s?)", (int)len + 2, arg, those);
 				return -1;
 			}
 			/* Its value is the next word: not an option of its own. */

@@ -192,6 +192,8 @@ struct cli {
 	bool print_config;
 	bool events_seen;
 	bool pids_seen;
+	bool record_seen;	/* --record given */
+	char other[40];		/* the first option that is not -o, -c, -v or -q */
 	int verbose;
 	bool quiet;
 };
@@ -244,6 +246,14 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 	while ((c = getopt_long(argc, argv, short_opts, long_opts, &idx)) != -1) {
 		int ret = 0;
 
+		/* For 'record --recover', which takes none of them. */
+		if (!cli->other[0] && c != 'o' && c != 'c' && c != 'v' && c != 'q' &&
+		    c != OPT_RECOVER && c != '?') {
+			if (c < OPT_COMM)
+				snprintf(cli->other, sizeof(cli->other), "-%c", c);
+			else
+				snprintf(cli->other, sizeof(cli->other), "--%s", long_opts[idx].name);
+		}
 		switch (c) {
 		case 'c':
 		case 'h':
@@ -313,6 +323,7 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 			cfg->symbolize = false;
 			break;
 		case OPT_RECORD:
+			cli->record_seen = true;
 			ret = apply(cfg, "record", optarg, "--record");
 			break;
 		case OPT_JSON_LAYOUT:
@@ -459,6 +470,10 @@ int main(int argc, char **argv)
 		} else if (cfg.output && !strcmp(cfg.output, "-")) {
 			td_err("record --recover: a trace.dat cannot go to standard output");
 			code = TD_EXIT_USAGE;
+		} else if (cli.other[0]) {
+			td_err("record --recover takes only -o (and -v, -q): %s is for a recording",
+			       cli.other);
+			code = TD_EXIT_USAGE;
 		} else {
 			code = td_recorder_recover(cli.recover, cfg.output);
 			code = !code ? TD_EXIT_OK : code == -EINVAL ? TD_EXIT_USAGE :
@@ -469,6 +484,12 @@ int main(int argc, char **argv)
 	if (cli.record_cmd) {
 		if (!cfg.output || !strcmp(cfg.output, "-")) {
 			td_err("record: give the trace.dat to write with -o FILE.dat");
+			code = TD_EXIT_USAGE;
+			goto out;
+		}
+		if (cli.record_seen) {
+			td_err("record: -o names the trace.dat; --record is the live daemon's "
+			       "(trace-defer --record FILE.dat -o OUTPUT)");
 			code = TD_EXIT_USAGE;
 			goto out;
 		}

@@ -417,11 +417,36 @@ const char *td_recorder_maps_dir(const struct td_recorder *rec)
 	return rec->maps;
 }
 
+/*
+ * Whether a trace.dat can be written at @path when the recording ends:
+ * said now, not after the whole run (and its scratch directory is named
+ * after @path: "DIR/" would put it next to DIR).
+ */
+static bool target_ok(const char *path)
+{
+	size_t len = strlen(path);
+	struct stat st;
+
+	if (!len || path[len - 1] == '/' || (!stat(path, &st) && S_ISDIR(st.st_mode))) {
+		td_err("cannot write the trace.dat to %s: %s", path,
+		       len ? "it names a directory; name the file to write" : "no file named");
+		return false;
+	}
+	if (!lstat(path, &st) && access(path, W_OK)) {
+		td_err("cannot write the trace.dat to %s: %s", path, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
 struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_size)
 {
-	struct td_recorder *rec = calloc(1, sizeof(*rec));
+	struct td_recorder *rec;
 	int log_fd;
 
+	if (!target_ok(path))
+		return NULL;
+	rec = calloc(1, sizeof(*rec));
 	if (!rec)
 		goto oom;
 	rec->lock_fd = -1;
@@ -833,8 +858,9 @@ void td_recorder_note_leftovers(const char *path)
 		for (size_t i = 0; i < g.gl_pathc; i++)
 			if (!read_info(g.gl_pathv[i], &ri) && !in_use(g.gl_pathv[i]))
 				td_warn("%s holds the sub-buffers of a recording that did not "
-					"finish; 'trace-defer record --recover %s' makes a "
-					"trace.dat of them", g.gl_pathv[i], g.gl_pathv[i]);
+					"finish; 'trace-defer record --recover %s -o OTHER.dat' "
+					"makes a trace.dat of them (%s is this run's)",
+					g.gl_pathv[i], g.gl_pathv[i], path);
 		globfree(&g);
 	}
 	free(pat);

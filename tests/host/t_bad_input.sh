@@ -42,8 +42,11 @@ expect 2 "unrecognized option|unknown option" "unknown option" -- td --bogus
 # Long options are taken whole: --json is report's, not --json-layout.
 expect 2 "'--json' \\(long options are not abbreviated: --json-layout\\?\\)" \
 	"an abbreviated long option" -- td --json full -d 0.1
-expect 2 "'--jso' \\(long options are not abbreviated: --json\\?\\)" \
+expect 2 "'--jso' \\(long options are not abbreviated: --json or --json-layout\\?\\)" \
 	"an abbreviated long option of report" -- "$TD" report --jso x.dat
+# Every option the word begins: --reco is --record's or --recover's.
+expect 2 "'--reco' \\(long options are not abbreviated: --record or --recover\\?\\)" \
+	"an abbreviated option two options begin" -- "$TD" record --reco x
 expect 2 "unexpected argument 'extra'" "stray argument" -- td extra
 expect 2 "mode: 'fast' is not one of" "bad mode" -- td -m fast
 expect 2 "buffer_kb: 'lots' is not an integer" "bad number" -- td -b lots

@@ -51,6 +51,22 @@ check "JSON and trace.dat hold the same events of fp_chain ($json, $dat)" \
 td_record -d 1 2>"$SCRATCH/c.err"
 check "record without -o: status 2" [ $? = 2 ]
 check "record without -o: says so" grep -q "give the trace.dat to write with -o" "$SCRATCH/c.err"
+td_record -o "$SCRATCH/c1.dat" --record "$SCRATCH/c2.dat" -d 1 2>"$SCRATCH/c.err"
+check "record with -o and --record: status 2 (got $?)" [ $? = 2 ]
+check "record with -o and --record: says which is which" \
+	grep -q "record: -o names the trace.dat; --record is the live daemon's" "$SCRATCH/c.err"
+# A directory as the trace.dat: refused before tracing, nothing made next to it.
+mkdir "$SCRATCH/adir"
+for target in "$SCRATCH/adir" "$SCRATCH/adir/" "$SCRATCH/nodir/"; do
+	td_record -o "$target" -d 5 2>"$SCRATCH/c.err"
+	rc=$?
+	check "record -o $target: status 1 (got $rc)" [ "$rc" = 1 ]
+	check "record -o $target: says it names a directory" \
+		grep -q "cannot write the trace.dat to $target: it names a directory" "$SCRATCH/c.err"
+done
+check "no scratch directory made for them" \
+	[ -z "$(ls -d "$SCRATCH"/adir.raw.* 2>/dev/null; ls -A "$SCRATCH/adir")" ]
+check "instance removed" instance_gone
 
 # No trace-cmd on PATH: raw files kept, the way out printed, status 1.
 mkdir "$SCRATCH/bin"

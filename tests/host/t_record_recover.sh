@@ -59,7 +59,8 @@ head -c 100 /dev/urandom >> "$dir/cpu0.raw"
 td_record -o "$SCRATCH/k.dat" -d 0.5 2>"$SCRATCH/next.err"
 check "next recording exits 0" [ $? = 0 ]
 check "next recording names the leftover and the way out" \
-	grep -q "$dir holds the sub-buffers .*trace-defer record --recover $dir" "$SCRATCH/next.err"
+	grep -q "$dir holds the sub-buffers .*trace-defer record --recover $dir -o OTHER.dat" \
+	"$SCRATCH/next.err"
 check "next recording: stale instance removed" grep -q "removing stale tracefs instance" \
 	"$SCRATCH/next.err"
 check "instance removed" instance_gone
@@ -200,5 +201,11 @@ check "recover of another directory: says so" grep -q "not a trace-defer recordi
 check "--recover without record: status 2 (got $?)" [ $? = 2 ]
 "$TD" record --recover "$dir" -o - 2>"$SCRATCH/u3.err"
 check "recover to stdout: status 2 (got $?)" [ $? = 2 ]
+# A recording's options mean nothing to --recover: refused, not ignored.
+"$TD" record --recover "$dir" -o "$SCRATCH/o.dat" -d 1 2>"$SCRATCH/u4.err"
+check "recover with -d: status 2 (got $?)" [ $? = 2 ]
+check "recover with -d: says -d is a recording's" \
+	grep -q "record --recover takes only -o (and -v, -q): -d is for a recording" "$SCRATCH/u4.err"
+check "recover with -d: nothing written" [ ! -e "$SCRATCH/o.dat" ]
 check "instance removed" instance_gone
 finish

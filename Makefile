@@ -86,7 +86,7 @@ PROG_CFLAGS	:= -O1 -g -no-pie -fno-omit-frame-pointer -mno-omit-leaf-frame-point
 		   -fno-inline -fno-optimize-sibling-calls -Wall -Werror
 
 .PHONY: all help lib daemon plugins progs unit unit-asan host-test vm-test check \
-	kernel kernel-debug demo bench install uninstall clean distclean format
+	kernel kernel-debug demo bench install uninstall clean distclean format doc
 
 all: $(LIB) $(DAEMON) $(PLUGINS) $(PROGS)
 
@@ -105,6 +105,7 @@ help:
 	@echo "  demo         build everything, boot the VM, show stitched stacks"
 	@echo "  bench        benchmarks with ratios against in-run baselines"
 	@echo "  install      install into DESTDIR/PREFIX"
+	@echo "  doc          doc/trace-defer-json.7 again from its markdown (lowdown)"
 
 lib: $(LIB)
 daemon: $(DAEMON)
@@ -199,6 +200,12 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(wildcard doc/*.8)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(wildcard doc/*.7)))
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/trace-defer
+
+# Kept in the tree, so that man -l and make install need no lowdown; t_docs
+# checks that it is what its markdown makes.
+LOWDOWN = lowdown -s -Tman --out-no-smarty --parse-no-intraemph --parse-no-super
+doc:
+	$(LOWDOWN) -o doc/trace-defer-json.7 doc/trace-defer-json.7.md
 
 format:
 	clang-format -i $(LIB_SRCS) $(DAEMON_SRCS) $(UNIT_SRCS) $(PLUGIN_SRCS) include/trace-defer/*.h

@@ -17,6 +17,8 @@ pkgs=(
 	libelf-dev libdw-dev libdebuginfod-dev elfutils binutils libiberty-dev libjson-c-dev
 	libcmocka-dev
 	libsystemd-dev logrotate
+	# the JSON schema's man page from its markdown (make doc; checked by the tests)
+	lowdown
 	# pprof profiles: protobuf-c and its compiler, zlib; go tool pprof reads them in tests
 	protobuf-c-compiler libprotobuf-c-dev zlib1g-dev golang-go
 	# kernel build and VM

@@ -42,6 +42,23 @@ check "every key of the man page is accepted${bad:+ (refused:$bad)}" [ -z "$bad"
 check "the example config parses" [ $? = 0 ]
 check "the example config's event is used" grep -qx "event = sched:sched_switch" \
 	"$SCRATCH/example.eff"
-check "man page renders without warnings" \
-	[ -z "$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$man" 2>&1 >/dev/null)" ]
+for page in "$man" "$TOP"/doc/*.7; do
+	check "$(basename "$page") renders without warnings" \
+		[ -z "$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)" ]
+done
+# Every page a page or the README names is there.
+for ref in $(cat "$TOP"/doc/*.[78] "$TOP/README.md" |
+	grep -o 'trace-defer[a-z-]*\\\?f[RP] \?(\?[78])\|trace-defer[a-z-]*([78])' |
+	sed 's/\\f[RP]//; s/ //' | sort -u); do
+	name=${ref%(*}
+	sec=${ref#*(}
+	sec=${sec%)}
+	check "$ref, named in the docs, is in doc/" [ -f "$TOP/doc/$name.$sec" ]
+done
+# The schema's page is what its markdown makes (make doc).
+lowdown_cmd=$(make -s -C "$TOP" -pn doc 2>/dev/null | sed -n 's/^LOWDOWN = //p' | head -1)
+check "make doc says how the schema's page is made" [ -n "$lowdown_cmd" ]
+$lowdown_cmd -o "$SCRATCH/json.7" "$TOP/doc/trace-defer-json.7.md"
+check "doc/trace-defer-json.7 is made from its markdown (make doc)" \
+	cmp -s "$SCRATCH/json.7" "$TOP/doc/trace-defer-json.7"
 finish

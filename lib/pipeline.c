@@ -425,6 +425,9 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 	/* A recording that names nothing still keeps the JITs' maps. */
 	if (pl->jit_sym && live && pid > 0)
 		td_sym_jit_sync(pl->jit_sym, pid);
+	/* No sink (a recording's trace.dat alone): frames would be made for nobody. */
+	if (!pl->nr_sinks)
+		return;
 	/* /proc/TID/maps is the process's too, should the tgid be unknown. */
 	maps_pid = live ? (pid > 0 ? pid : ev->tid) : 0;
 	/*

@@ -569,6 +569,32 @@ __attribute__((noinline)) uint64_t test_pipeline_marker(void)
 	return (uint64_t)(uintptr_t)__builtin_return_address(0);
 }
 
+/*
+ * No sink (what `trace-defer record` runs alone): the events are counted
+ * as emitted, and no frame is made for nobody.
+ */
+static void test_no_sink_names_nothing(void **state)
+{
+	struct tep_handle *tep = make_tep();
+	struct td_pipeline_config cfg = { .nr_cpus = 2, .symbolize = true, .live = true };
+	uint64_t ips[2] = { (uint64_t)(uintptr_t)test_pipeline_marker + 1 };
+	struct td_pipeline_stats st;
+	struct td_pipeline *pl;
+
+	(void)state;
+	ips[1] = test_pipeline_marker();
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	feed(pl, getpid(), ips, 2);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.emitted, 1);
+	assert_int_equal(st.stacks_named, 0);
+	assert_int_equal(st.kframes, 0);
+	assert_int_equal(st.uframes, 0);
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
 /* Live input: this process is traced; its pid and frames come from /proc. */
 static void test_live_names_this_process(void **state)
 {
@@ -1813,6 +1839,7 @@ int main(void)
 		cmocka_unit_test(test_pids_filter),
 		cmocka_unit_test(test_exec_names_only),
 		cmocka_unit_test(test_live_names_this_process),
+		cmocka_unit_test(test_no_sink_names_nothing),
 		cmocka_unit_test(test_live_sym_restart),
 		cmocka_unit_test(test_live_kallsyms_reload),
 		cmocka_unit_test_teardown(test_live_copy_only_restart, remove_own_perf_map),

@@ -690,7 +690,7 @@ int td_config_check(struct td_config *cfg)
 		return -1;
 	if (cfg->folded && !strcmp(cfg->folded, "-") && cfg->output &&
 	    !strcmp(cfg->output, "-")) {
-		td_err("only one of output and folded can be stdout");
+		td_err("the JSON lines and the folded stacks cannot both go to standard output");
 		return -1;
 	}
 	if (cfg->pprof && !strcmp(cfg->pprof, "-")) {

@@ -634,7 +634,10 @@ int td_outputs_close(struct td_outputs *o)
 		if (o->json_failing)
 			ret = -1;
 		/* Drops not said since the last word (said at most once a minute). */
-		if (o->json_dropped + o->js.failed > o->json_said_lost)
+		if (o->json_broken && o->json_dropped + o->js.failed)
+			td_info("%s: its reader went away; %" PRIu64 " event line(s) not written",
+				json_name(o), o->json_dropped + o->js.failed);
+		else if (!o->json_broken && o->json_dropped + o->js.failed > o->json_said_lost)
 			td_err("%s: %" PRIu64 " event lines dropped in all (write errors)",
 			       json_name(o), o->json_dropped + o->js.failed);
 		if (is_stdout(o->json_path)) {

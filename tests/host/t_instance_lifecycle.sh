@@ -117,8 +117,11 @@ check "--duration run exits 0" [ $? = 0 ]
 check "instance removed after --duration" instance_gone
 
 # --- stdout reader going away stops the daemon cleanly.
-timeout 20 bash -c "'$TD' -i '$NAME' --run-dir '$RUN_DIR' -p $FP_PID -o - 2>/dev/null | head -n 3 >'$SCRATCH/head.out'"
+timeout 20 bash -c "'$TD' -i '$NAME' --run-dir '$RUN_DIR' -p $FP_PID -o - 2>'$SCRATCH/head.err' | head -n 3 >'$SCRATCH/head.out'; exit \${PIPESTATUS[0]}"
+check "piped into head: exit 0 (got $?)" [ $? = 0 ]
 check "piped into head: 3 lines seen" [ "$(wc -l <"$SCRATCH/head.out")" = 3 ]
+check "piped into head: no write error said" \
+	[ -z "$(grep -v '^trace-defer:   ' "$SCRATCH/head.err" | grep -i -e error -e dropped)" ]
 for i in $(seq 50); do instance_exists || break; sleep 0.1; done
 check "piped into head: daemon gone, instance removed" instance_gone
 finish

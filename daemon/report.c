@@ -516,12 +516,15 @@ static int kernel_sym(uint64_t addr, bool return_addr, struct td_frame *out, voi
 	return 0;
 }
 
-/* Is /proc/@tid still the task the trace calls @comm? (Thread ids are reused.) */
-static bool task_live(int tid, const char *comm, void *arg)
+/*
+ * Is /proc/@tid still the task the trace calls @comm, started before the
+ * trace saw it at @ts? (Thread ids are reused, names too.)
+ */
+static bool task_live(int tid, const char *comm, uint64_t ts, void *arg)
 {
 	struct report *rp = arg;
 
-	return rp->same_system && td_task_check(rp->tasks, tid, comm) > 0;
+	return rp->same_system && td_task_check(rp->tasks, tid, comm, ts) > 0;
 }
 
 /* ---- text output ---- */

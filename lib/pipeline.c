@@ -408,7 +408,7 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 	if (pl->cfg.stage == TD_PIPE_STITCH)
 		return;
 	if (pl->cfg.hooks.task_live && ev->tid > 0)
-		live = pl->cfg.hooks.task_live(ev->tid, ev->comm, pl->cfg.hooks.arg);
+		live = pl->cfg.hooks.task_live(ev->tid, ev->comm, ev->ts, pl->cfg.hooks.arg);
 	/* The records may not say which process the thread belongs to. */
 	if (pid > 0)
 		td_tgid_note(pl->tgid, ev->tid, pid, pl->now_ns);

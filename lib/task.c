@@ -514,6 +514,7 @@ static void forget_gone(struct td_tgid_cache *tc)
 struct check_slot {
 	int tid;		/* 0: free */
 	int tgid;		/* 0: not this task, or gone */
+	uint64_t start_ns;	/* when it started (ns since boot), 0: unknown */
 	char comm[TD_COMM_LEN];
 };
 
@@ -537,7 +538,38 @@ void td_task_check_free(struct td_task_check *tc)
 	free(tc);
 }
 
-int td_task_check(struct td_task_check *tc, int tid, const char *comm)
+/*
+ * When @tid started, in ns since boot (/proc/TID/stat's starttime, in
+ * clock ticks: the start is at most a tick after), or 0 when unknown.
+ */
+static uint64_t start_ns_of(const char *proc_root, int tid)
+{
+	long tck = sysconf(_SC_CLK_TCK);
+	char buf[1024], *p;
+	uint64_t ticks;
+
+	if (tck <= 0 || read_small(proc_root, tid, "stat", buf, sizeof(buf)) <= 0)
+		return 0;
+	/* After the comm, which may hold spaces and parentheses: field 3 on. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	p++;
+	/* starttime is field 22: the 20th after the comm. */
+	for (int field = 3; field <= 22; field++) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return 0;
+		if (field == 22)
+			break;
+		p += strcspn(p, " ");
+	}
+	ticks = strtoull(p, NULL, 10);
+	return ticks * (1000000000ULL / (uint64_t)tck);
+}
+
+int td_task_check(struct td_task_check *tc, int tid, const char *comm, uint64_t at_ns)
 {
 	struct check_slot *s;
 	char now[64];
@@ -545,15 +577,21 @@ int td_task_check(struct td_task_check *tc, int tid, const char *comm)
 	if (tid <= 0 || !comm || !comm[0] || comm[0] == '<' || strlen(comm) >= TD_COMM_LEN)
 		return 0;
 	s = &tc->slot[(unsigned int)tid & (CHECK_SLOTS - 1)];
-	if (s->tid == tid && !strcmp(s->comm, comm))
-		return s->tgid;
-	s->tid = tid;
-	strcpy(s->comm, comm);
-	s->tgid = 0;
-	if (read_small(tc->proc_root, tid, "comm", now, sizeof(now)) <= 0)
+	if (s->tid != tid || strcmp(s->comm, comm)) {
+		s->tid = tid;
+		strcpy(s->comm, comm);
+		s->tgid = 0;
+		s->start_ns = 0;
+		if (read_small(tc->proc_root, tid, "comm", now, sizeof(now)) <= 0)
+			return 0;
+		now[strcspn(now, "\n")] = '\0';
+		if (!strcmp(now, comm)) {
+			s->tgid = read_tgid_at(tc->proc_root, tid);
+			s->start_ns = start_ns_of(tc->proc_root, tid);
+		}
+	}
+	/* Started after the event: another task, of the same name, with the tid. */
+	if (at_ns && s->start_ns > at_ns)
 		return 0;
-	now[strcspn(now, "\n")] = '\0';
-	if (!strcmp(now, comm))
-		s->tgid = read_tgid_at(tc->proc_root, tid);
 	return s->tgid;
 }

@@ -214,13 +214,13 @@ static struct td_symbolizer *get_symbolizer(void)
 	return uu.sym;
 }
 
-/* Called with uu.lock held: the tgid to name @tid's frames with, or 0. */
-static int task_for_names(struct tep_handle *tep, int tid)
+/* Called with uu.lock held: the tgid to name @tid's frames (seen at @ts) with, or 0. */
+static int task_for_names(struct tep_handle *tep, int tid, uint64_t ts)
 {
 	if (tid <= 0 || !uu.tasks)
 		return 0;
 	/* "<...>" (the trace does not know the task) proves nothing: 0. */
-	return td_task_check(uu.tasks, tid, tep_data_comm_from_pid(tep, tid));
+	return td_task_check(uu.tasks, tid, tep_data_comm_from_pid(tep, tid), ts);
 }
 
 /* Print @str, cut at @max bytes, with control characters replaced. */
@@ -380,7 +380,7 @@ static int stack_handler(struct trace_seq *s, struct tep_record *rec, struct tep
 	pthread_mutex_lock(&uu.lock);
 	if (nr && read_field(tep, rec, tep_find_common_field(ev, "common_pid"), 4, &tid)) {
 		sym = wanted_symbolizer();
-		tgid = sym ? task_for_names(tep, (int)(int32_t)tid) : 0;
+		tgid = sym ? task_for_names(tep, (int)(int32_t)tid, rec->ts) : 0;
 	}
 	for (i = 0; i < nr; i++) {
 		const char *p = (const char *)rec->data + off + (size_t)i * IP_SIZE;

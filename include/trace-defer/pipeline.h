@@ -53,12 +53,12 @@ struct td_pipeline_hooks {
 	 */
 	int (*kernel_sym)(uint64_t addr, bool return_addr, struct td_frame *out, void *arg);
 	/*
-	 * May /proc/@tid be asked about this task (its process and maps)?
-	 * false when the thread id may now name another task: the pid stays
-	 * what the records said and user frames without file identity stay
-	 * raw.
+	 * May /proc/@tid be asked about this task (its process and maps),
+	 * seen by the trace at @ts (the event's time)? false when the thread
+	 * id may now name another task: the pid stays what the records said
+	 * and user frames without file identity stay raw.
 	 */
-	bool (*task_live)(int tid, const char *comm, void *arg);
+	bool (*task_live)(int tid, const char *comm, uint64_t ts, void *arg);
 	void *arg;
 };
 

@@ -304,9 +304,12 @@ struct hooks_seen {
 	bool live;
 };
 
-static bool task_live(int tid, const char *comm, void *arg)
+static bool task_live(int tid, const char *comm, uint64_t ts, void *arg)
 {
 	struct hooks_seen *h = arg;
+
+	/* The event's time, for telling a task from a later one with its tid. */
+	assert_true(ts > 0);
 
 	h->live_calls++;
 	assert_string_equal(comm, "worker");

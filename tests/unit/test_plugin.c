@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -203,10 +204,21 @@ static void free_tep(struct tep_handle *tep, bool with_plugin)
 	tep_free(tep);
 }
 
+/* The records' time (the trace clock counts from boot); 0: now. */
+static uint64_t record_ts;
+
+static uint64_t boot_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_BOOTTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
 /* A copy of @len bytes of @data whose last byte is the last readable one. */
 static struct tep_record guarded(const void *data, size_t len)
 {
-	struct tep_record rec = { .ts = 1000, .cpu = 0 };
+	struct tep_record rec = { .ts = record_ts ? record_ts : boot_ns(), .cpu = 0 };
 	uint8_t *p = guard_area + page_size - len;
 
 	assert_true(len <= (size_t)page_size);
@@ -679,6 +691,32 @@ static void test_stack_raw_in_order(void **state)
 	free_tep(tep, true);
 }
 
+/*
+ * A record from before this process started: its tid then was another
+ * task's (of the same name, even), so /proc names none of its frames.
+ */
+static void test_stack_older_than_task(void **state)
+{
+	struct tep_handle *tep = new_tep(good_formats, true);
+	uint64_t ips[2] = { (uintptr_t)uu_test_leaf + 1, (uintptr_t)uu_test_mid + 3 };
+	char out[1024], want[256];
+	uint8_t buf[256];
+	size_t n;
+
+	(void)state;
+	n = stack_rec(buf, getpid(), 0x500000002ULL, ips, 2);
+	record_ts = 1;
+	info(tep, buf, n, out, sizeof(out));
+	record_ts = 0;
+	snprintf(want, sizeof(want), "cookie=0x500000002 cpu=1 seq=5 frames=2 0x%llx <- 0x%llx",
+		 (unsigned long long)ips[0], (unsigned long long)ips[1]);
+	assert_string_equal(out, want);
+	/* The same record seen now: named. */
+	info(tep, buf, n, out, sizeof(out));
+	assert_non_null(strstr(out, "uu_test_leaf+0x1"));
+	free_tep(tep, true);
+}
+
 static void test_stack_symbolized(void **state)
 {
 	struct tep_handle *tep = new_tep(good_formats, true);
@@ -1015,6 +1053,7 @@ int main(void)
 		cmocka_unit_test(test_cookie_decoded),
 		cmocka_unit_test(test_stack_raw_in_order),
 		cmocka_unit_test(test_stack_symbolized),
+		cmocka_unit_test(test_stack_older_than_task),
 		cmocka_unit_test(test_stack_not_named_for_another_task),
 		cmocka_unit_test(test_symbols_off_by_env_and_option),
 		cmocka_unit_test(test_malformed_stacks),

@@ -61,6 +61,8 @@ static void remove_task(int tid)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/%d/comm", root, tid);
 	unlink(path);
+	snprintf(path, sizeof(path), "%s/%d/stat", root, tid);
+	unlink(path);
 	snprintf(path, sizeof(path), "%s/%d", root, tid);
 	rmdir(path);
 }
@@ -289,24 +291,69 @@ static void test_check(void **state)
 	assert_non_null(tc);
 	fake_task(201, 200);
 	set_comm(201, "worker");
-	assert_int_equal(td_task_check(tc, 201, "worker"), 200);
+	assert_int_equal(td_task_check(tc, 201, "worker", 0), 200);
 	/* Another name in the trace: not this task. */
-	assert_int_equal(td_task_check(tc, 201, "postgres"), 0);
+	assert_int_equal(td_task_check(tc, 201, "postgres", 0), 0);
 	/* Unknown names prove nothing. */
-	assert_int_equal(td_task_check(tc, 201, "<...>"), 0);
-	assert_int_equal(td_task_check(tc, 201, ""), 0);
-	assert_int_equal(td_task_check(tc, 0, "worker"), 0);
-	assert_int_equal(td_task_check(tc, 201, "a-name-longer-than-comm"), 0);
+	assert_int_equal(td_task_check(tc, 201, "<...>", 0), 0);
+	assert_int_equal(td_task_check(tc, 201, "", 0), 0);
+	assert_int_equal(td_task_check(tc, 0, "worker", 0), 0);
+	assert_int_equal(td_task_check(tc, 201, "a-name-longer-than-comm", 0), 0);
 	/* Gone. */
-	assert_int_equal(td_task_check(tc, 999, "worker"), 0);
+	assert_int_equal(td_task_check(tc, 999, "worker", 0), 0);
 	/* Asked once per (tid, comm): the answer stays though /proc changed. */
-	assert_int_equal(td_task_check(tc, 201, "worker"), 200);
+	assert_int_equal(td_task_check(tc, 201, "worker", 0), 200);
 	remove_task(201);
-	assert_int_equal(td_task_check(tc, 201, "worker"), 200);
+	assert_int_equal(td_task_check(tc, 201, "worker", 0), 200);
 	/* The tid reused by a task of another name, seen under that name. */
 	fake_task(201, 300);
 	set_comm(201, "cron");
-	assert_int_equal(td_task_check(tc, 201, "cron"), 300);
+	assert_int_equal(td_task_check(tc, 201, "cron", 0), 300);
+	td_task_check_free(tc);
+}
+
+/* /proc/TID/stat with a comm that has what a parser trips on, started @ticks after boot. */
+static void set_start(int tid, unsigned long long ticks)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", root, tid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%d (a) b (c)) S 1 %d %d 0 -1 4194560 10 0 0 0 0 0 0 0 20 0 1 0 %llu "
+		   "1000 100 18446744073709551615\n", tid, tid, tid, ticks);
+	fclose(f);
+}
+
+/*
+ * A tid reused by a task of the same name: told apart by when it
+ * started. The trace saw the task at @at_ns: one started later is another.
+ */
+static void test_check_start(void **state)
+{
+	struct td_task_check *tc = td_task_check_new(root);
+	uint64_t tick = 1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK);
+
+	(void)state;
+	assert_non_null(tc);
+	fake_task(211, 210);
+	set_comm(211, "sh");
+	set_start(211, 500);
+	/* Seen after it started (or at the tick it did): this task. */
+	assert_int_equal(td_task_check(tc, 211, "sh", 600 * tick), 210);
+	assert_int_equal(td_task_check(tc, 211, "sh", 500 * tick), 210);
+	/* Seen before it started: another sh had the tid. */
+	assert_int_equal(td_task_check(tc, 211, "sh", 499 * tick), 0);
+	assert_int_equal(td_task_check(tc, 211, "sh", 1), 0);
+	/* No time: the name alone. */
+	assert_int_equal(td_task_check(tc, 211, "sh", 0), 210);
+	remove_task(211);
+	/* No stat to read: the start is unknown, the name alone tells. */
+	fake_task(212, 212);
+	set_comm(212, "cron");
+	assert_int_equal(td_task_check(tc, 212, "cron", 1), 212);
+	remove_task(212);
 	td_task_check_free(tc);
 }
 
@@ -440,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_many),
 		cmocka_unit_test(test_many_gone_told),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_check_start),
 		cmocka_unit_test(test_comm),
 		cmocka_unit_test(test_comm_after_many),
 		cmocka_unit_test(test_nspid),

@@ -425,7 +425,9 @@ const char *td_recorder_maps_dir(const struct td_recorder *rec)
 static bool target_ok(const char *path)
 {
 	size_t len = strlen(path);
+	char *dir, *slash;
 	struct stat st;
+	int err;
 
 	if (!len || path[len - 1] == '/' || (!stat(path, &st) && S_ISDIR(st.st_mode))) {
 		td_err("cannot write the trace.dat to %s: %s", path,
@@ -436,7 +438,24 @@ static bool target_ok(const char *path)
 		td_err("cannot write the trace.dat to %s: %s", path, strerror(errno));
 		return false;
 	}
-	return true;
+	/* Its directory: the scratch directory goes there too. */
+	if (asprintf(&dir, "%s", path) < 0)
+		return true;
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	err = 0;
+	if (slash && stat(dir, &st))
+		err = errno;
+	else if (slash && !S_ISDIR(st.st_mode))
+		err = ENOTDIR;
+	else if (slash && access(dir, W_OK | X_OK))
+		err = errno;
+	if (err)
+		td_err("cannot write the trace.dat to %s: its directory %s: %s", path, dir,
+		       strerror(err));
+	free(dir);
+	return !err;
 }
 
 struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_size)

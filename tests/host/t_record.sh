@@ -64,6 +64,11 @@ for target in "$SCRATCH/adir" "$SCRATCH/adir/" "$SCRATCH/nodir/"; do
 	check "record -o $target: says it names a directory" \
 		grep -q "cannot write the trace.dat to $target: it names a directory" "$SCRATCH/c.err"
 done
+td_record -o "$SCRATCH/nodir/x.dat" -d 5 2>"$SCRATCH/c.err"
+check "record -o in a directory that is not there: status 1 (got $?)" [ $? = 1 ]
+check "record -o in a directory that is not there: says which" \
+	grep -q "cannot write the trace.dat to $SCRATCH/nodir/x.dat: its directory $SCRATCH/nodir: No such file" \
+	"$SCRATCH/c.err"
 check "no scratch directory made for them" \
 	[ -z "$(ls -d "$SCRATCH"/adir.raw.* 2>/dev/null; ls -A "$SCRATCH/adir")" ]
 check "instance removed" instance_gone

@@ -470,6 +470,11 @@ int td_instance_cleanup(const char *run_dir, const char *name)
 	char *lock_path = NULL;
 	int prev_pid, fd, ret = 0;
 
+	/* Nothing there, and no run dir: none is made only to say so. */
+	if (!tracefs_instance_exists(name) && access(run_dir, F_OK) && errno == ENOENT) {
+		td_info("no tracefs instance '%s': nothing to clean", name);
+		return 0;
+	}
 	fd = lock_open(run_dir, name, &lock_path, &prev_pid, false);
 	if (fd < 0)
 		return -1;

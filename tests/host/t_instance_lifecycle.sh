@@ -87,6 +87,9 @@ check "--cleanup removed the instance" instance_gone
 check "--cleanup cleared the marker" marker_clear
 td --cleanup
 check "--cleanup with nothing to do exits 0" [ $? = 0 ]
+"$TD" -i "$NAME" --run-dir "$SCRATCH/never" --cleanup
+check "--cleanup with nothing to do in a new run dir exits 0 (got $?)" [ $? = 0 ]
+check "... and makes no run dir" [ ! -e "$SCRATCH/never" ]
 
 # --- SIGUSR1 output (own run, stderr captured).
 td_bg -p "$FP_PID" -o /dev/null 2>"$SCRATCH/usr1.err"

@@ -213,6 +213,18 @@ static const enum td_pipeline_stage pipe_stage[NR_STAGES] = {
 	[ST_STITCH] = TD_PIPE_STITCH,
 };
 
+/* The symbol stage's: frames are made only for a sink. */
+static int null_write(void *priv, const struct td_resolved *res)
+{
+	(void)priv;
+	(void)res;
+	return 0;
+}
+
+static const struct td_sink_ops null_sink_ops = {
+	.name = "null", .write = null_write, .no_fields = true,
+};
+
 /* @held: the capture holds every stack back on purpose (memory mode). */
 static struct run *run_new(struct tep_handle *tep, enum stage stage, const char *json,
 			   bool no_memo, bool held)
@@ -235,6 +247,8 @@ static struct run *run_new(struct tep_handle *tep, enum stage stage, const char 
 	r->stage = stage;
 	r->pl = td_pipeline_new(tep, &pc);
 	if (!r->pl)
+		goto fail;
+	if (stage == ST_SYMBOL && td_pipeline_add_sink(r->pl, &null_sink_ops, NULL))
 		goto fail;
 	if (stage == ST_PPROF) {
 		r->pprof = td_pprof_new(0);

@@ -225,7 +225,11 @@ void td_pipeline_free(struct td_pipeline *pl);
  */
 bool td_pipeline_exec_names_only(const struct td_pipeline *pl);
 
-/* Sinks are called in the order they were added. Returns 0 or -ENOMEM. */
+/*
+ * Sinks are called in the order they were added. Returns 0 or -ENOMEM.
+ * A pipeline with no sink (a recording's, whose trace.dat is written from
+ * the sub-buffers) counts its events as emitted and makes no frames.
+ */
 int td_pipeline_add_sink(struct td_pipeline *pl, const struct td_sink_ops *ops, void *priv);
 
 /*

@@ -249,10 +249,12 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 		/* For 'record --recover', which takes none of them. */
 		if (!cli->other[0] && c != 'o' && c != 'c' && c != 'v' && c != 'q' &&
 		    c != OPT_RECOVER && c != '?') {
+			size_t n = sizeof(cli->other);
+
 			if (c < OPT_COMM)
-				snprintf(cli->other, sizeof(cli->other), "-%c", c);
+				snprintf(cli->other, n, "-%c", c);
 			else
-				snprintf(cli->other, sizeof(cli->other), "--%s", long_opts[idx].name);
+				snprintf(cli->other, n, "--%s", long_opts[idx].name);
 		}
 		switch (c) {
 		case 'c':

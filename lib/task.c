@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <trace-defer/task.h>
@@ -538,6 +539,19 @@ void td_task_check_free(struct td_task_check *tc)
 	free(tc);
 }
 
+/* CLOCK_BOOTTIME - CLOCK_MONOTONIC now: the time spent suspended since boot. */
+static uint64_t suspended_ns(void)
+{
+	struct timespec b, m;
+	int64_t d;
+
+	/* Monotonic first: with no suspend, the later read of the two is not less. */
+	if (clock_gettime(CLOCK_MONOTONIC, &m) || clock_gettime(CLOCK_BOOTTIME, &b))
+		return 0;
+	d = (int64_t)(b.tv_sec - m.tv_sec) * 1000000000LL + (b.tv_nsec - m.tv_nsec);
+	return d > 0 ? (uint64_t)d : 0;
+}
+
 /*
  * When @tid started, in ns since boot (/proc/TID/stat's starttime, in
  * clock ticks: the start is at most a tick after), or 0 when unknown.
@@ -569,6 +583,15 @@ static uint64_t start_ns_of(const char *proc_root, int tid)
 	return ticks * (1000000000ULL / (uint64_t)tck);
 }
 
+/*
+ * How much later than the event a task must have started to be taken for
+ * another: sched_clock (the local, global and perf trace clocks) and the
+ * kernel's timekeeping drift apart by parts per million (32 ms after a
+ * day up, measured). A tid reused by a task of the same name within
+ * 100 ms of the event is missed.
+ */
+#define START_MARGIN_NS	100000000ULL
+
 int td_task_check(struct td_task_check *tc, int tid, const char *comm, uint64_t at_ns)
 {
 	struct check_slot *s;
@@ -586,12 +609,19 @@ int td_task_check(struct td_task_check *tc, int tid, const char *comm, uint64_t 
 			return 0;
 		now[strcspn(now, "\n")] = '\0';
 		if (!strcmp(now, comm)) {
+			uint64_t start = start_ns_of(tc->proc_root, tid), off = suspended_ns();
+
 			s->tgid = read_tgid_at(tc->proc_root, tid);
-			s->start_ns = start_ns_of(tc->proc_root, tid);
+			/*
+			 * starttime counts suspend (boot time); the trace clocks
+			 * do not: minus what was spent suspended so far, exact
+			 * for a task started since the last resume, else early.
+			 */
+			s->start_ns = start > off ? start - off : 0;
 		}
 	}
 	/* Started after the event: another task, of the same name, with the tid. */
-	if (at_ns && s->start_ns > at_ns)
+	if (at_ns && s->start_ns > at_ns + START_MARGIN_NS)
 		return 0;
 	return s->tgid;
 }

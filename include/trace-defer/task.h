@@ -79,13 +79,13 @@ void td_task_check_free(struct td_task_check *tc);
  * (its comm now is @comm), else 0: gone, renamed, or a tid reused by
  * another task. An empty @comm or one the trace did not know ("<...>")
  * proves nothing and gives 0. @at_ns: when the trace saw the task, in ns
- * since boot (the trace clocks local, global, perf, mono and boot count
- * so; 0: not known): a task that started after it is another, even of
- * the same name (short-lived programs reuse tids and names all the time).
- * A clock that counts otherwise fails safe or open: one that counts
- * slower (counter, uptime) makes every task look started after, so none
- * is taken; one that counts faster (x86-tsc) leaves the name alone to
- * tell.
+ * since boot not counting suspend (the trace clocks local, global, perf
+ * and mono count so, within their drift; 0: not known): a task that
+ * started more than 100 ms after it is another, even of the same name
+ * (short-lived programs reuse tids and names all the time). A clock that
+ * counts otherwise fails safe or open: boot and x86-tsc count more, so a
+ * reuse may be missed and the name alone tells; counter and uptime count
+ * less, so every task looks started after and none is taken.
  */
 int td_task_check(struct td_task_check *tc, int tid, const char *comm, uint64_t at_ns);
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -326,25 +327,42 @@ static void set_start(int tid, unsigned long long ticks)
 	fclose(f);
 }
 
+/* CLOCK_BOOTTIME - CLOCK_MONOTONIC: what td_task_check() takes off a start. */
+static uint64_t suspended(void)
+{
+	struct timespec b, m;
+	int64_t d;
+
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	d = (int64_t)(b.tv_sec - m.tv_sec) * 1000000000LL + (b.tv_nsec - m.tv_nsec);
+	return d > 0 ? (uint64_t)d : 0;
+}
+
 /*
- * A tid reused by a task of the same name: told apart by when it
- * started. The trace saw the task at @at_ns: one started later is another.
+ * A tid reused by a task of the same name: told apart by when it started
+ * (boot time less suspend). The trace saw the task at @at_ns: one started
+ * more than 100 ms later is another.
  */
 static void test_check_start(void **state)
 {
 	struct td_task_check *tc = td_task_check_new(root);
-	uint64_t tick = 1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK);
+	uint64_t tick = 1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK), sec = 1000000000ULL;
+	uint64_t start;
 
 	(void)state;
 	assert_non_null(tc);
 	fake_task(211, 210);
 	set_comm(211, "sh");
-	set_start(211, 500);
-	/* Seen after it started (or at the tick it did): this task. */
-	assert_int_equal(td_task_check(tc, 211, "sh", 600 * tick), 210);
-	assert_int_equal(td_task_check(tc, 211, "sh", 500 * tick), 210);
-	/* Seen before it started: another sh had the tid. */
-	assert_int_equal(td_task_check(tc, 211, "sh", 499 * tick), 0);
+	set_start(211, 100000);
+	/* Suspend since this was measured moves the start earlier, never later. */
+	start = 100000 * tick - suspended();
+	/* Seen after it started, at it, or within the clocks' drift before: this task. */
+	assert_int_equal(td_task_check(tc, 211, "sh", start + 10 * sec), 210);
+	assert_int_equal(td_task_check(tc, 211, "sh", start), 210);
+	assert_int_equal(td_task_check(tc, 211, "sh", start - sec / 20), 210);
+	/* Seen well before it started: another sh had the tid. */
+	assert_int_equal(td_task_check(tc, 211, "sh", start - sec / 5), 0);
 	assert_int_equal(td_task_check(tc, 211, "sh", 1), 0);
 	/* No time: the name alone. */
 	assert_int_equal(td_task_check(tc, 211, "sh", 0), 210);

@@ -597,8 +597,12 @@ size_t td_procs_rebase(struct td_procs *procs)
 	while (i <= procs->mask) {
 		struct td_proc *p = procs->slots[i];
 
-		/* A removal shifts a later entry into slot i: look at i again. */
-		if (p && proc_rebase(procs, p)) {
+		/*
+		 * A process never read (gone when first asked) holds nothing
+		 * worth keeping. A removal shifts a later entry into slot i:
+		 * look at i again.
+		 */
+		if (p && (!p->read_ok || !p->nr || proc_rebase(procs, p))) {
 			slot_remove(procs, i);
 			proc_free(p);
 			dropped++;

@@ -76,7 +76,8 @@ void td_procs_forget(struct td_procs *procs, int pid);
  * caller's new table) and its object unset, under a new generation. Maps
  * are kept because a process that exited cannot be read again: its records
  * still in flight are named only from them. A process whose paths cannot
- * be interned again (out of memory) is dropped. Returns how many were.
+ * be interned again (out of memory) is dropped, as is one whose maps were
+ * never read (it held nothing). Returns how many were.
  */
 size_t td_procs_rebase(struct td_procs *procs);
 

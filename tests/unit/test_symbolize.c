@@ -2008,23 +2008,29 @@ static void rebase_strings_free(struct rebase_strings *t)
  * td_procs_rebase(): every process keeps its maps, its paths now the new
  * table's and its objects unset, under a new generation; one whose paths
  * cannot be interned is dropped, and the table (probe runs shifted by the
- * removal) still finds every other.
+ * removal) still finds every other. Tried with the failing intern at every
+ * position of the walk, with pids that share home slots (runs to shift)
+ * and a run that wraps past the table's end; a process never read is
+ * dropped too.
  */
 static void test_procs_rebase(void **state)
 {
-	enum { NR = 40 };
+	/* Home slot (pid * 2654435761) & mask: 17, 145, 273 share one (tables to 128). */
+	static const int pids[] = { 17, 145, 273, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 };
+	enum { NR = sizeof(pids) / sizeof(pids[0]) };
 	char root[] = "/tmp/td-test-rebase-XXXXXX", path[PATH_MAX];
-	struct rebase_strings strings = { .fail_at = -1 };
-	uint64_t gen[NR + 1];
-	struct td_procs *procs;
-	struct td_mapping *m;
-	struct td_proc *proc;
-	int pid, lost = 0;
+	int wrap[3], nwrap = 0;
 	FILE *f;
 
 	(void)state;
+	/* And three that share the last slot (64 or 128 of them): a run that wraps. */
+	for (int pid = 20; nwrap < 3; pid++)
+		if ((((uint32_t)pid * 2654435761u) & 127) == 127)
+			wrap[nwrap++] = pid;
 	assert_non_null(mkdtemp(root));
-	for (pid = 1; pid <= NR; pid++) {
+	for (int i = 0; i < NR + 3; i++) {
+		int pid = i < NR ? pids[i] : wrap[i - NR];
+
 		snprintf(path, sizeof(path), "%s/%d", root, pid);
 		assert_int_equal(mkdir(path, 0755), 0);
 		snprintf(path, sizeof(path), "%s/%d/maps", root, pid);
@@ -2033,45 +2039,62 @@ static void test_procs_rebase(void **state)
 		fprintf(f, "1000-2000 r-xp 00000000 08:01 %d /x/lib%d.so\n", pid, pid);
 		fclose(f);
 	}
-	procs = td_procs_new(root, 1000 * 1000 * 1000ULL, rebase_intern, &strings);
-	assert_non_null(procs);
-	for (pid = 1; pid <= NR; pid++) {
-		m = td_procs_find(procs, pid, 0x1800, &proc);
-		assert_non_null(m);
-		m->obj = &strings;
-		gen[pid] = td_procs_gen(procs, pid);
-		/* Gone from "/proc": from now on only the cache knows it. */
+	for (int fail = 0; fail <= NR + 3; fail++) {
+		struct rebase_strings strings = { .fail_at = -1 };
+		uint64_t gen[NR + 3];
+		struct td_procs *procs;
+		struct td_mapping *m;
+		struct td_proc *proc;
+		int lost = 0;
+
+		procs = td_procs_new(root, 1000 * 1000 * 1000ULL, rebase_intern, &strings);
+		assert_non_null(procs);
+		for (int i = 0; i < NR + 3; i++) {
+			int pid = i < NR ? pids[i] : wrap[i - NR];
+
+			m = td_procs_find(procs, pid, 0x1800, &proc);
+			assert_non_null(m);
+			m->obj = &strings;
+			gen[i] = td_procs_gen(procs, pid);
+		}
+		/* Asked of a process that is not there: an entry with nothing read. */
+		assert_null(td_procs_find(procs, 99999, 0x1800, &proc));
+		assert_int_equal(strings.nr, NR + 3);
+		/* All interned again into a new table, failing at the fail-th (none: past the end). */
+		strings.base = strings.nr;
+		strings.fail_at = strings.nr + fail;
+		assert_int_equal(td_procs_rebase(procs), 1 + (fail < NR + 3));
+		assert_int_equal(td_procs_gen(procs, 99999), 0);
+		for (int i = 0; i < NR + 3; i++) {
+			int pid = i < NR ? pids[i] : wrap[i - NR];
+			char want[32];
+
+			if (!td_procs_gen(procs, pid)) {
+				lost++;
+				continue;
+			}
+			assert_int_not_equal(td_procs_gen(procs, pid), gen[i]);
+			m = td_procs_find(procs, pid, 0x1800, &proc);
+			assert_non_null(m);
+			assert_null(m->obj);
+			snprintf(want, sizeof(want), "/x/lib%d.so", pid);
+			assert_string_equal(m->path, want);
+			/* The new table's string, not the old one. */
+			assert_ptr_not_equal(m->path, strings.s[i]);
+		}
+		assert_int_equal(lost, fail < NR + 3);
+		td_procs_free(procs);
+		rebase_strings_free(&strings);
+	}
+	for (int i = 0; i < NR + 3; i++) {
+		int pid = i < NR ? pids[i] : wrap[i - NR];
+
 		snprintf(path, sizeof(path), "%s/%d/maps", root, pid);
 		unlink(path);
 		snprintf(path, sizeof(path), "%s/%d", root, pid);
 		rmdir(path);
 	}
 	rmdir(root);
-
-	/* All interned again into a new table, the 21st path failing. */
-	assert_int_equal(strings.nr, NR);
-	strings.base = strings.nr;
-	strings.fail_at = strings.nr + 20;
-	assert_int_equal(td_procs_rebase(procs), 1);
-	for (pid = 1; pid <= NR; pid++) {
-		char want[32];
-
-		if (!td_procs_gen(procs, pid)) {
-			lost++;
-			continue;
-		}
-		assert_int_not_equal(td_procs_gen(procs, pid), gen[pid]);
-		m = td_procs_find(procs, pid, 0x1800, &proc);
-		assert_non_null(m);
-		assert_null(m->obj);
-		snprintf(want, sizeof(want), "/x/lib%d.so", pid);
-		assert_string_equal(m->path, want);
-		/* The new table's string, not the old one. */
-		assert_ptr_not_equal(m->path, strings.s[pid - 1]);
-	}
-	assert_int_equal(lost, 1);
-	td_procs_free(procs);
-	rebase_strings_free(&strings);
 }
 
 /* ---- cost of a cached lookup ------------------------------------------ */

@@ -21,8 +21,15 @@ static const struct option *find_long(const struct option *lo, const char *name,
 	for (; lo->name; lo++) {
 		if (strlen(lo->name) == len && !strncmp(lo->name, name, len))
 			return lo;
-		if (strlen(lo->name) > len && !strncmp(lo->name, name, len) && n < size)
-			n += snprintf(those + n, size - n, "%s--%s", n ? " or " : "", lo->name);
+		if (strlen(lo->name) <= len || strncmp(lo->name, name, len))
+			continue;
+		/* Whole names only: room for one more and " or ...". */
+		if (n + strlen(lo->name) + 16 > size) {
+			if (n + 8 <= size && strcmp(those + n - 7, " or ...") != 0)
+				n += snprintf(those + n, size - n, " or ...");
+			continue;
+		}
+		n += snprintf(those + n, size - n, "%s--%s", n ? " or " : "", lo->name);
 	}
 	return NULL;
 }
@@ -46,7 +53,7 @@ int td_cli_exact_long_opts(int argc, char **argv, const char *short_opts,
 		if (!strncmp(arg, "--", 2)) {
 			size_t len = strcspn(arg + 2, "=");
 			const struct option *o;
-			char those[128];
+			char those[256];
 
 			o = find_long(long_opts, arg + 2, len, those, sizeof(those));
 			if (!o && those[0]) {

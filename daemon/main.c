@@ -243,18 +243,19 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 
 	opterr = 1;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, short_opts, long_opts, &idx)) != -1) {
+	for (idx = -1; (c = getopt_long(argc, argv, short_opts, long_opts, &idx)) != -1;
+	     idx = -1) {
 		int ret = 0;
 
-		/* For 'record --recover', which takes none of them. */
+		/* For 'record --recover', which takes none of them; as it was given. */
 		if (!cli->other[0] && c != 'o' && c != 'c' && c != 'v' && c != 'q' &&
 		    c != OPT_RECOVER && c != '?') {
 			size_t n = sizeof(cli->other);
 
-			if (c < OPT_COMM)
-				snprintf(cli->other, n, "-%c", c);
-			else
+			if (idx >= 0)
 				snprintf(cli->other, n, "--%s", long_opts[idx].name);
+			else
+				snprintf(cli->other, n, "-%c", c);
 		}
 		switch (c) {
 		case 'c':
@@ -473,7 +474,7 @@ int main(int argc, char **argv)
 			td_err("record --recover: a trace.dat cannot go to standard output");
 			code = TD_EXIT_USAGE;
 		} else if (cli.other[0]) {
-			td_err("record --recover takes only -o (and -v, -q): %s is for a recording",
+			td_err("record --recover takes only -o (and -c, -v, -q): %s is for a recording",
 			       cli.other);
 			code = TD_EXIT_USAGE;
 		} else {

@@ -425,8 +425,9 @@ const char *td_recorder_maps_dir(const struct td_recorder *rec)
 static bool target_ok(const char *path)
 {
 	size_t len = strlen(path);
-	char *dir, *slash;
+	const char *slash;
 	struct stat st;
+	char *dir;
 	int err;
 
 	if (!len || path[len - 1] == '/' || (!stat(path, &st) && S_ISDIR(st.st_mode))) {
@@ -434,22 +435,22 @@ static bool target_ok(const char *path)
 		       len ? "it names a directory; name the file to write" : "no file named");
 		return false;
 	}
-	if (!lstat(path, &st) && access(path, W_OK)) {
+	/* There (through a link too): writable. A dangling link is made, as a new file. */
+	if (!stat(path, &st) && access(path, W_OK)) {
 		td_err("cannot write the trace.dat to %s: %s", path, strerror(errno));
 		return false;
 	}
 	/* Its directory: the scratch directory goes there too. */
-	if (asprintf(&dir, "%s", path) < 0)
+	slash = strrchr(path, '/');
+	if (asprintf(&dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+		     slash ? path : ".") < 0)
 		return true;
-	slash = strrchr(dir, '/');
-	if (slash)
-		*(slash == dir ? slash + 1 : slash) = '\0';
 	err = 0;
-	if (slash && stat(dir, &st))
+	if (stat(dir, &st))
 		err = errno;
-	else if (slash && !S_ISDIR(st.st_mode))
+	else if (!S_ISDIR(st.st_mode))
 		err = ENOTDIR;
-	else if (slash && access(dir, W_OK | X_OK))
+	else if (access(dir, W_OK | X_OK))
 		err = errno;
 	if (err)
 		td_err("cannot write the trace.dat to %s: its directory %s: %s", path, dir,

@@ -205,7 +205,7 @@ check "recover to stdout: status 2 (got $?)" [ $? = 2 ]
 "$TD" record --recover "$dir" -o "$SCRATCH/o.dat" -d 1 2>"$SCRATCH/u4.err"
 check "recover with -d: status 2 (got $?)" [ $? = 2 ]
 check "recover with -d: says -d is a recording's" \
-	grep -q "record --recover takes only -o (and -v, -q): -d is for a recording" "$SCRATCH/u4.err"
+	grep -q "record --recover takes only -o (and -c, -v, -q): -d is for a recording" "$SCRATCH/u4.err"
 check "recover with -d: nothing written" [ ! -e "$SCRATCH/o.dat" ]
 check "instance removed" instance_gone
 finish

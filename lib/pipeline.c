@@ -41,6 +41,7 @@ struct td_pipeline {
 	unsigned int kcap, ucap;
 	uint64_t now_ns;
 	uint64_t sym_restart_ns;	/* now_ns of the symbolizer's last restart, 0: none */
+	uint64_t sym_kept_bytes;	/* what it held just after: no restart frees that */
 	uint64_t ksyms_check_ns;	/* now_ns kallsyms was last read again */
 	bool stacks_have_files;		/* a user stack record said its files */
 	bool fields_read;		/* a sink reads events' fields (not no_fields) */
@@ -804,6 +805,15 @@ unsigned int td_pipeline_housekeeping(struct td_pipeline *pl)
 	 * memory: tried again next time.
 	 */
 	held = pl->cfg.sym_max_bytes ? td_sym_held_bytes(sym) : 0;
+	/*
+	 * A restart keeps the processes' maps and their paths: should they
+	 * alone pass the bound, restarting would free nothing, once a minute
+	 * for as long as those processes live. The bound is on what a
+	 * restart can free; what it kept, measured after the last one, is
+	 * set aside (it only grows until the next restart: strings are
+	 * freed by restarts alone).
+	 */
+	held = held > pl->sym_kept_bytes ? held - pl->sym_kept_bytes : 0;
 	if (held <= pl->cfg.sym_max_bytes ||
 	    (pl->sym_restart_ns && pl->now_ns - pl->sym_restart_ns < SYM_RESTART_MIN_NS &&
 	     held / 4 < pl->cfg.sym_max_bytes))
@@ -811,6 +821,7 @@ unsigned int td_pipeline_housekeeping(struct td_pipeline *pl)
 	if (td_sym_restart(sym))
 		return did;
 	pl->sym_restart_ns = pl->now_ns ? pl->now_ns : 1;
+	pl->sym_kept_bytes = td_sym_held_bytes(sym);
 	if (pl->memo)
 		td_memo_clear(pl->memo);
 	return did | TD_HK_SYM_RESTARTED;

@@ -131,8 +131,10 @@ struct td_pipeline_config {
 	 * Added later: td_pipeline_housekeeping() starts the symbolizer
 	 * again (td_sym_restart()) when what it holds of files passes this
 	 * many bytes, at most once a minute (td_pipeline_set_now() time)
-	 * unless it holds four times as much; 0: no bound. For a pipeline that runs for weeks on a machine that
-	 * keeps running new binaries.
+	 * unless it holds four times as much; 0: no bound. What the last
+	 * restart kept (the processes' maps' paths) is not counted: no
+	 * restart would free it. For a pipeline that runs for weeks on a
+	 * machine that keeps running new binaries.
 	 */
 	uint64_t sym_max_bytes;
 	/* Added later: where kernel symbols are read (NULL: /proc/kallsyms). */

@@ -712,6 +712,54 @@ static void test_live_sym_restart(void **state)
 }
 
 /*
+ * A restart keeps the processes' maps and their paths. When they alone
+ * pass the bound, a restart would free nothing: none comes, however long
+ * the wait, until the symbolizer holds past the bound more than it kept.
+ */
+static void test_live_sym_restart_kept(void **state)
+{
+	struct tep_handle *tep = make_tep();
+	struct td_pipeline_config cfg = { .nr_cpus = 2, .symbolize = true, .live = true,
+					  .sym_max_bytes = 1 };
+	uint64_t ips[2] = { (uint64_t)(uintptr_t)test_pipeline_marker + 1 };
+	struct td_pipeline_stats st;
+	struct td_pipeline *pl;
+	struct seen s = { 0 };
+	uint64_t kept;
+
+	(void)state;
+	ips[1] = test_pipeline_marker();
+	pl = td_pipeline_new(tep, &cfg);
+	assert_non_null(pl);
+	assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &s), 0);
+	td_pipeline_set_now(pl, 1ULL * 1000000000);
+	feed(pl, getpid(), ips, 2);
+	assert_string_equal(s.usym, "test_pipeline_marker");
+	assert_int_equal(td_pipeline_housekeeping(pl), TD_HK_SYM_RESTARTED);
+	td_pipeline_get_stats(pl, &st);
+	kept = st.sym.held_bytes;
+	/* The maps' paths: past the 1-byte bound, and all a restart keeps. */
+	assert_true(kept > cfg.sym_max_bytes);
+	for (uint64_t t = 66; t < 66 + 10 * 60; t += 60) {
+		td_pipeline_set_now(pl, t * 1000000000);
+		assert_int_equal(td_pipeline_housekeeping(pl), 0);
+	}
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.sym.restarts, 1);
+	assert_int_equal(st.sym.held_bytes, kept);
+	/* The file's symbols read again: those a restart frees. */
+	feed(pl, getpid(), ips, 2);
+	assert_string_equal(s.usym, "test_pipeline_marker");
+	td_pipeline_get_stats(pl, &st);
+	assert_true(st.sym.held_bytes > kept);
+	assert_int_equal(td_pipeline_housekeeping(pl), TD_HK_SYM_RESTARTED);
+	td_pipeline_get_stats(pl, &st);
+	assert_int_equal(st.sym.restarts, 2);
+	td_pipeline_free(pl);
+	tep_free(tep);
+}
+
+/*
  * A failed assertion leaves a test at once: the perf map it wrote as this
  * process's must not stay in /tmp.
  */
@@ -1844,6 +1892,7 @@ int main(void)
 		cmocka_unit_test(test_live_names_this_process),
 		cmocka_unit_test(test_no_sink_names_nothing),
 		cmocka_unit_test(test_live_sym_restart),
+		cmocka_unit_test(test_live_sym_restart_kept),
 		cmocka_unit_test(test_live_kallsyms_reload),
 		cmocka_unit_test_teardown(test_live_copy_only_restart, remove_own_perf_map),
 		cmocka_unit_test_teardown(test_live_jit_line_late, remove_own_perf_map),

@@ -38,10 +38,20 @@ kill -INT "$D"
 wait "$D"
 check "record exits 0" [ $? = 0 ]
 
-# The pid again, a program of the same name: the new build, still running;
-# 2 s later (the trace clock and the kernel's timekeeping drift apart: a
-# start within 100 ms of the event counts as the same task).
-sleep 2
+# The pid again, a program of the same name: the new build, still running,
+# started well after the last event. The trace clock (local) and the
+# kernel's timekeeping drift apart (a start within 100 ms of an event counts
+# as the same task): wait until CLOCK_MONOTONIC is 1 s past the last
+# event's trace time, however far ahead the trace clock has run.
+last=$("$TD" report "$SCRATCH/x.dat" --json 2>/dev/null | jq -s 'map(.ts) | max')
+check "the recording's last event time ($last)" [ "${last:-null}" != null ]
+check "CLOCK_MONOTONIC 1 s past it within 30 s" python3 -c '
+import sys, time
+t = int(sys.argv[1]) + 10**9
+give_up = time.monotonic() + 30
+while time.clock_gettime_ns(time.CLOCK_MONOTONIC) < t and time.monotonic() < give_up:
+    time.sleep(0.05)
+sys.exit(time.clock_gettime_ns(time.CLOCK_MONOTONIC) < t)' "${last:-0}"
 cp "$SCRATCH/new/w" "$SCRATCH/w"
 "$AT_PID" "$P" "$SCRATCH/w" 1000 &
 A=$!

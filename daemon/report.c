@@ -30,6 +30,7 @@
 #include "config.h"
 #include "counters.h"
 #include "daemon.h"
+#include "kmodules.h"
 #include "log.h"
 #include "outputs.h"
 #include "progress.h"
@@ -80,6 +81,7 @@ struct report {
 	struct td_task_check *tasks;
 	uint64_t kernel_lookups, kernel_unknown;
 	uint64_t kernel_strings;	/* td_frame.strings_id of the tep's names */
+	struct td_kmodules *kmods;	/* which of them are modules' (NULL: none known) */
 };
 
 enum {
@@ -511,8 +513,9 @@ static int kernel_sym(uint64_t addr, bool return_addr, struct td_frame *out, voi
 	}
 	out->symbol = name;
 	out->sym_offset = addr - start;
-	/* The tep does not tell module symbols apart. */
-	out->object = "[kernel]";
+	out->object = td_kmodules_find(rp->kmods, start);
+	if (!out->object)
+		out->object = "[kernel]";
 	return 0;
 }
 
@@ -689,6 +692,11 @@ static int setup_pipeline(struct report *rp)
 		rp->seq_init = true;
 	}
 	if (cfg->symbolize) {
+		/* Without it kernel frames are still named, their object "[kernel]". */
+		rp->kmods = td_kmodules_from_tep(rp->tep);
+		if (!rp->kmods)
+			td_warn("report: cannot tell module symbols from the kernel's: %s",
+				strerror(errno));
 		rp->tasks = td_task_check_new(NULL);
 		if (!rp->tasks) {
 			td_err("out of memory");
@@ -1001,6 +1009,7 @@ int td_report_main(int argc, char **argv)
 	if (rp.seq_init)
 		trace_seq_destroy(&rp.seq);
 	td_task_check_free(rp.tasks);
+	td_kmodules_free(rp.kmods);
 	if (rp.input && rp.input != rp.file)
 		tracecmd_close(rp.input);
 	if (rp.file)

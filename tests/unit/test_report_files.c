@@ -27,7 +27,7 @@
 
 #include "fx-offset.h"
 
-#include "parse-fixtures.h"
+#include "parse-records.h"
 
 static char build_dir[PATH_MAX], work[PATH_MAX];
 
@@ -75,7 +75,8 @@ static void add(struct td_pagegen *pg, uint64_t ts, const void *rec, unsigned in
  * sched_switch; cpu1, later: the file record of id 3 naming @file. Id 9 is
  * never described.
  */
-static void make_trace(const char *file, uint64_t base, const uint64_t *ips)
+static void make_trace_k(const char *file, uint64_t base, const uint64_t *ips,
+			 const uint64_t *kips, int nk, const char *kallsyms)
 {
 	static const uint8_t bid[20] = { 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
 					 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
@@ -93,6 +94,8 @@ static void make_trace(const char *file, uint64_t base, const uint64_t *ips)
 	memcpy(r + 8, "fx_fid_a", 8);
 	memcpy(r + 40, "swapper", 7);
 	add(&pg, 1000, r, 64);
+	if (nk)
+		add(&pg, 1000, r, rec_kstack(r, 4242, kips, nk));
 	td_rec_common(r, ID_UNWIND_COOKIE, 4242);
 	memcpy(r + 8, &ck, 8);
 	add(&pg, 1001, r, 16);
@@ -113,10 +116,16 @@ static void make_trace(const char *file, uint64_t base, const uint64_t *ips)
 	write_file(work, "cpu1.raw", page, sizeof(page));
 
 	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && rm -f head.dat trace.dat && trace-cmd restore -c -t fmt -o head.dat "
+		 "cd '%s' && rm -f head.dat trace.dat && trace-cmd restore -c -t fmt%s%s -o head.dat "
 		 ">restore.log 2>&1 && trace-cmd restore -i head.dat -o trace.dat cpu0.raw "
-		 "cpu1.raw >>restore.log 2>&1", work);
+		 "cpu1.raw >>restore.log 2>&1", work, kallsyms ? " -k " : "",
+		 kallsyms ? kallsyms : "");
 	assert_int_equal(system(cmd), 0);
+}
+
+static void make_trace(const char *file, uint64_t base, const uint64_t *ips)
+{
+	make_trace_k(file, base, ips, NULL, 0, NULL);
 }
 
 /* The report's JSON line (layout full: the frames in the line), in @out. */
@@ -177,6 +186,41 @@ static void test_report_names_from_file_identity(void **state)
 		fail_msg("report:\n%s\nwanted:\n%s", json, want);
 }
 
+/*
+ * Kernel frames are named from the trace.dat's kallsyms, each with its
+ * object as the live daemon writes it: "[kernel]" for the kernel image's
+ * functions, "[module]" for a module's.
+ */
+static void test_report_kernel_modules(void **state)
+{
+	static const char kallsyms[] =
+		"ffffffff81000000 T core_fn\n"
+		"ffffffff81000100 T core_next\n"
+		"ffffffffc0001000 t mod_fn\t[zzmod]\n"
+		"ffffffffc0001100 t mod_next\t[zzmod]\n"
+		"ffffffffc0002000 t other_fn\t[yymod]\n"
+		"ffffffffc0002100 t other_end\t[yymod]\n";
+	const uint64_t kips[3] = { 0xffffffff81000010ULL, 0xffffffffc0001020ULL,
+				   0xffffffffc0002008ULL };
+	uint64_t ips[3] = { 0x555555554100ULL, 0x555555554200ULL, 0x7f0000001000ULL };
+	const char *want = "\"kernel_stack\":["
+		"{\"addr\":\"0xffffffff81000010\",\"sym\":\"core_fn\",\"off\":16,"
+		"\"obj\":\"[kernel]\"},"
+		"{\"addr\":\"0xffffffffc0001020\",\"sym\":\"mod_fn\",\"off\":32,"
+		"\"obj\":\"[zzmod]\"},"
+		"{\"addr\":\"0xffffffffc0002008\",\"sym\":\"other_fn\",\"off\":8,"
+		"\"obj\":\"[yymod]\"}]";
+	char fx[PATH_MAX * 2], json[8192];
+
+	(void)state;
+	snprintf(fx, sizeof(fx), "%s/fixtures/fx_fid_a", build_dir);
+	write_file(work, "kallsyms", kallsyms, strlen(kallsyms));
+	make_trace_k(fx, 0x555555554000ULL, ips, kips, 3, "kallsyms");
+	report_json(json, sizeof(json));
+	if (!strstr(json, want))
+		fail_msg("report:\n%s\nwanted:\n%s", json, want);
+}
+
 static int group_setup(void **state)
 {
 	char exe[PATH_MAX], cmd[PATH_MAX * 2];
@@ -216,6 +260,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report_names_from_file_identity),
+		cmocka_unit_test(test_report_kernel_modules),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -359,10 +359,48 @@ static void warn_lost(struct td_daemon *d, uint64_t now_ns, bool final)
 	d->lost_warned_ns = now_ns;
 }
 
+/*
+ * Is the instance still as set up? Another tool may take it: trace-cmd
+ * record -B NAME adopts an instance that exists and, leaving, turns it off
+ * and disables its events. From then on nothing would be read, the
+ * counters frozen, and a service would look healthy. NULL when intact,
+ * else what changed.
+ */
+static const char *instance_changed(struct td_daemon *d)
+{
+	const char *what = NULL;
+	char *events;
+
+	switch (tracefs_trace_is_on(d->inst.tfs)) {
+	case 1:
+		break;
+	case 0:
+		return "its tracing_on is 0";
+	default:
+		return "its tracing_on cannot be read";
+	}
+	events = tracefs_instance_file_read(d->inst.tfs, "set_event", NULL);
+	if (!events || !events[strspn(events, " \n")])
+		what = "no event of it is enabled";
+	free(events);
+	return what;
+}
+
 /* The pipeline's, and what it did that a user should hear of. */
 static void housekeeping(struct td_daemon *d)
 {
-	unsigned int did = td_pipeline_housekeeping(d->pl);
+	const char *changed = instance_changed(d);
+	unsigned int did;
+
+	if (changed) {
+		/* A tracefs error: a service is started again, and sets it up anew. */
+		td_err("instance '%s' was changed by another program (%s): nothing more "
+		       "would be read; stopping", d->cfg->instance, changed);
+		d->exit_code = TD_EXIT_TRACEFS;
+		d->stop = true;
+		return;
+	}
+	did = td_pipeline_housekeeping(d->pl);
 
 	if (did & TD_HK_SYM_RESTARTED)
 		td_notice("the symbolizer held more than symbols_max_mb (%" PRIu64 " MiB): what it "

@@ -4,7 +4,8 @@
 # after SIGKILL followed by a restart (stale detection) or by --cleanup; a
 # second daemon cannot take a live one's instance; an instance of the same
 # name that trace-defer did not make is left alone; SIGHUP reopens the
-# output; SIGUSR1 prints counters.
+# output; SIGUSR1 prints counters; a daemon whose instance another program
+# turned off stops with status 3.
 . "$(dirname "$0")/lib.sh"
 
 start_fp_chain 10
@@ -102,6 +103,21 @@ kill -INT "$D"
 check "SIGINT stops the daemon" wait_exit "$D"
 check "exit status 0 after SIGINT (got $WAIT_RC)" [ "$WAIT_RC" = 0 ]
 check "instance removed after SIGINT" instance_gone
+
+# --- another program turns the instance off, or its events (trace-cmd
+# record -B NAME does both on leaving): the daemon would read nothing
+# more, looking healthy; it stops with a tracefs error instead.
+for knob in tracing_on events/enable; do
+	td_bg -p "$FP_PID" -o /dev/null 2>"$SCRATCH/changed.err"
+	check "$knob: daemon tracing" wait_tracing
+	echo 0 >"$TRACEFS/instances/$NAME/$knob"
+	check "$knob turned off: the daemon stops" wait_exit "$D" 150
+	check "$knob turned off: status 3 (got $WAIT_RC)" [ "$WAIT_RC" = 3 ]
+	check "$knob turned off: says what changed" grep -q \
+		"instance '$NAME' was changed by another program" "$SCRATCH/changed.err"
+	check "$knob turned off: instance removed" instance_gone
+	check "$knob turned off: marker cleared" marker_clear
+done
 
 # --- an instance of our name that trace-defer did not make: not touched.
 mkdir "$TRACEFS/instances/$NAME"

@@ -162,6 +162,9 @@ static int buf_frame(struct td_folded *fo, const struct td_frame *fr, bool user)
 		return buf_name(fo, fr->symbol, strlen(fr->symbol));
 	if (user && !fr->object)
 		return buf_raw(fo, "[unknown]", 9);	/* as pprof: see output.h */
+	/* Recorded as in the vDSO, at no offset the record says. */
+	if (user && fr->file_kind == TD_FILE_VDSO)
+		return buf_name(fo, fr->object, strlen(fr->object));
 	if (user && fr->object) {
 		base = strrchr(fr->object, '/');
 		base = base && base[1] ? base + 1 : fr->object;

@@ -309,6 +309,9 @@ static const char *frame_name(struct td_pprof *pp, const struct td_frame *fr, bo
 
 	if (fr->symbol && fr->symbol[0])
 		return fr->symbol;
+	/* Recorded as in the vDSO, at no offset the record says. */
+	if (user && fr->file_kind == TD_FILE_VDSO && fr->object)
+		return fr->object;
 	if (user && fr->object) {
 		base = strrchr(fr->object, '/');
 		base = base && base[1] ? base + 1 : fr->object;
@@ -336,7 +339,8 @@ static uint64_t cache_hash(const struct td_frame *fr, uint64_t addr, bool user)
 
 static int64_t frame_location(struct td_pprof *pp, const struct td_frame *fr, bool user)
 {
-	uint64_t addr = user && fr->object ? fr->file_offset : fr->addr, h = 0;
+	uint64_t addr = user && fr->object && fr->file_kind != TD_FILE_VDSO ?
+			fr->file_offset : fr->addr, h = 0;
 	int64_t name, file = 0, build_id = 0, map = 0, func, loc;
 	struct hnode *n;
 	struct pcache *c;

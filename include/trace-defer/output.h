@@ -141,7 +141,8 @@ size_t td_utf8_seq_len(const unsigned char *s, size_t n);
 
 /*
  * Folded stacks. A frame is named by its symbol; when that is unknown, a
- * user frame by "object+0xFILEOFFSET" (object's base name), or
+ * user frame by "object+0xFILEOFFSET" (object's base name), by "[vdso]"
+ * when the stack record says it is in the vDSO (at no offset), or
  * "[unknown]" when it is in no known file either (its process was gone
  * before its maps were read, JIT code, anonymous memory: under ASLR such
  * an address means nothing outside its process, and every short-lived

@@ -77,6 +77,30 @@ static void test_order_and_names(void **state)
 	td_folded_free(fo);
 }
 
+/* A frame the kernel recorded as in the vDSO says no offset in it: "[vdso]". */
+static void test_vdso_frame(void **state)
+{
+	static const struct td_frame uf[] = {
+		{ .addr = 0x7ffd12345678ULL, .object = "[vdso]", .file_kind = TD_FILE_VDSO },
+		{ .addr = 0x401000, .symbol = "main", .object = "/bin/x", .file_kind = TD_FILE_IN },
+	};
+	struct td_folded *fo = td_folded_new();
+	struct td_event *ev = event("x");
+	struct td_resolved r = {
+		.ev = ev, .status = TD_STITCHED, .uframes = uf, .nr_uframes = 2,
+	};
+	char *text;
+
+	(void)state;
+	assert_non_null(fo);
+	assert_int_equal(td_folded_add(fo, &r), 0);
+	text = folded_text(fo);
+	assert_string_equal(text, "x;main;[vdso] 1\n");
+	free(text);
+	td_event_free(ev);
+	td_folded_free(fo);
+}
+
 static void test_counts_and_sorting(void **state)
 {
 	struct td_folded *fo = td_folded_new();
@@ -496,6 +520,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order_and_names),
+		cmocka_unit_test(test_vdso_frame),
 		cmocka_unit_test(test_counts_and_sorting),
 		cmocka_unit_test(test_sanitize),
 		cmocka_unit_test(test_status_markers),

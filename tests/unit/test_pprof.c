@@ -336,6 +336,40 @@ static void test_unknown_user_frames(void **state)
 	td_pprof_free(pp);
 }
 
+/*
+ * A frame the kernel recorded as in the vDSO says no offset in it: named
+ * "[vdso]", its location at its address (not at a made-up offset 0).
+ */
+static void test_vdso_frames(void **state)
+{
+	const struct td_frame uf[] = {
+		{ .addr = 0x7ffd12345678ULL, .object = "[vdso]", .file_kind = TD_FILE_VDSO,
+		  .strings_id = 9 },
+		{ .addr = 0x4011a0, .symbol = "main", .object = "/bin/x", .file_kind = TD_FILE_IN,
+		  .file_offset = 0x11a0, .strings_id = 9 },
+	};
+	struct td_pprof *pp = td_pprof_new(0);
+	struct td_event *a = event("x", 300, 300);
+	struct td_resolved r = resolved(a, "x:y", TD_STITCHED, 3, 0);
+	const Perftools__Profiles__Sample *s;
+	Profile *p;
+
+	(void)state;
+	r.uframes = uf;
+	r.nr_uframes = 2;
+	assert_int_equal(td_pprof_add(pp, &r), 0);
+	p = read_back(pp, 0);
+	assert_int_equal(p->n_sample, 1);
+	s = p->sample[0];
+	assert_int_equal(s->n_location_id, 5);
+	assert_string_equal(frame(p, s, 3), "[vdso]");
+	assert_string_equal(frame(p, s, 4), "main");
+	assert_int_equal(loc(p, s->location_id[3])->address, 0x7ffd12345678ULL);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	td_event_free(a);
+	td_pprof_free(pp);
+}
+
 /* Frames from a symbolizer (strings_id set) take the cache: the same profile. */
 static void test_cache_same_result(void **state)
 {
@@ -802,6 +836,7 @@ int main(void)
 		cmocka_unit_test(test_aggregate_and_order),
 		cmocka_unit_test(test_status_markers),
 		cmocka_unit_test(test_unknown_user_frames),
+		cmocka_unit_test(test_vdso_frames),
 		cmocka_unit_test(test_cache_same_result),
 		cmocka_unit_test(test_raw_key_tells_apart),
 		cmocka_unit_test(test_id_key),

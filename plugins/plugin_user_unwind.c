@@ -87,7 +87,8 @@ static struct tep_plugin_option plugin_options[] = {
 	{
 		.name = "sym",
 		.plugin_alias = UU_ALIAS,
-		.description = "name user frames through /proc/PID/maps when the task still runs",
+		.description = "name user frames from the files the records name, else "
+			       "through /proc/PID/maps when the task still runs",
 		.set = 1,
 	},
 	{

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # -e as trace-cmd users write it: shell patterns ("sched:sched_wak*"), a
 # bare system ("irq": all its events), a bare event name ("sched_switch",
-# found in whatever system has it). What is enabled in the instance is
+# found in whatever system has it), "all" (every event). What is enabled in the instance is
 # checked against tracefs's own list of events, not against the daemon's
 # words; an event also given by name keeps its own filter; a pattern that
 # matches nothing is an error before anything is made.
@@ -47,6 +47,14 @@ run_with -e irq
 want=$(count_events irq '*')
 check "a bare system (irq) enables each of its $want events" \
 	test "$(echo "$ON" | grep -c '^irq/')" = "$want" -a "$(echo "$ON" | grep -c .)" = "$want"
+
+# As trace-cmd record -e all: every event of tracefs, the ftrace system's
+# records excepted (enabled() leaves out sched_process_exec).
+run_with -e all
+want=$(( $(count_events '*' '*') - $(count_events ftrace '*') - 1 ))
+check "all enables every event but the ftrace system's ($want and the exec)" \
+	test "$(echo "$ON" | grep -c .)" = "$want" -a "$want" -ge 100 -a "$NAMING" = 1
+check "... exit 0, instance removed" eval '[ "${WAIT_RC:-1}" = 0 ] && instance_gone'
 
 run_with -e sched_switch
 check "a bare event name (sched_switch) enables sched:sched_switch alone" \

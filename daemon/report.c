@@ -928,6 +928,12 @@ static void summary(struct report *rp)
 			  "user_unwind_file event): user frames are named from /proc/PID/maps, "
 			  "so those of processes no longer running are not (%" PRIu64 " of %" PRIu64
 			  " user frames)", rp->path, st.uframes_gone, st.uframes);
+	/* trace-cmd record -T saves kernel stacks only: every event no_user. */
+	if (ps->events && !ps->stacks && !ps->cookies && !ss->emitted[TD_STITCHED] &&
+	    !ss->emitted[TD_INPLACE])
+		td_notice("report: %s holds no user stack records: every event is no_user "
+			  "(recorded without user stacks; trace-defer record saves them, as "
+			  "does trace-cmd record -O userstacktrace)", rp->path);
 	if (!rp->records && !rp->buffer && tracecmd_buffer_instances(rp->file) > 0)
 		td_notice("report: the top-level buffer of %s is empty; it has %d other "
 			  "buffer(s), e.g. '%s' (--buffer NAME)", rp->path,

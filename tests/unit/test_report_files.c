@@ -221,6 +221,63 @@ static void test_report_kernel_modules(void **state)
 		fail_msg("report:\n%s\nwanted:\n%s", json, want);
 }
 
+/* The report's standard error, its JSON output dropped, in @out. */
+static void report_stderr(char *out, size_t size)
+{
+	char cmd[PATH_MAX * 3];
+	size_t n;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "'%s/trace-defer' report '%s/trace.dat' --json 2>&1 >/dev/null",
+		 build_dir, work);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(out, 1, size - 1, p);
+	out[n] = '\0';
+	assert_int_equal(pclose(p), 0);
+}
+
+/*
+ * A trace.dat with kernel stacks and no user stack record (as trace-cmd
+ * record -T makes): every event no_user, and the report says why. One
+ * with user stacks says nothing of it.
+ */
+static void test_report_no_user_stacks(void **state)
+{
+	const uint64_t kips[2] = { 0xffffffff81000010ULL, 0xffffffff81000110ULL };
+	uint64_t ips[3] = { 0x555555554100ULL, 0x555555554200ULL, 0x7f0000001000ULL };
+	const char *says = "holds no user stack records: every event is no_user";
+	uint8_t page[TD_PAGE_SIZE], r[256];
+	char fx[PATH_MAX * 2], err[4096], cmd[PATH_MAX * 3];
+	struct td_pagegen pg;
+
+	(void)state;
+	td_pagegen_start(&pg, page, sizeof(page), 1000);
+	for (int i = 0; i < 3; i++) {
+		add(&pg, 1000 + 10 * i, r, rec_switch(r, "worker", 4242, "swapper", 0));
+		add(&pg, 1000 + 10 * i, r, rec_kstack(r, 4242, kips, 2));
+	}
+	td_pagegen_finish(&pg, false, 0);
+	write_file(work, "cpu0.raw", page, sizeof(page));
+	td_pagegen_start(&pg, page, sizeof(page), 1000);
+	td_pagegen_finish(&pg, false, 0);
+	write_file(work, "cpu1.raw", page, sizeof(page));
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && rm -f head.dat trace.dat && trace-cmd restore -c -t fmt -o head.dat "
+		 ">restore.log 2>&1 && trace-cmd restore -i head.dat -o trace.dat cpu0.raw "
+		 "cpu1.raw >>restore.log 2>&1", work);
+	assert_int_equal(system(cmd), 0);
+	report_stderr(err, sizeof(err));
+	if (!strstr(err, says))
+		fail_msg("report said:\n%s\nwanted: %s", err, says);
+
+	snprintf(fx, sizeof(fx), "%s/fixtures/fx_fid_a", build_dir);
+	make_trace(fx, 0x555555554000ULL, ips);
+	report_stderr(err, sizeof(err));
+	if (strstr(err, "no user stack records"))
+		fail_msg("report of a trace with user stacks said:\n%s", err);
+}
+
 static int group_setup(void **state)
 {
 	char exe[PATH_MAX], cmd[PATH_MAX * 2];
@@ -261,6 +318,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report_names_from_file_identity),
 		cmocka_unit_test(test_report_kernel_modules),
+		cmocka_unit_test(test_report_no_user_stacks),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

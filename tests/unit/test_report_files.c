@@ -70,6 +70,19 @@ static void add(struct td_pagegen *pg, uint64_t ts, const void *rec, unsigned in
 	assert_int_equal(td_pagegen_add(pg, ts, rec, len), 0);
 }
 
+/* WORK/trace.dat from WORK/cpu0.raw and cpu1.raw; @kallsyms: NULL, or a file in WORK. */
+static void restore(const char *kallsyms)
+{
+	char cmd[PATH_MAX * 3];
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && rm -f head.dat trace.dat && trace-cmd restore -c -t fmt%s%s -o head.dat "
+		 ">restore.log 2>&1 && trace-cmd restore -i head.dat -o trace.dat cpu0.raw "
+		 "cpu1.raw >>restore.log 2>&1", work, kallsyms ? " -k " : "",
+		 kallsyms ? kallsyms : "");
+	assert_int_equal(system(cmd), 0);
+}
+
 /*
  * cpu0: sched_switch, cookie, the stack (frames in file ids 3 and 9), another
  * sched_switch; cpu1, later: the file record of id 3 naming @file. Id 9 is
@@ -86,7 +99,6 @@ static void make_trace_k(const char *file, uint64_t base, const uint64_t *ips,
 	uint32_t ids[2] = { 3, 9 };
 	uint8_t page[TD_PAGE_SIZE], r[512];
 	struct td_pagegen pg;
-	char cmd[PATH_MAX * 3];
 
 	td_pagegen_start(&pg, page, sizeof(page), 1000);
 	memset(r, 0, 64);
@@ -115,12 +127,7 @@ static void make_trace_k(const char *file, uint64_t base, const uint64_t *ips,
 	td_pagegen_finish(&pg, false, 0);
 	write_file(work, "cpu1.raw", page, sizeof(page));
 
-	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && rm -f head.dat trace.dat && trace-cmd restore -c -t fmt%s%s -o head.dat "
-		 ">restore.log 2>&1 && trace-cmd restore -i head.dat -o trace.dat cpu0.raw "
-		 "cpu1.raw >>restore.log 2>&1", work, kallsyms ? " -k " : "",
-		 kallsyms ? kallsyms : "");
-	assert_int_equal(system(cmd), 0);
+	restore(kallsyms);
 }
 
 static void make_trace(const char *file, uint64_t base, const uint64_t *ips)
@@ -128,21 +135,26 @@ static void make_trace(const char *file, uint64_t base, const uint64_t *ips)
 	make_trace_k(file, base, ips, NULL, 0, NULL);
 }
 
-/* The report's JSON line (layout full: the frames in the line), in @out. */
-static void report_json(char *out, size_t size)
+/* What trace-defer report WORK/trace.dat @args prints, in @out; it exits 0. */
+static void run_report(const char *args, char *out, size_t size)
 {
 	char cmd[PATH_MAX * 3];
 	size_t n;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd),
-		 "'%s/trace-defer' report '%s/trace.dat' --json --json-layout=full -q",
-		 build_dir, work);
+	snprintf(cmd, sizeof(cmd), "'%s/trace-defer' report '%s/trace.dat' %s", build_dir, work,
+		 args);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	n = fread(out, 1, size - 1, p);
 	out[n] = '\0';
 	assert_int_equal(pclose(p), 0);
+}
+
+/* The report's JSON line (layout full: the frames in the line), in @out. */
+static void report_json(char *out, size_t size)
+{
+	run_report("--json --json-layout=full -q", out, size);
 }
 
 static void test_report_names_from_file_identity(void **state)
@@ -221,22 +233,6 @@ static void test_report_kernel_modules(void **state)
 		fail_msg("report:\n%s\nwanted:\n%s", json, want);
 }
 
-/* The report's standard error, its JSON output dropped, in @out. */
-static void report_stderr(char *out, size_t size)
-{
-	char cmd[PATH_MAX * 3];
-	size_t n;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "'%s/trace-defer' report '%s/trace.dat' --json 2>&1 >/dev/null",
-		 build_dir, work);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	n = fread(out, 1, size - 1, p);
-	out[n] = '\0';
-	assert_int_equal(pclose(p), 0);
-}
-
 /*
  * A trace.dat with kernel stacks and no user stack record (as trace-cmd
  * record -T makes): every event no_user, and the report says why. One
@@ -248,7 +244,7 @@ static void test_report_no_user_stacks(void **state)
 	uint64_t ips[3] = { 0x555555554100ULL, 0x555555554200ULL, 0x7f0000001000ULL };
 	const char *says = "holds no user stack records: every event is no_user";
 	uint8_t page[TD_PAGE_SIZE], r[256];
-	char fx[PATH_MAX * 2], err[4096], cmd[PATH_MAX * 3];
+	char fx[PATH_MAX * 2], err[4096];
 	struct td_pagegen pg;
 
 	(void)state;
@@ -262,18 +258,14 @@ static void test_report_no_user_stacks(void **state)
 	td_pagegen_start(&pg, page, sizeof(page), 1000);
 	td_pagegen_finish(&pg, false, 0);
 	write_file(work, "cpu1.raw", page, sizeof(page));
-	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && rm -f head.dat trace.dat && trace-cmd restore -c -t fmt -o head.dat "
-		 ">restore.log 2>&1 && trace-cmd restore -i head.dat -o trace.dat cpu0.raw "
-		 "cpu1.raw >>restore.log 2>&1", work);
-	assert_int_equal(system(cmd), 0);
-	report_stderr(err, sizeof(err));
+	restore(NULL);
+	run_report("--json 2>&1 >/dev/null", err, sizeof(err));
 	if (!strstr(err, says))
 		fail_msg("report said:\n%s\nwanted: %s", err, says);
 
 	snprintf(fx, sizeof(fx), "%s/fixtures/fx_fid_a", build_dir);
 	make_trace(fx, 0x555555554000ULL, ips);
-	report_stderr(err, sizeof(err));
+	run_report("--json 2>&1 >/dev/null", err, sizeof(err));
 	if (strstr(err, "no user stack records"))
 		fail_msg("report of a trace with user stacks said:\n%s", err);
 }

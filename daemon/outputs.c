@@ -33,9 +33,58 @@ static long long file_size(FILE *f)
 	return st.st_size;
 }
 
+/*
+ * A file appended to may end in a line a run cut short: stdio writes 64 KiB
+ * at a time, and a run killed between two writes (or within one: a write
+ * is cut at a page when the task is killed) leaves half a line. The next
+ * run's first line would be glued to it, unreadable, and with it the
+ * stack ids it defines. Cut the file back to its last newline. Returns
+ * the bytes cut, 0 when it ends whole (or is empty, or not a file), -1 on
+ * an error (errno).
+ */
+static long long cut_unfinished_line(int fd, const char *path)
+{
+	char buf[4096];
+	struct stat st;
+	off_t end;
+	int rfd;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !st.st_size)
+		return 0;
+	/* @fd is opened for appending only: read through another. */
+	rfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (rfd < 0)
+		return -1;
+	for (end = st.st_size; end > 0;) {
+		size_t n = end < (off_t)sizeof(buf) ? (size_t)end : sizeof(buf);
+		ssize_t got = pread(rfd, buf, n, end - n);
+
+		if (got != (ssize_t)n) {
+			close(rfd);
+			if (got >= 0)
+				errno = EIO;	/* it shrank meanwhile */
+			return -1;
+		}
+		for (size_t i = n; i > 0; i--) {
+			if (buf[i - 1] != '\n')
+				continue;
+			end -= n - i;
+			goto found;
+		}
+		end -= n;
+	}
+found:
+	close(rfd);
+	if (end == st.st_size)
+		return 0;
+	return ftruncate(fd, end) ? -1 : st.st_size - end;
+}
+
 /* @quiet: a failure is the caller's to say. */
 static int open_json(struct td_outputs *o, bool append, bool quiet)
 {
+	long long cut;
+
 	if (is_stdout(o->json_path)) {
 		o->js.f = stdout;
 	} else {
@@ -45,6 +94,13 @@ static int open_json(struct td_outputs *o, bool append, bool quiet)
 				td_err("cannot open output %s: %s", o->json_path, strerror(errno));
 			return -1;
 		}
+		cut = append ? cut_unfinished_line(fileno(o->js.f), o->json_path) : 0;
+		if (cut > 0)
+			td_notice("%s ended in an unfinished line (a run that died wrote it): "
+				  "%lld bytes cut", o->json_path, cut);
+		else if (cut < 0)
+			td_warn("%s may end in an unfinished line, and cannot be cut back: %s",
+				o->json_path, strerror(errno));
 	}
 	o->json_good_size = file_size(o->js.f);
 	o->json_flushed = o->js.written;

@@ -6,7 +6,8 @@
 # must say what reached it and what did not, the daemon must say so in
 # words and go on writing once there is room, and exit non-zero at the end
 # (events were lost). `trace-defer report` into a full disk stops with the
-# file whole and a non-zero exit.
+# file whole and a non-zero exit. A file a killed run left cut mid-line is
+# cut back to whole lines by the next run that appends to it.
 . "$(dirname "$0")/lib.sh"
 
 PINGPONG="$BUILD/progs/pingpong"
@@ -133,4 +134,22 @@ check "... and the folded file" grep -q "cannot write $FULL/f.folded: No space l
 check "... both still hold what they held" \
 	[ "$(cat "$FULL/p.pb.gz" "$FULL/f.folded")" = "$(printf 'previous\nprevious')" ]
 check "... and no temporary file is left" [ -z "$(ls "$FULL" | grep '\.tmp\.')" ]
+
+# A run that died between two writes left half a line (stdio writes 64 KiB
+# at a time): the next --append run cuts it before writing, rather than
+# glue its first line (a stack definition) to it.
+a="$SCRATCH/append.jsonl"
+printf '{"v":2,"type":"stack","id":1,"kernel_stack":[],"user_stack":[]}\n' >"$a"
+printf '{"v":2,"type":"stack","id":2,"kernel_st' >>"$a"
+td -d 1 -a -o "$a" 2>"$SCRATCH/append.err"
+rc=$?
+check "append to a file cut mid-line: exit 0 (got $rc)" [ "$rc" = 0 ]
+check "... says it cut the unfinished line" \
+	grep -q "$a ended in an unfinished line (a run that died wrote it): 39 bytes cut" \
+	"$SCRATCH/append.err"
+check "... every line a JSON text ($(bad_lines "$a") not)" [ "$(bad_lines "$a")" = 0 ]
+check "... the earlier whole line kept, the new run's lines after it" \
+	[ "$(head -n 1 "$a" | cut -c1-30)" = '{"v":2,"type":"stack","id":1,"' -a \
+	  "$(sed -n 2p "$a" | cut -c1-30)" = '{"v":2,"type":"stack","id":1,"' ]
+check "... every stack id used defined before" resolve "$a"
 finish

@@ -34,6 +34,27 @@ static long long file_size(FILE *f)
 }
 
 /*
+ * What is not a regular file, opened for writing: a FIFO without a reader
+ * fails (ENXIO) rather than block, where signals are not read yet.
+ */
+static FILE *open_in_place(const char *target)
+{
+	int fd = open(target, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+		close(fd);
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f)
+		close(fd);
+	return f;
+}
+
+/*
  * A file appended to may end in a line a run cut short: stdio writes 64 KiB
  * at a time, and a run killed between two writes (or within one: a write
  * is cut at a page when the task is killed) leaves half a line. The next
@@ -88,10 +109,15 @@ static int open_json(struct td_outputs *o, bool append, bool quiet)
 	if (is_stdout(o->json_path)) {
 		o->js.f = stdout;
 	} else {
-		o->js.f = fopen(o->json_path, append ? "ae" : "we");
+		struct stat st;
+		bool fifo = !stat(o->json_path, &st) && S_ISFIFO(st.st_mode);
+
+		o->js.f = fifo ? open_in_place(o->json_path) :
+			  fopen(o->json_path, append ? "ae" : "we");
 		if (!o->js.f) {
 			if (!quiet)
-				td_err("cannot open output %s: %s", o->json_path, strerror(errno));
+				td_err("cannot open output %s: %s%s", o->json_path, strerror(errno),
+				       fifo && errno == ENXIO ? " (a FIFO nobody reads)" : "");
 			return -1;
 		}
 		cut = append ? cut_unfinished_line(fileno(o->js.f), o->json_path) : 0;
@@ -226,22 +252,6 @@ static char *whole_target(const char *path, bool *in_place)
  * In place, a FIFO with no reader is an error, not a wait without end at
  * exit: opened without blocking, then written blocking.
  */
-static FILE *open_in_place(const char *target)
-{
-	int fd = open(target, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-	FILE *f;
-
-	if (fd < 0)
-		return NULL;
-	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
-		close(fd);
-		return NULL;
-	}
-	f = fdopen(fd, "w");
-	if (!f)
-		close(fd);
-	return f;
-}
 
 /* Returns 0 or -1 (message printed). */
 static int whole_open(const char *path, struct whole *w)

@@ -368,6 +368,13 @@ check "... still a link, its target made" \
 rc=$?
 check "a FIFO nobody reads: status 1 (got $rc), not waited on" [ "$rc" = 1 ]
 check "... said" grep -q "a FIFO nobody reads" "$SCRATCH/e8"
+# The JSON output too: its open once blocked until a reader came, deaf to
+# SIGTERM (signals are read only later).
+timeout 20 "$TD" report "$SCRATCH/x.dat" -o "$SCRATCH/nodes/fifo" 2>"$SCRATCH/e10"
+rc=$?
+check "JSON to a FIFO nobody reads: status 1 (got $rc), not waited on" [ "$rc" = 1 ]
+check "... said" grep -q "cannot open output $SCRATCH/nodes/fifo: .*(a FIFO nobody reads)" \
+	"$SCRATCH/e10"
 cp "$SCRATCH/x.dat" "$SCRATCH/keep.dat"
 "$TD" report "$SCRATCH/keep.dat" -o "$SCRATCH/../$(basename "$SCRATCH")/keep.dat" 2>/dev/null
 check "output naming the input: status 2" [ $? = 2 ]

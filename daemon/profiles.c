@@ -428,6 +428,9 @@ int td_profiles_close(struct td_profiles *p, struct td_profiles_stats *st)
 	if (!p)
 		return 0;
 	ret = cut(p, p->start_mono);
+	/* Every interval lost counts, not only the last: each is a profile missing. */
+	if (p->st.errors)
+		ret = -1;
 	if (st)
 		*st = p->st;
 	close(p->dirfd);

@@ -52,7 +52,8 @@ int td_profiles_tick(struct td_profiles *p, uint64_t mono_ns);
 
 /*
  * Cut what is left and free; *@st (may be NULL) gets the final counters.
- * Returns 0 or -1 (message printed).
+ * Returns 0, or -1 when this cut or any before it failed (messages
+ * printed at each).
  */
 int td_profiles_close(struct td_profiles *p, struct td_profiles_stats *st);
 

@@ -222,4 +222,29 @@ check "no pprof, folded or SVG file while it runs" [ -z "$(ls -A "$SCRATCH/whole
 check "none after SIGKILL either" [ -z "$(ls -A "$SCRATCH/whole")" ]
 "$TD" -i "$NAME" --run-dir "$RUN_DIR" --cleanup -q
 
+# Cuts that fail (the disk full), then room again: intervals are missing,
+# so the run exits 1 even though its last cut was written.
+small="$SCRATCH/small"
+mkdir "$small"
+trap 'umount "$small" 2>/dev/null; cleanup' EXIT
+if mount -t tmpfs -o size=256k tmpfs "$small"; then
+	mkdir "$small/prof"
+	dd if=/dev/zero of="$small/fill" bs=4k 2>/dev/null
+	td_bg -d 3 --profile-dir "$small/prof" --profile-interval 0.5 -o /dev/null \
+		--stats-interval 0 2>"$SCRATCH/small.err"
+	check "tracing with profiles on a full disk" wait_tracing
+	sleep 1.5
+	rm "$small/fill"
+	check "room again: the daemon exits" wait_exit "$D" 100
+	check "... with status 1 (got ${WAIT_RC:-none}): intervals were lost" \
+		[ "${WAIT_RC:-0}" = 1 ]
+	check "... each failed cut said" grep -q "cannot write profile $small/prof/" \
+		"$SCRATCH/small.err"
+	check "... and the intervals after the room written" \
+		[ "$(ls "$small/prof" | grep -c '^profile-.*\.pb\.gz$')" -ge 1 ]
+	umount "$small"
+else
+	fail "cannot mount a tmpfs on $small"
+fi
+
 finish

@@ -22,18 +22,18 @@ wait_exit "$D" 150
 check "daemon exits 0 after being stopped (got ${WAIT_RC:-none})" [ "${WAIT_RC:-1}" = 0 ]
 check "instance removed" instance_gone
 
-grep 'events lost' "$SCRATCH/l.err" | sed 's/^/    /'
-lost=$(sed -n 's/.* \([0-9]*\) events lost in all: .*/\1/p' "$SCRATCH/l.err" | tail -1)
+grep 'records lost' "$SCRATCH/l.err" | sed 's/^/    /'
+lost=$(sed -n 's/.* \([0-9]*\) ring-buffer records lost in all (.*/\1/p' "$SCRATCH/l.err" | tail -1)
 counted=$(grep -o 'cpu[0-9]*: reads=[0-9]* bytes=[0-9]* overrun=[0-9]* dropped=[0-9]*' \
 	"$SCRATCH/l.err" | awk -F'[= ]' '{ n += $7 + $9 } END { print n + 0 }')
-check "says at the end how many events were lost (${lost:-nothing})" [ -n "$lost" ]
+check "says at the end how many records were lost (${lost:-nothing})" [ -n "$lost" ]
 check "... as many as the per-CPU counters (${lost:-?} = $counted)" \
 	test "${lost:-x}" = "$counted" -a "$counted" -gt 0
-check "... said while running too, before the end" grep -q 'events lost so far' "$SCRATCH/l.err"
+check "... said while running too, before the end" grep -q 'records lost so far' "$SCRATCH/l.err"
 check "... names the CPUs that lost them (cpu 0 among them)" \
-	grep -Eq 'events lost in all: .*\(cpu (0|0,[0-9,]*)\)' "$SCRATCH/l.err"
+	grep -Eq 'records lost in all .*\(cpu (0|0,[0-9,]*)\)' "$SCRATCH/l.err"
 # The kernel rounds 8 KiB up to whole sub-buffers: the size it gave is said.
-kb=$(sed -n 's/.*events lost in all: .*--buffer-kb (now \([0-9]*\) KiB per CPU).*/\1/p' \
+kb=$(sed -n 's/.*records lost in all .*--buffer-kb (now \([0-9]*\) KiB per CPU).*/\1/p' \
 	"$SCRATCH/l.err")
 check "... and the buffer to raise, as the kernel sized it (${kb:-none} KiB for 8 asked)" \
 	test -n "$kb" -a "${kb:-0}" -ge 8 -a "${kb:-0}" -lt 64

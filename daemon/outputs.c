@@ -2,10 +2,12 @@
 /*
  * Output files of the daemon (see outputs.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,6 +305,41 @@ static int whole_close(struct whole *w, const char *path, int ret)
 }
 
 /*
+ * TARGET.tmp.PID of a run that was killed while writing (at exit, or on
+ * SIGHUP) stays for good: remove those whose process is gone. One whose
+ * pid a live process has now is left alone.
+ */
+static void remove_stale_tmps(const char *target)
+{
+	const char *slash = strrchr(target, '/');
+	char *dir = slash ? strndup(target, slash == target ? 1 : slash - target) : strdup(".");
+	const char *base = slash ? slash + 1 : target;
+	size_t blen = strlen(base);
+	struct dirent *de;
+	DIR *d;
+
+	d = dir ? opendir(dir) : NULL;
+	while (d && (de = readdir(d))) {
+		const char *suffix = de->d_name + blen + 5;
+		char *end;
+		long pid;
+
+		if (strncmp(de->d_name, base, blen) || strncmp(de->d_name + blen, ".tmp.", 5))
+			continue;
+		errno = 0;
+		pid = strtol(suffix, &end, 10);
+		if (errno || end == suffix || *end || *suffix == '+' || *suffix == '-' ||
+		    pid > INT_MAX || pid == getpid() || !kill((pid_t)pid, 0) || errno != ESRCH)
+			continue;
+		if (!unlinkat(dirfd(d), de->d_name, 0))
+			td_notice("removed %s/%s, left by a run that died", dir, de->d_name);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+}
+
+/*
  * Fail now, not after a long capture, if a file written at exit cannot be.
  * Nothing is left at @path: an empty file there (after a crash, or a last
  * write that failed) would read as a profile of nothing.
@@ -330,6 +367,7 @@ static int check_writable(const char *path)
 		free(target);
 		return 0;
 	}
+	remove_stale_tmps(target);
 	/* Its directory: the file is replaced through a temporary one there. */
 	tmp = tmp_path(target);
 	f = tmp ? open_tmp(tmp) : NULL;

@@ -221,6 +221,19 @@ check "no pprof, folded or SVG file while it runs" [ -z "$(ls -A "$SCRATCH/whole
 { kill -KILL "$D"; wait "$D"; } 2>/dev/null
 check "none after SIGKILL either" [ -z "$(ls -A "$SCRATCH/whole")" ]
 "$TD" -i "$NAME" --run-dir "$RUN_DIR" --cleanup -q
+# Killed while writing one (at exit, on SIGHUP), a run leaves FILE.tmp.PID:
+# the next run with that output removes it if PID is gone, not otherwise.
+sh -c 'exit 0' &
+dead=$!
+wait "$dead"
+touch "$SCRATCH/whole/w.folded.tmp.$dead" "$SCRATCH/whole/w.folded.tmp.$$"
+td -d 0.5 -f "$SCRATCH/whole/w.folded" -o /dev/null 2>"$SCRATCH/stale.err"
+check "a w.folded.tmp.PID of a process gone: removed at start" \
+	[ ! -e "$SCRATCH/whole/w.folded.tmp.$dead" ]
+check "... said" grep -q "removed $SCRATCH/whole/w.folded.tmp.$dead, left by a run that died" \
+	"$SCRATCH/stale.err"
+check "... one of a live process kept" [ -e "$SCRATCH/whole/w.folded.tmp.$$" ]
+rm -f "$SCRATCH/whole/w.folded.tmp.$$"
 
 # Cuts that fail (the disk full), then room again: intervals are missing,
 # so the run exits 1 even though its last cut was written.

@@ -329,9 +329,14 @@ static int set_instance(struct td_config *cfg, const char *value, const char *wh
 {
 	size_t len = strlen(value);
 
-	if (!valid_ident(value, len) || len > 64 || value[0] == '.') {
-		td_err("%s: instance: '%s' is not a valid name (letters, digits, '_', '-', '.')",
-		       where, value);
+	if (len > 64) {
+		td_err("%s: instance: a name of %zu characters is too long (64 at most)", where,
+		       len);
+		return -1;
+	}
+	if (!valid_ident(value, len) || value[0] == '.') {
+		td_err("%s: instance: '%s' is not a valid name (letters, digits, '_', '-', '.'; "
+		       "not a '.' first)", where, value);
 		return -1;
 	}
 	return set_string(&cfg->instance, value, where, "instance");
@@ -668,6 +673,22 @@ static int same_file_outputs(const struct td_config *cfg)
 			       canon[i]);
 			ret = -1;
 		}
+	}
+	/* The profile directory is made at start: a file there could not be. */
+	if (!ret && cfg->profile_dir) {
+		char *dir = canonical(cfg->profile_dir);
+
+		for (size_t i = 0; i < ARRAY_SIZE(out) && dir && !ret; i++) {
+			if (!canon[i] || strcmp(canon[i], dir))
+				continue;
+			td_err("profile_dir and %s name the same path '%s'", out[i].key, dir);
+			ret = -1;
+		}
+		if (!dir) {
+			td_err("out of memory");
+			ret = -1;
+		}
+		free(dir);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(out); i++)
 		free(canon[i]);

@@ -334,6 +334,18 @@ static void test_check(void **state)
 	assert_int_equal(td_config_check(&c), -1);
 	assert_non_null(strstr(err_text(), "flamegraph and record name the same file"));
 	td_config_free(&c);
+	/* The profile directory is made at start: no output may be it. */
+	td_config_init(&c);
+	assert_int_equal(td_config_set(&c, "profile_dir", "/tmp/td-same-prof", "t"), 0);
+	assert_int_equal(td_config_set(&c, "output", "/tmp/./td-same-prof", "t"), 0);
+	assert_int_equal(td_config_check(&c), -1);
+	assert_non_null(strstr(err_text(), "profile_dir and output name the same path"));
+	td_config_free(&c);
+	td_config_init(&c);
+	assert_int_equal(td_config_set(&c, "profile_dir", "/tmp/td-same-prof", "t"), 0);
+	assert_int_equal(td_config_set(&c, "output", "/tmp/td-same-prof/events.jsonl", "t"), 0);
+	assert_int_equal(td_config_check(&c), 0);
+	td_config_free(&c);
 	/* A device takes them all. */
 	td_config_init(&c);
 	assert_int_equal(td_config_set(&c, "output", "/dev/null", "t"), 0);

@@ -541,6 +541,11 @@ struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_siz
 		}
 		close(log_fd);
 	}
+	/* Said now, not only after a long capture. */
+	if (rec->head_pid <= 0)
+		td_warn("cannot run trace-cmd restore now (see %s/restore.log): %s is made at exit "
+			"only if it can run then; else the raw sub-buffers stay in %s for "
+			"trace-defer record --recover", rec->dir, path, rec->dir);
 	return rec;
 oom_dir:
 	td_recorder_abort(rec);

@@ -83,6 +83,9 @@ check "without trace-cmd: raw sub-buffers kept" ls "$SCRATCH"/d.dat.raw.*/cpu0.r
 check "without trace-cmd: how to finish is printed" \
 	grep -q "to retry: trace-defer record --recover $SCRATCH/d.dat.raw.* -o $SCRATCH/d.dat" \
 	"$SCRATCH/d.err"
+check "... and warned of at the start, before tracing" \
+	sh -c "grep -n -e 'cannot run trace-cmd restore now' -e 'tracing 1 event' '$SCRATCH/d.err' |
+		head -n 1 | grep -q 'cannot run trace-cmd restore now'"
 check "instance removed" instance_gone
 # ... and with trace-cmd back, that makes the trace.dat.
 "$TD" record --recover "$SCRATCH"/d.dat.raw.* -o "$SCRATCH/d.dat" 2>"$SCRATCH/e.err"

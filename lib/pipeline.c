@@ -41,7 +41,6 @@ struct td_pipeline {
 	unsigned int kcap, ucap;
 	uint64_t now_ns;
 	uint64_t sym_restart_ns;	/* now_ns of the symbolizer's last restart, 0: none */
-	uint64_t sym_kept_bytes;	/* what it held just after: no restart frees that */
 	uint64_t ksyms_check_ns;	/* now_ns kallsyms was last read again */
 	bool stacks_have_files;		/* a user stack record said its files */
 	bool fields_read;		/* a sink reads events' fields (not no_fields) */
@@ -57,6 +56,8 @@ struct td_pipeline {
 	/* cfg.pids: the events of other processes, by status (counted in st.other_pids) */
 	uint64_t other_emitted[TD_NR_STATUS];
 	struct td_pipeline_stats st;	/* the counters of this file; the rest asked for */
+	/* What the symbolizer held just after its last restart: no restart frees that. */
+	uint64_t sym_kept_bytes;
 };
 
 /*

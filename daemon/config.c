@@ -676,7 +676,15 @@ static int same_file_outputs(const struct td_config *cfg)
 	}
 	/* The profile directory is made at start: a file there could not be. */
 	if (!ret && cfg->profile_dir) {
-		char *dir = canonical(cfg->profile_dir);
+		char *given = strdup(cfg->profile_dir), *dir = NULL;
+		size_t len = given ? strlen(given) : 0;
+
+		/* "prof/" names "prof" too, also before it exists. */
+		while (len > 1 && given[len - 1] == '/')
+			given[--len] = '\0';
+		if (given)
+			dir = canonical(given);
+		free(given);
 
 		for (size_t i = 0; i < ARRAY_SIZE(out) && dir && !ret; i++) {
 			if (!canon[i] || strcmp(canon[i], dir))

@@ -111,7 +111,10 @@ static char *print_funcs(struct tep_handle *tep)
 	mem = open_memstream(&text, &size);
 	if (!mem)
 		return NULL;
-	/* glibc's stdout is a variable: libtraceevent's printf() follows it. */
+	/*
+	 * glibc's stdout is a variable: libtraceevent's printf() follows it.
+	 * (Not portable: musl declares it const. Debian's libc is glibc.)
+	 */
 	stdout = mem;
 	tep_print_funcs(tep);
 	stdout = saved;

@@ -324,10 +324,11 @@ static void report_write_error(struct td_daemon *d)
 
 /*
  * Records the kernel overwrote or dropped before they were read (its
- * counts are of records, not events): in the counters, and said once in words, since a recording or profile with a
- * hole in it looks like one without. The reader falls behind when it is
- * not scheduled or its output blocks (a slow or remote file system); a
- * bigger buffer rides out a longer stall.
+ * counts are of records, not events): in the counters, and said once in
+ * words, since a recording or profile with a hole in it looks like one
+ * without. The reader falls behind when it is not scheduled or its output
+ * blocks (a slow or remote file system); a bigger buffer rides out a
+ * longer stall.
  */
 static void warn_lost(struct td_daemon *d, uint64_t now_ns, bool final)
 {
@@ -351,8 +352,9 @@ static void warn_lost(struct td_daemon *d, uint64_t now_ns, bool final)
 	if (!final && d->lost_warned && now_ns - d->lost_warned_ns < LOST_WARN_NS)
 		return;
 	kb = d->inst.tfs ? tracefs_instance_get_buffer_size(d->inst.tfs, 0) : -1;
-	td_warn("%" PRIu64 " ring-buffer records lost%s (an event and its stack records are "
-		"up to three): the kernel overwrote or dropped them before they were read "
+	td_warn("%" PRIu64 " ring-buffer records lost%s (an event comes with up to three "
+		"more: its stacks and cookie): the kernel overwrote or dropped them before they "
+		"were read "
 		"(cpu %s%s); the reader fell behind (a busy machine, or a slow file system "
 		"under the output); --buffer-kb (now %zd KiB per CPU) rides out longer stalls",
 		lost, final ? " in all" : " so far", cpus, len >= sizeof(cpus) ? "..." : "", kb);
@@ -380,8 +382,11 @@ static const char *instance_changed(struct td_daemon *d)
 	default:
 		return "its tracing_on cannot be read";
 	}
-	events = tracefs_instance_file_read(d->inst.tfs, "set_event", NULL);
-	if (!events || !events[strspn(events, " \n")])
+	/* "1", "X" (some), "0" (none): a few bytes, however many events. */
+	events = tracefs_instance_file_read(d->inst.tfs, "events/enable", NULL);
+	if (!events)
+		what = "its events/enable cannot be read";
+	else if (events[0] == '0')
 		what = "no event of it is enabled";
 	free(events);
 	return what;

@@ -37,7 +37,8 @@ static long long file_size(FILE *f)
 
 /*
  * What is not a regular file, opened for writing: a FIFO without a reader
- * fails (ENXIO) rather than block, where signals are not read yet.
+ * is an error (ENXIO), not a wait without end where signals are not read
+ * (at start, at exit): opened without blocking, then written blocking.
  */
 static FILE *open_in_place(const char *target)
 {
@@ -61,29 +62,28 @@ static FILE *open_in_place(const char *target)
  * at a time, and a run killed between two writes (or within one: a write
  * is cut at a page when the task is killed) leaves half a line. The next
  * run's first line would be glued to it, unreadable, and with it the
- * stack ids it defines. Cut the file back to its last newline. Returns
- * the bytes cut, 0 when it ends whole (or is empty, or not a file), -1 on
- * an error (errno).
+ * stack ids it defines. Cut the file back to its last newline, if one is
+ * within CUT_MAX bytes of its end (far more than any line written: a file
+ * without one is not a JSON lines file cut short, and is left alone).
+ * @fd is open for reading and appending. Returns the bytes cut, 0 when
+ * nothing is cut (it ends whole, is empty, is not a regular file), -1 on
+ * an error (errno; EFBIG: no newline near the end).
  */
-static long long cut_unfinished_line(int fd, const char *path)
+#define CUT_MAX		(4 << 20)
+
+static long long cut_unfinished_line(int fd)
 {
 	char buf[4096];
 	struct stat st;
 	off_t end;
-	int rfd;
 
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !st.st_size)
 		return 0;
-	/* @fd is opened for appending only: read through another. */
-	rfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (rfd < 0)
-		return -1;
-	for (end = st.st_size; end > 0;) {
+	for (end = st.st_size; end > 0 && st.st_size - end < CUT_MAX;) {
 		size_t n = end < (off_t)sizeof(buf) ? (size_t)end : sizeof(buf);
-		ssize_t got = pread(rfd, buf, n, end - n);
+		ssize_t got = pread(fd, buf, n, end - n);
 
 		if (got != (ssize_t)n) {
-			close(rfd);
 			if (got >= 0)
 				errno = EIO;	/* it shrank meanwhile */
 			return -1;
@@ -96,8 +96,12 @@ static long long cut_unfinished_line(int fd, const char *path)
 		}
 		end -= n;
 	}
+	/* A torn first line is all there is: nothing of it is worth keeping. */
+	if (end > 0) {
+		errno = EFBIG;
+		return -1;
+	}
 found:
-	close(rfd);
 	if (end == st.st_size)
 		return 0;
 	return ftruncate(fd, end) ? -1 : st.st_size - end;
@@ -114,18 +118,23 @@ static int open_json(struct td_outputs *o, bool append, bool quiet)
 		struct stat st;
 		bool fifo = !stat(o->json_path, &st) && S_ISFIFO(st.st_mode);
 
+		/* Appending: read too, for the check below (through the same file). */
 		o->js.f = fifo ? open_in_place(o->json_path) :
-			  fopen(o->json_path, append ? "ae" : "we");
+			  fopen(o->json_path, append ? "a+e" : "we");
 		if (!o->js.f) {
 			if (!quiet)
 				td_err("cannot open output %s: %s%s", o->json_path, strerror(errno),
 				       fifo && errno == ENXIO ? " (a FIFO nobody reads)" : "");
 			return -1;
 		}
-		cut = append ? cut_unfinished_line(fileno(o->js.f), o->json_path) : 0;
+		cut = append && !fifo ? cut_unfinished_line(fileno(o->js.f)) : 0;
 		if (cut > 0)
 			td_notice("%s ended in an unfinished line (a run that died wrote it): "
 				  "%lld bytes cut", o->json_path, cut);
+		else if (cut < 0 && errno == EFBIG)
+			td_warn("%s has no line end in its last %d MiB: not a JSON lines file "
+				"cut short, left as it is (appending after it)", o->json_path,
+				CUT_MAX >> 20);
 		else if (cut < 0)
 			td_warn("%s may end in an unfinished line, and cannot be cut back: %s",
 				o->json_path, strerror(errno));
@@ -250,11 +259,6 @@ static char *whole_target(const char *path, bool *in_place)
 	return target;
 }
 
-/*
- * In place, a FIFO with no reader is an error, not a wait without end at
- * exit: opened without blocking, then written blocking.
- */
-
 /* Returns 0 or -1 (message printed). */
 static int whole_open(const char *path, struct whole *w)
 {
@@ -320,16 +324,21 @@ static void remove_stale_tmps(const char *target)
 
 	d = dir ? opendir(dir) : NULL;
 	while (d && (de = readdir(d))) {
-		const char *suffix = de->d_name + blen + 5;
+		const char *suffix;
 		char *end;
 		long pid;
 
 		if (strncmp(de->d_name, base, blen) || strncmp(de->d_name + blen, ".tmp.", 5))
 			continue;
+		/* Only what tmp_path() makes: a pid in decimal, no sign, no leading 0. */
+		suffix = de->d_name + blen + 5;
+		if (*suffix < '1' || *suffix > '9')
+			continue;
 		errno = 0;
 		pid = strtol(suffix, &end, 10);
-		if (errno || end == suffix || *end || *suffix == '+' || *suffix == '-' ||
-		    pid > INT_MAX || pid == getpid() || !kill((pid_t)pid, 0) || errno != ESRCH)
+		/* Another pid namespace's run (a container) would look gone: one writer a path. */
+		if (errno || *end || pid > INT_MAX || pid == getpid() || !kill((pid_t)pid, 0) ||
+		    errno != ESRCH)
 			continue;
 		if (!unlinkat(dirfd(d), de->d_name, 0))
 			td_notice("removed %s/%s, left by a run that died", dir, de->d_name);

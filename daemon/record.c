@@ -462,6 +462,7 @@ static bool target_ok(const char *path)
 struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_size)
 {
 	struct td_recorder *rec;
+	char why[128];
 	int log_fd;
 
 	if (!target_ok(path))
@@ -526,7 +527,9 @@ struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_siz
 	 * Without trace-cmd now, the end says what to do.
 	 */
 	log_fd = open_log(rec->dir);
-	if (log_fd >= 0) {
+	if (log_fd < 0) {
+		snprintf(why, sizeof(why), "its log: %s", strerror(errno));
+	} else {
 		char head[PATH_MAX];
 		char *const argv[] = { "trace-cmd", "restore", "-c", "-o", head, NULL };
 
@@ -538,14 +541,17 @@ struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_siz
 		if (fd >= 0) {
 			close(fd);
 			rec->head_pid = spawn(argv, log_fd);
+			snprintf(why, sizeof(why), "see restore.log there");
+		} else {
+			snprintf(why, sizeof(why), "head.dat: %s", strerror(errno));
 		}
 		close(log_fd);
 	}
 	/* Said now, not only after a long capture. */
 	if (rec->head_pid <= 0)
-		td_warn("cannot run trace-cmd restore now (see %s/restore.log): %s is made at exit "
-			"only if it can run then; else the raw sub-buffers stay in %s for "
-			"trace-defer record --recover", rec->dir, path, rec->dir);
+		td_warn("cannot run trace-cmd restore now (%s): %s is made at exit only if it "
+			"can run then; else the raw sub-buffers stay in %s for trace-defer record "
+			"--recover", why, path, rec->dir);
 	return rec;
 oom_dir:
 	td_recorder_abort(rec);

@@ -932,8 +932,9 @@ static void summary(struct report *rp)
 	if (ps->events && !ps->stacks && !ps->cookies && !ss->emitted[TD_STITCHED] &&
 	    !ss->emitted[TD_INPLACE])
 		td_notice("report: %s holds no user stack records: every event is no_user "
-			  "(recorded without user stacks; trace-defer record saves them, as "
-			  "does trace-cmd record -O userstacktrace)", rp->path);
+			  "(recorded without user stacks, as by trace-cmd record -T, or only "
+			  "kernel threads' events traced; trace-defer record saves user stacks, "
+			  "as does trace-cmd record -O userstacktrace)", rp->path);
 	if (!rp->records && !rp->buffer && tracecmd_buffer_instances(rp->file) > 0)
 		td_notice("report: the top-level buffer of %s is empty; it has %d other "
 			  "buffer(s), e.g. '%s' (--buffer NAME)", rp->path,

@@ -339,8 +339,8 @@ static uint64_t cache_hash(const struct td_frame *fr, uint64_t addr, bool user)
 
 static int64_t frame_location(struct td_pprof *pp, const struct td_frame *fr, bool user)
 {
-	uint64_t addr = user && fr->object && fr->file_kind != TD_FILE_VDSO ?
-			fr->file_offset : fr->addr, h = 0;
+	/* A recorded vDSO frame has no offset: 0, one location in every process. */
+	uint64_t addr = user && fr->object ? fr->file_offset : fr->addr, h = 0;
 	int64_t name, file = 0, build_id = 0, map = 0, func, loc;
 	struct hnode *n;
 	struct pcache *c;

@@ -16,7 +16,7 @@ PINGPONG="$BUILD/progs/pingpong"
 FULL="$SCRATCH/full"
 mkdir -p "$FULL"
 mount -t tmpfs -o size=64k tmpfs "$FULL" || { fail "cannot mount a tmpfs on $FULL"; finish; }
-trap 'umount "$FULL" 2>/dev/null; cleanup' EXIT
+trap 'umount -l "$FULL" 2>/dev/null; cleanup' EXIT
 
 # Lines of @1 that are not JSON texts (python3: the json module is the oracle).
 bad_lines() {

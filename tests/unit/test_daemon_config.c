@@ -334,18 +334,27 @@ static void test_check(void **state)
 	assert_int_equal(td_config_check(&c), -1);
 	assert_non_null(strstr(err_text(), "flamegraph and record name the same file"));
 	td_config_free(&c);
-	/* The profile directory is made at start: no output may be it. */
-	td_config_init(&c);
-	assert_int_equal(td_config_set(&c, "profile_dir", "/tmp/td-same-prof", "t"), 0);
-	assert_int_equal(td_config_set(&c, "output", "/tmp/./td-same-prof", "t"), 0);
-	assert_int_equal(td_config_check(&c), -1);
-	assert_non_null(strstr(err_text(), "profile_dir and output name the same path"));
-	td_config_free(&c);
-	td_config_init(&c);
-	assert_int_equal(td_config_set(&c, "profile_dir", "/tmp/td-same-prof", "t"), 0);
-	assert_int_equal(td_config_set(&c, "output", "/tmp/td-same-prof/events.jsonl", "t"), 0);
-	assert_int_equal(td_config_check(&c), 0);
-	td_config_free(&c);
+	/* The profile directory is made at start: no output may be it (not made yet). */
+	{
+		char base[] = "/tmp/td-same-prof-XXXXXX", dir[64], out[96];
+
+		assert_non_null(mkdtemp(base));
+		snprintf(dir, sizeof(dir), "%s/prof/", base);
+		snprintf(out, sizeof(out), "%s/./prof", base);
+		td_config_init(&c);
+		assert_int_equal(td_config_set(&c, "profile_dir", dir, "t"), 0);
+		assert_int_equal(td_config_set(&c, "output", out, "t"), 0);
+		assert_int_equal(td_config_check(&c), -1);
+		assert_non_null(strstr(err_text(), "profile_dir and output name the same path"));
+		td_config_free(&c);
+		snprintf(out, sizeof(out), "%s/prof/events.jsonl", base);
+		td_config_init(&c);
+		assert_int_equal(td_config_set(&c, "profile_dir", dir, "t"), 0);
+		assert_int_equal(td_config_set(&c, "output", out, "t"), 0);
+		assert_int_equal(td_config_check(&c), 0);
+		td_config_free(&c);
+		assert_int_equal(rmdir(base), 0);
+	}
 	/* A device takes them all. */
 	td_config_init(&c);
 	assert_int_equal(td_config_set(&c, "output", "/dev/null", "t"), 0);

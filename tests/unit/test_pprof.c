@@ -338,7 +338,9 @@ static void test_unknown_user_frames(void **state)
 
 /*
  * A frame the kernel recorded as in the vDSO says no offset in it: named
- * "[vdso]", its location at its address (not at a made-up offset 0).
+ * "[vdso]" (not "[vdso]+0x0"), at address 0, one location for the vDSO
+ * frames of every process (their addresses differ under ASLR and say
+ * nothing more).
  */
 static void test_vdso_frames(void **state)
 {
@@ -364,7 +366,7 @@ static void test_vdso_frames(void **state)
 	assert_int_equal(s->n_location_id, 5);
 	assert_string_equal(frame(p, s, 3), "[vdso]");
 	assert_string_equal(frame(p, s, 4), "main");
-	assert_int_equal(loc(p, s->location_id[3])->address, 0x7ffd12345678ULL);
+	assert_int_equal(loc(p, s->location_id[3])->address, 0);
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	td_event_free(a);
 	td_pprof_free(pp);

@@ -116,12 +116,16 @@ int td_events_expand(struct td_config *cfg)
 				goto nomem;
 			continue;
 		}
-		/* As trace-cmd record -e all: every system (the tracer's own excepted). */
-		if (e->bare && !strcmp(e->system, "all") &&
-		    match(&l, cfg, systems, "*", "*", e->filter, &found))
+		/*
+		 * As trace-cmd record -e all: every system (the tracer's own
+		 * excepted), a system named "all" among them.
+		 */
+		if (e->bare && !strcmp(e->system, "all")) {
+			if (match(&l, cfg, systems, "*", "*", e->filter, &found))
+				goto nomem;
+		} else if (match(&l, cfg, systems, e->system, e->name, e->filter, &found)) {
 			goto nomem;
-		if (match(&l, cfg, systems, e->system, e->name, e->filter, &found))
-			goto nomem;
+		}
 		/* A bare word that is no system: an event of that name, in any system. */
 		if (!found && e->bare &&
 		    match(&l, cfg, systems, "*", e->system, e->filter, &found))

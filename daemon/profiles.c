@@ -53,6 +53,61 @@ static DIR *open_listing(struct td_profiles *p)
 	return d;
 }
 
+static bool digits(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+/*
+ * Is @s (@len bytes, no extension) a name interval_stem() makes,
+ * profile-YYYYMMDDTHHMMSS.mmmZ with an optional _NNNNNN? Only those are
+ * ever removed: the directory may be shared with a user's own profiles
+ * (profile-incident.pb.gz is not ours to prune, nor to count).
+ */
+static bool our_stem(const char *s, size_t len)
+{
+	const size_t base = strlen(PREFIX "YYYYMMDDTHHMMSS.mmmZ");
+	const char *d = s + strlen(PREFIX);
+
+	if (len != base && len != base + 7)
+		return false;
+	if (strncmp(s, PREFIX, strlen(PREFIX)) || !digits(d, 8) || d[8] != 'T' ||
+	    !digits(d + 9, 6) || d[15] != '.' || !digits(d + 16, 3) || d[19] != 'Z')
+		return false;
+	return len == base || (d[20] == '_' && digits(d + 21, 6));
+}
+
+/* The length of @name's stem if it is STEM.pb.gz or STEM.folded of ours, else 0. */
+static size_t interval_file(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (has_suffix(name, EXT_PPROF))
+		len -= strlen(EXT_PPROF);
+	else if (has_suffix(name, EXT_FOLDED))
+		len -= strlen(EXT_FOLDED);
+	else
+		return 0;
+	return our_stem(name, len) ? len : 0;
+}
+
+/* Is @name .FILE.tmp, the dot-file publish() renames into FILE, one of ours? */
+static bool our_tmp(const char *name)
+{
+	char file[STEM_MAX + 16];
+	size_t len = strlen(name);
+
+	if (name[0] != '.' || !has_suffix(name, ".tmp") || len >= sizeof(file))
+		return false;
+	len -= 1 + strlen(".tmp");
+	memcpy(file, name + 1, len);
+	file[len] = '\0';
+	return interval_file(file) != 0;
+}
+
 /* Dot-files of ours left by a run that died while writing. */
 static void remove_stale(struct td_profiles *p)
 {
@@ -62,8 +117,7 @@ static void remove_stale(struct td_profiles *p)
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
-		if (!strncmp(de->d_name, "." PREFIX, strlen("." PREFIX)) &&
-		    has_suffix(de->d_name, ".tmp") && !unlinkat(p->dirfd, de->d_name, 0))
+		if (our_tmp(de->d_name) && !unlinkat(p->dirfd, de->d_name, 0))
 			td_info("removed %s/%s, left by an earlier run", p->dir, de->d_name);
 	}
 	closedir(d);
@@ -225,17 +279,9 @@ static struct entry *list_intervals(struct td_profiles *p, size_t *nr)
 		return NULL;
 	while ((de = readdir(d))) {
 		const char *s = de->d_name;
-		size_t len = strlen(s);
+		size_t len = interval_file(s);
 
-		if (strncmp(s, PREFIX, strlen(PREFIX)))
-			continue;
-		if (has_suffix(s, EXT_PPROF))
-			len -= strlen(EXT_PPROF);
-		else if (has_suffix(s, EXT_FOLDED))
-			len -= strlen(EXT_FOLDED);
-		else
-			continue;
-		if (len >= STEM_MAX || fstatat(p->dirfd, s, &st, AT_SYMLINK_NOFOLLOW) ||
+		if (!len || len >= STEM_MAX || fstatat(p->dirfd, s, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISREG(st.st_mode))
 			continue;
 		if (n == cap) {

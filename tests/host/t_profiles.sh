@@ -19,6 +19,13 @@ check "go tool pprof is installed" command -v go
 start_fp_chain 12
 sleep 0.2
 
+# ours DIR [EXT]: the interval files the daemon names (profile-DATE.mmmZ[_N]), not a
+# user's own profile-*.pb.gz beside them
+ours() {
+	find "$1" -maxdepth 1 -name 'profile-*' -printf '%f %s\n' 2>/dev/null |
+		grep -E "^profile-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z(_[0-9]{6})?${2:-\.(pb\.gz|folded)} "
+}
+
 # run_bounded KEEP MAX_KB DIR [ARGS...]: run the daemon for 4 s cutting intervals
 # into DIR, watching the bounds while it runs; then check them.
 run_bounded() {
@@ -29,9 +36,8 @@ run_bounded() {
 		--profile-folded -v "$@" 2>"$SCRATCH/err" &
 	td=$!
 	while kill -0 $td 2>/dev/null; do
-		n=$(find "$dir" -maxdepth 1 -name 'profile-*.pb.gz' 2>/dev/null | wc -l)
-		kb=$(find "$dir" -maxdepth 1 -name 'profile-*' -printf '%s\n' 2>/dev/null |
-			awk '{ s += $1 } END { print int((s + 1023) / 1024) }')
+		n=$(ours "$dir" '\.pb\.gz' | wc -l)
+		kb=$(ours "$dir" | awk '{ s += $2 } END { print int((s + 1023) / 1024) }')
 		[ "$n" -gt "$worst_n" ] && worst_n=$n
 		[ "$kb" -gt "$worst_kb" ] && worst_kb=$kb
 		# One interval bigger than the bound is still written, alone.
@@ -48,7 +54,7 @@ run_bounded() {
 	log "at most $worst_n intervals and $worst_kb KiB seen ($worst_many KiB in two or more)"
 	written=$(grep -o 'profiles: intervals=[0-9]*' "$SCRATCH/err" | cut -d= -f2)
 	removed=$(grep -o ' removed=[0-9]*' "$SCRATCH/err" | cut -d= -f2)
-	left=$(find "$dir" -maxdepth 1 -name 'profile-*.pb.gz' 2>/dev/null | wc -l)
+	left=$(ours "$dir" '\.pb\.gz' | wc -l)
 	check "intervals were cut and old ones removed" \
 		[ "${written:-0}" -gt "$keep" -a "${removed:-0}" -gt 0 ]
 	check "written - removed intervals are left" [ "$left" = "$((written - removed))" ]
@@ -56,19 +62,30 @@ run_bounded() {
 		[ "$worst_n" -le "$keep" -a "$left" = "$keep" ]
 	[ "$max_kb" != 0 ] && check "never more than $max_kb KiB but in one interval alone" \
 		[ "$worst_many" -le "$max_kb" ]
-	check "no dot-file of ours left" [ -z "$(find "$dir" -name '.profile-*')" ]
+	check "no dot-file of ours left" [ -z "$(find "$dir" -name '.profile-[0-9]*')" ]
 	check "interval files are not world-readable" \
 		[ -z "$(find "$dir" -name 'profile-*' -perm /o=rwx)" ]
 }
 
-# The count bound alone
+# The count bound alone, beside a user's own profiles named much like ours:
+# neither removed nor counted in the bound
+mkdir -p "$SCRATCH/bycount"
+echo x >"$SCRATCH/bycount/profile-2026-incident.pb.gz"
+echo x >"$SCRATCH/bycount/profile-0saved.folded"
+echo x >"$SCRATCH/bycount/profile-zz.pb.gz"
+chmod 600 "$SCRATCH"/bycount/profile-*
 run_bounded 3 0 "$SCRATCH/bycount"
+for f in profile-2026-incident.pb.gz profile-0saved.folded profile-zz.pb.gz; do
+	check "a user's $f beside the intervals is left alone" [ -e "$SCRATCH/bycount/$f" ]
+done
 # The size bound alone (an interval is ~10-20 KiB here), with the whole-run outputs
 dir=$SCRATCH/profiles
 mkdir -p "$dir"
-touch "$dir/.profile-20200101T000000Z.pb.gz.tmp" "$dir/notes.pb.gz"
+touch "$dir/.profile-20200101T000000.000Z.pb.gz.tmp" "$dir/notes.pb.gz" \
+	"$dir/.profile-mine.pb.gz.tmp"
 run_bounded 0 48 "$dir" -o "$SCRATCH/ev.jsonl" --json-layout=full --pprof "$SCRATCH/all.pb.gz"
-check "a crashed run's dot-file is removed" [ ! -e "$dir/.profile-20200101T000000Z.pb.gz.tmp" ]
+check "a crashed run's dot-file is removed" [ ! -e "$dir/.profile-20200101T000000.000Z.pb.gz.tmp" ]
+check "a dot-file not named as ours is left alone" [ -e "$dir/.profile-mine.pb.gz.tmp" ]
 check "a file not ours is left alone" [ -e "$dir/notes.pb.gz" ]
 
 # The whole run: as many samples as JSON events.

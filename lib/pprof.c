@@ -967,7 +967,13 @@ static int msg_build(struct td_pprof *pp, struct msg *m, uint64_t end_ns)
 		m->funcs[i].id = pf->id;
 		m->funcs[i].name = pf->a;
 		m->funcs[i].system_name = pf->a;
-		m->funcs[i].filename = pf->b;
+		/*
+		 * The source file, which is not known (no line tables are read):
+		 * left empty. The object a function is told apart by (pf->b) is
+		 * its mapping's file; pprof reads a filename as source and shows
+		 * the binary's bytes as lines (-list), or path:0 (-lines).
+		 */
+		m->funcs[i].filename = 0;
 		m->funcp[i] = &m->funcs[i];
 	}
 	m->prof.n_function = nf;

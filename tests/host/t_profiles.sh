@@ -102,6 +102,11 @@ check "fp_chain's c: as many samples as JSON events" [ "$nc" -gt 0 -a "${pc:-x}"
 check "fp_chain's b, a, main are in the profile" eval "pprof_top -tagfocus=comm=fp_chain \
 	'$SCRATCH/all.pb.gz' | awk '\$6 == \"b\" || \$6 == \"a\" || \$6 == \"main\"' | wc -l |
 	grep -qx 3"
+# No source file is known: pprof must not be told the binary is one (-list
+# would print its bytes as source lines).
+go tool pprof -list '^c$' "$SCRATCH/all.pb.gz" >"$SCRATCH/list" 2>&1
+check "pprof -list c: no source information, not the binary's bytes" \
+	eval "grep -q 'No source information for c' '$SCRATCH/list' && ! grep -aq ELF '$SCRATCH/list'"
 
 # Each interval: pprof and folded count the same events.
 bad=0

@@ -228,15 +228,17 @@ static const struct td_event_spec exec_names_event = {
 	.name = "sched_process_exec",
 };
 
-bool td_capture_exec_names(const struct td_config *cfg)
+bool td_capture_exec_names(const struct td_config *cfg, enum td_mode mode)
 {
 	if (cfg->record)
 		return false;
 	for (size_t i = 0; i < cfg->nr_events; i++) {
 		const struct td_event_spec *e = &cfg->events[i];
 
-		if (!strcmp(e->system, "sched") &&
-		    (!strcmp(e->name, "sched_switch") || !strcmp(e->name, "sched_process_exec")))
+		if (strcmp(e->system, "sched"))
+			continue;
+		if (!strcmp(e->name, "sched_process_exec") ||
+		    (!strcmp(e->name, "sched_switch") && mode != TD_MODE_INPLACE))
 			return false;
 	}
 	return tracefs_event_file_exists(NULL, exec_names_event.system, exec_names_event.name,

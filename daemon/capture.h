@@ -45,8 +45,12 @@ int td_capture_pick_mode(enum td_mode wanted);
  * as events (td_pipeline_config.exec_names_only); they are filtered as
  * the configured events (pid list, comm) and never ask for a stack by
  * trigger, though the options (option, inplace mode) give them one.
+ * In @mode TD_MODE_INPLACE a traced sched_switch does not make it needless:
+ * user frames are named there from the process's maps, read when its
+ * records are, and the exec says when those became another program's
+ * (the pipeline drops them then).
  */
-bool td_capture_exec_names(const struct td_config *cfg);
+bool td_capture_exec_names(const struct td_config *cfg, enum td_mode mode);
 
 /*
  * Configure events, filters, triggers and options in @tfs (tracing stays

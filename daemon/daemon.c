@@ -195,7 +195,7 @@ int td_daemon_run(struct td_config *cfg)
 		goto out;
 	}
 	d.mode = mode;
-	cfg->exec_names = td_capture_exec_names(cfg);
+	cfg->exec_names = td_capture_exec_names(cfg, mode);
 	cfg->record_names = td_capture_record_names(cfg);
 	if (load_formats(&d)) {
 		code = TD_EXIT_TRACEFS;

@@ -507,6 +507,8 @@ static bool dyn_ok(const struct evinfo *info, const void *data, int size)
 
 static void hand_on_one(struct td_parser *p, struct td_event *ev)
 {
+	if (ev->tep_event == p->ev_exec && p->ev_exec && p->out.exec)
+		p->out.exec(ev->tid, ev->ts, p->out.arg);
 	/* Read for the name it gave its task: done with, unless a stack follows. */
 	if (p->exec_names_only && ev->tep_event == p->ev_exec) {
 		p->stats.naming_events++;

@@ -266,7 +266,7 @@ find_named(struct td_pipeline *pl, const uint64_t *shared, const struct td_memo_
  */
 static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const struct td_ustack *us,
 					       const struct td_ips *uips, unsigned int nr, int pid,
-					       int jit_pid, struct td_memo_stack *own)
+					       int jit_pid, uint64_t ts, struct td_memo_stack *own)
 {
 	struct td_memo_key key = { .ips = uips->ips, .nr = nr, .pid = pid };
 	const uint64_t *shared = NULL;
@@ -280,6 +280,8 @@ static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const str
 		key.files = us->files;
 	} else if (pl->sym && pid > 0) {
 		key.kind = TD_MEMO_UMAPS;
+		/* Written before its process's last exec: the maps it had then. */
+		td_sym_set_when(pl->sym, ts);
 	} else {
 		key.kind = TD_MEMO_URAW;
 		/* Named from its process's saved perf map: kept for that process. */
@@ -462,7 +464,7 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 	if (nu) {
 		const struct td_ustack *fus = status == TD_INPLACE ? NULL : us;
 
-		s = user_frames(pl, fus, uips, nu, maps_pid, jit_pid, &uown);
+		s = user_frames(pl, fus, uips, nu, maps_pid, jit_pid, ev->ts, &uown);
 		/* Only /proc/PID/maps could have named them, and the task is gone. */
 		if (!live && pl->sym && !(fus && fus->files))
 			pl->st.uframes_gone += nu - s->named;
@@ -520,6 +522,24 @@ static void drop_event(struct td_event *ev, void *arg)
 static void drop_stack(struct td_ustack *us, void *arg)
 {
 	td_ustack_free(us);
+}
+
+/*
+ * The parser's exec hook: a new program, whose maps and perf map those
+ * read for the process do not describe (two non-PIE programs share their
+ * addresses). The process's events after this one find them read again;
+ * those before it, handed on later (from another CPU: exec may move the
+ * task), still find the old ones (resolve() says when each was written).
+ * The thread that exec'd leads its process by then: its tid is the pid.
+ */
+static void exec_seen(int tid, uint64_t ts, void *arg)
+{
+	struct td_pipeline *pl = arg;
+
+	if (!pl->sym || tid <= 0)
+		return;
+	td_sym_exec(pl->sym, tid, ts);
+	pl->st.exec_forgets++;
 }
 
 static void to_stitcher_event(struct td_event *ev, void *arg)
@@ -595,7 +615,7 @@ static void forget(int tgid, void *arg);
 
 struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipeline_config *cfg)
 {
-	struct td_parser_out out = { drop_event, drop_stack, NULL };
+	struct td_parser_out out = { drop_event, drop_stack, NULL, NULL };
 	struct td_pipeline *pl;
 	int err = EINVAL;
 
@@ -642,7 +662,8 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 		err = -setup_stitcher(pl);
 		if (err)
 			goto fail;
-		out = (struct td_parser_out){ to_stitcher_event, to_stitcher_stack, pl };
+		out = (struct td_parser_out){ to_stitcher_event, to_stitcher_stack, pl,
+					      exec_seen };
 	}
 	pl->parser = td_parser_new_out(tep, &out, cfg->nr_cpus);
 	if (!pl->parser) {

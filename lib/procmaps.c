@@ -17,6 +17,13 @@
 #include "monotime.h"
 
 /*
+ * How long a process's old maps are kept once a re-read found another
+ * program (see proc_read()): its exec's event comes within one read of the
+ * ring buffer (a fraction of a second), or was not traced.
+ */
+#define EXEC_HOLD_NS		1000000000ULL
+
+/*
  * The last td_proc.gen handed out, by any td_procs: a symbolizer that
  * starts its caches again (td_sym_restart()) never hands out a generation
  * a caller keyed on before.
@@ -31,6 +38,15 @@ struct td_proc {
 	size_t last;		/* index of the last mapping hit */
 	uint64_t read_ns;	/* when the maps were last (re)read, or tried */
 	uint64_t gen;		/* td_procs_gen(): changes with every new maps */
+	uint64_t exec_ns;	/* when a re-read first found another program, or 0 */
+	/*
+	 * The maps of the program before its last exec (td_procs_exec()),
+	 * for the events written before that, or NULL.
+	 */
+	struct td_mapping *old;
+	size_t old_nr, old_last;
+	uint64_t old_until;	/* trace time of the exec */
+	uint64_t old_gen;
 	char *dir;		/* proc_root/PID */
 	char *root_prefix;	/* proc_root/PID/root, or NULL if it is our "/" */
 };
@@ -44,6 +60,7 @@ struct td_procs {
 	size_t mask;
 	size_t nr;
 	struct td_proc *last;	/* the last process looked up */
+	uint64_t when;		/* trace time of what is named now; 0: now */
 	char self_mnt_ns[64];	/* our mount namespace, "mnt:[4026531841]" */
 	bool own_pids;		/* proc_root is the /proc of our pid namespace */
 	char *buf;		/* maps text, reused across reads */
@@ -257,6 +274,7 @@ static void proc_free(struct td_proc *p)
 	if (!p)
 		return;
 	free(p->maps);
+	free(p->old);
 	free(p->dir);
 	free(p->root_prefix);
 	free(p);
@@ -350,9 +368,35 @@ static void update_root(struct td_procs *procs, struct td_proc *p)
 	p->root_prefix = strdup(path);
 }
 
+/* The executable's mapping (the lowest one of a file), or NULL. */
+static const struct td_mapping *exe_mapping(const struct td_mapping *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].is_file && v[i].inode)
+			return &v[i];
+	return NULL;
+}
+
+/* Do @v (@n) map another program than @p's maps did: an exec since? */
+static bool other_program(const struct td_proc *p, const struct td_mapping *v, size_t n)
+{
+	const struct td_mapping *a = exe_mapping(p->maps, p->nr), *b = exe_mapping(v, n);
+
+	return a && b && (a->inode != b->inode || a->dev_major != b->dev_major ||
+			  a->dev_minor != b->dev_minor);
+}
+
 /*
  * (Re)read @p's maps. On failure the old maps stay: they are still the best
  * knowledge of a process that just exited.
+ *
+ * A re-read that finds another program keeps the old maps too, for
+ * EXEC_HOLD_NS: the process exec'd since they were read, and the events
+ * asking now were written before that, or td_procs_forget() would have
+ * dropped them (the pipeline does at the exec's event, which comes after
+ * them). Named from the new maps, those events took the next program's
+ * names (two non-PIE programs share their addresses). Past the bound,
+ * should no exec event come (none traced), the new maps are taken.
  */
 static int proc_read(struct td_procs *procs, struct td_proc *p)
 {
@@ -396,6 +440,16 @@ static int proc_read(struct td_procs *procs, struct td_proc *p)
 		err = -ESRCH;
 		goto fail;
 	}
+	if (p->read_ok && other_program(p, v, n)) {
+		if (!p->exec_ns)
+			p->exec_ns = p->read_ns ?: 1;
+		if (p->read_ns - p->exec_ns < EXEC_HOLD_NS) {
+			free(v);
+			procs->stats.exec_kept++;
+			return 0;
+		}
+	}
+	p->exec_ns = 0;
 	carry_objects(v, n, p->maps, p->nr);
 	free(p->maps);
 	p->maps = v;
@@ -471,30 +525,42 @@ void td_procs_free(struct td_procs *procs)
 	free(procs);
 }
 
-static struct td_mapping *maps_lookup(struct td_proc *p, uint64_t addr)
+static struct td_mapping *lookup_in(struct td_mapping *v, size_t n, size_t *last,
+				     uint64_t addr)
 {
-	size_t lo = 0, hi = p->nr;
+	size_t lo = 0, hi = n;
 	struct td_mapping *m;
 
-	if (!p->nr)
+	if (!n)
 		return NULL;
-	m = &p->maps[p->last];
+	m = &v[*last];
 	if (addr >= m->start && addr < m->end)
 		return m;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		m = &p->maps[mid];
+		m = &v[mid];
 		if (addr < m->start) {
 			hi = mid;
 		} else if (addr >= m->end) {
 			lo = mid + 1;
 		} else {
-			p->last = mid;
+			*last = mid;
 			return m;
 		}
 	}
 	return NULL;
+}
+
+static struct td_mapping *maps_lookup(struct td_proc *p, uint64_t addr)
+{
+	return lookup_in(p->maps, p->nr, &p->last, addr);
+}
+
+/* Is what is named now (procs->when) from before @p's last exec? */
+static bool use_old(const struct td_procs *procs, const struct td_proc *p)
+{
+	return p->old && procs->when && procs->when < p->old_until;
 }
 
 static struct td_proc *proc_get(struct td_procs *procs, int pid)
@@ -533,6 +599,11 @@ struct td_mapping *td_procs_find(struct td_procs *procs, int pid, uint64_t addr,
 			return NULL;
 		procs->last = p;
 	}
+	/* Written before its exec: the maps read then, never read again. */
+	if (use_old(procs, p)) {
+		*proc = p;
+		return lookup_in(p->old, p->old_nr, &p->old_last, addr);
+	}
 	m = maps_lookup(p, addr);
 	if (!m && td_mono_ns() - p->read_ns >= procs->refresh_ns) {
 		proc_read(procs, p);
@@ -553,7 +624,39 @@ uint64_t td_procs_gen(struct td_procs *procs, int pid)
 			return 0;
 		procs->last = p;
 	}
-	return p->gen;
+	return use_old(procs, p) ? p->old_gen : p->gen;
+}
+
+void td_procs_set_when(struct td_procs *procs, uint64_t trace_ns)
+{
+	procs->when = trace_ns;
+}
+
+void td_procs_exec(struct td_procs *procs, int pid, uint64_t trace_ns)
+{
+	struct td_proc *p = proc_lookup(procs, pid);
+
+	if (!p)
+		return;
+	/* Maps read since an earlier exec (or none): the old ones stay the best there is. */
+	if (p->read_ok && p->nr) {
+		free(p->old);
+		p->old = p->maps;
+		p->old_nr = p->nr;
+		p->old_last = 0;
+		p->old_gen = p->gen;
+		p->old_until = trace_ns;
+	} else {
+		free(p->maps);
+	}
+	p->maps = NULL;
+	p->nr = 0;
+	p->last = 0;
+	p->read_ok = false;
+	p->read_ns = 0;
+	p->exec_ns = 0;
+	p->gen = __atomic_add_fetch(&last_gen, 1, __ATOMIC_RELAXED);
+	procs->stats.execs++;
 }
 
 void td_procs_forget(struct td_procs *procs, int pid)
@@ -576,6 +679,10 @@ void td_procs_forget(struct td_procs *procs, int pid)
 /* Intern @p's paths anew; -ENOMEM leaves some paths old (then @p is dropped). */
 static int proc_rebase(struct td_procs *procs, struct td_proc *p)
 {
+	/* Kept for a moment's events only: not worth interning again. */
+	free(p->old);
+	p->old = NULL;
+	p->old_nr = 0;
 	for (size_t i = 0; i < p->nr; i++) {
 		struct td_mapping *m = &p->maps[i];
 		const char *path = procs->intern(procs->intern_ctx, m->path, strlen(m->path));

@@ -44,6 +44,9 @@ struct td_procs_stats {
 	uint64_t read_errors;
 	uint64_t gone;		/* of those, found gone without opening /proc */
 	uint64_t nr_procs;
+	/* re-reads that found another program (an exec), the old maps kept a while */
+	uint64_t exec_kept;
+	uint64_t execs;		/* td_procs_exec() of a process known */
 };
 
 struct td_procs *td_procs_new(const char *proc_root, uint64_t refresh_ns, td_intern_fn intern,
@@ -69,6 +72,17 @@ uint64_t td_procs_gen(struct td_procs *procs, int pid);
 
 /* Drop @pid's cached maps. */
 void td_procs_forget(struct td_procs *procs, int pid);
+/*
+ * @pid ran exec at @trace_ns: its maps are read again for what is named
+ * from now on, but those it had stay for what was written before then
+ * (td_procs_set_when()).
+ */
+void td_procs_exec(struct td_procs *procs, int pid, uint64_t trace_ns);
+/*
+ * The trace time of what td_procs_find() and td_procs_gen() are asked for
+ * next (0: now): before a process's exec, its maps of then.
+ */
+void td_procs_set_when(struct td_procs *procs, uint64_t trace_ns);
 /*
  * The caller is about to free what the mappings point to (their interned
  * paths and objects): every cached process keeps its maps, with each path

@@ -1121,6 +1121,17 @@ void td_sym_forget(struct td_symbolizer *sym, int pid)
 	td_perfmap_forget(sym->perfmaps, pid);
 }
 
+void td_sym_exec(struct td_symbolizer *sym, int pid, uint64_t trace_ns)
+{
+	td_procs_exec(sym->procs, pid, trace_ns);
+	td_perfmap_forget(sym->perfmaps, pid);
+}
+
+void td_sym_set_when(struct td_symbolizer *sym, uint64_t trace_ns)
+{
+	td_procs_set_when(sym->procs, trace_ns);
+}
+
 uint64_t td_sym_maps_gen(struct td_symbolizer *sym, int pid)
 {
 	return td_procs_gen(sym->procs, pid);

@@ -80,6 +80,13 @@ struct td_parser_out {
 	void (*event)(struct td_event *ev, void *arg);
 	void (*stack)(struct td_ustack *us, void *arg);
 	void *arg;
+	/*
+	 * Optional: thread @tid ran exec at @ts (a sched:sched_process_exec
+	 * record, traced or only naming tasks), called when its event is
+	 * handed on, before it: what the process maps is another program's
+	 * from then.
+	 */
+	void (*exec)(int tid, uint64_t ts, void *arg);
 };
 
 /* The same as td_parser_new(), handing events and stacks to @out (copied). */

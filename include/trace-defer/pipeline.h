@@ -206,6 +206,8 @@ struct td_pipeline_stats {
 	uint64_t uframes_gone;
 	/* Added later: events of a process not in cfg.pids, or of an unknown one, dropped. */
 	uint64_t other_pids;
+	/* Added later: execs met (sched_process_exec), each dropping its process's maps. */
+	uint64_t exec_forgets;
 };
 
 struct td_pipeline;

@@ -272,6 +272,19 @@ int td_sym_ufile_pid(struct td_symbolizer *sym, struct td_filetab *ft, const str
 
 /* The process exited or exec'ed: drop its cached maps. */
 void td_sym_forget(struct td_symbolizer *sym, int pid);
+/*
+ * Added later. Process @pid ran exec at @trace_ns (trace clock): its maps
+ * and perf map are another program's from then. The maps read before
+ * still name what was written before @trace_ns, asked for through
+ * td_sym_set_when(); everything after reads the maps again.
+ */
+void td_sym_exec(struct td_symbolizer *sym, int pid, uint64_t trace_ns);
+/*
+ * Added later. The trace time of the event whose user frames are named
+ * next through the maps of its process (td_sym_user(), td_sym_maps_gen()):
+ * before the process's exec, the maps it had then. 0: now.
+ */
+void td_sym_set_when(struct td_symbolizer *sym, uint64_t trace_ns);
 
 /*
  * Added later, for callers that keep what they named: generations that

@@ -13,6 +13,8 @@
  *                                   COUNT times (prints each thread's tid)
  *   fp_chain spawn N                N short-lived children doing `sleep 1 1`
  *   fp_chain exec PROG [ARG]...     main->a->b->c->execve(PROG, [PROG, ARG...])
+ *   fp_chain sleep-exec MS COUNT PROG [ARG]...
+ *                                   `sleep MS COUNT`, then `exec PROG [ARG]...`
  *
  * Prints "fp_chain pid=PID" on stdout before it starts.
  */
@@ -100,7 +102,8 @@ static void *thread_fn(void *arg)
 static int usage(void)
 {
 	fprintf(stderr, "usage: fp_chain sleep MS [COUNT] | recurse DEPTH MS | read |\n"
-			"                threads N MS COUNT | spawn N | exec PROG [ARG]...\n");
+			"                threads N MS COUNT | spawn N | exec PROG [ARG]... |\n"
+			"                sleep-exec MS COUNT PROG [ARG]...\n");
 	return 2;
 }
 
@@ -140,7 +143,15 @@ int main(int argc, char **argv)
 			pthread_join(t[i], NULL);
 		free(t);
 		return 0;
-	} else if (!strcmp(argv[1], "exec") && argc >= 3) {
+	} else if ((!strcmp(argv[1], "exec") && argc >= 3) ||
+		   (!strcmp(argv[1], "sleep-exec") && argc >= 5)) {
+		if (!strcmp(argv[1], "sleep-exec")) {
+			sleep_ms = atol(argv[2]);
+			count = atol(argv[3]);
+			while (count-- > 0)
+				a(0);
+			argv += 2;
+		}
 		exec_argv = argv + 2;
 		a(0);
 		fprintf(stderr, "fp_chain: cannot execute %s\n", exec_argv[0]);

@@ -2097,6 +2097,109 @@ static void test_procs_rebase(void **state)
 	rmdir(root);
 }
 
+static void write_maps(const char *root, int pid, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", root, pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * A process that execs another program keeps its pid. Its maps as read
+ * before the exec keep naming what was written before it
+ * (td_procs_exec(), td_procs_set_when()); a re-read that finds another
+ * program before the exec is known keeps the old maps (a second), then
+ * takes the new ones, should no exec come.
+ */
+static void test_procs_exec(void **state)
+{
+	const char *old_maps = "400000-402000 r-xp 00000000 08:01 11 /x/old\n";
+	const char *new_maps = "400000-402000 r-xp 00000000 08:01 22 /x/new\n"
+			       "500000-501000 r-xp 00000000 08:01 23 /x/lib.so\n";
+	struct rebase_strings strings = { .fail_at = -1 };
+	char root[] = "/tmp/td-test-exec-XXXXXX", path[PATH_MAX];
+	struct td_procs_stats st;
+	struct td_procs *procs;
+	struct td_mapping *m;
+	struct td_proc *proc;
+	uint64_t gen_old, gen_new;
+	const int pid = 77;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/%d", root, pid);
+	assert_int_equal(mkdir(path, 0755), 0);
+	write_maps(root, pid, old_maps);
+	/* Re-read on a miss at once (a refresh period of 1 ns). */
+	procs = td_procs_new(root, 1, rebase_intern, &strings);
+	assert_non_null(procs);
+	m = td_procs_find(procs, pid, 0x401000, &proc);
+	assert_non_null(m);
+	assert_string_equal(m->path, "/x/old");
+	gen_old = td_procs_gen(procs, pid);
+
+	/* It execs; a miss reads the maps again before the exec is known. */
+	write_maps(root, pid, new_maps);
+	assert_null(td_procs_find(procs, pid, 0x500800, &proc));
+	m = td_procs_find(procs, pid, 0x401000, &proc);
+	assert_non_null(m);
+	assert_string_equal(m->path, "/x/old");
+	assert_int_equal(td_procs_gen(procs, pid), gen_old);
+	td_procs_get_stats(procs, &st);
+	assert_true(st.exec_kept >= 1);
+
+	/* The exec, at 1000: before it the old maps, from it the new ones. */
+	td_procs_exec(procs, pid, 1000);
+	td_procs_set_when(procs, 999);
+	m = td_procs_find(procs, pid, 0x401000, &proc);
+	assert_non_null(m);
+	assert_string_equal(m->path, "/x/old");
+	assert_int_equal(td_procs_gen(procs, pid), gen_old);
+	assert_null(td_procs_find(procs, pid, 0x500800, &proc));
+	td_procs_set_when(procs, 1000);
+	m = td_procs_find(procs, pid, 0x401000, &proc);
+	assert_non_null(m);
+	assert_string_equal(m->path, "/x/new");
+	gen_new = td_procs_gen(procs, pid);
+	assert_int_not_equal(gen_new, gen_old);
+	m = td_procs_find(procs, pid, 0x500800, &proc);
+	assert_non_null(m);
+	assert_string_equal(m->path, "/x/lib.so");
+	/* Asked for now (0): the new maps. And before the exec again: the old. */
+	td_procs_set_when(procs, 0);
+	assert_string_equal(td_procs_find(procs, pid, 0x401000, &proc)->path, "/x/new");
+	td_procs_set_when(procs, 5);
+	assert_string_equal(td_procs_find(procs, pid, 0x401000, &proc)->path, "/x/old");
+	td_procs_get_stats(procs, &st);
+	assert_int_equal(st.execs, 1);
+
+	/* Forgotten: no old maps either. */
+	td_procs_forget(procs, pid);
+	assert_string_equal(td_procs_find(procs, pid, 0x401000, &proc)->path, "/x/new");
+
+	/* No exec known: the other program's maps are taken after a second. */
+	td_procs_set_when(procs, 0);
+	write_maps(root, pid, old_maps);
+	assert_null(td_procs_find(procs, pid, 0x600000, &proc));
+	assert_string_equal(td_procs_find(procs, pid, 0x401000, &proc)->path, "/x/new");
+	usleep(1100 * 1000);
+	assert_null(td_procs_find(procs, pid, 0x600000, &proc));
+	assert_string_equal(td_procs_find(procs, pid, 0x401000, &proc)->path, "/x/old");
+
+	td_procs_free(procs);
+	rebase_strings_free(&strings);
+	snprintf(path, sizeof(path), "%s/%d/maps", root, pid);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%d", root, pid);
+	rmdir(path);
+	rmdir(root);
+}
+
 /* ---- cost of a cached lookup ------------------------------------------ */
 
 struct lookup {
@@ -2836,6 +2939,7 @@ int main(void)
 		cmocka_unit_test(test_kallsyms_cache),
 		cmocka_unit_test(test_maps_parse),
 		cmocka_unit_test(test_procs_rebase),
+		cmocka_unit_test(test_procs_exec),
 		cmocka_unit_test(test_cached_lookup_cost),
 		cmocka_unit_test(test_file_id_named),
 		cmocka_unit_test(test_file_id_through_proc_root),

@@ -928,9 +928,17 @@ static void summary(struct report *rp)
 			  "user_unwind_file event): user frames are named from /proc/PID/maps, "
 			  "so those of processes no longer running are not (%" PRIu64 " of %" PRIu64
 			  " user frames)", rp->path, st.uframes_gone, st.uframes);
-	/* trace-cmd record -T saves kernel stacks only: every event no_user. */
-	if (ps->events && !ps->stacks && !ps->cookies && !ss->emitted[TD_STITCHED] &&
-	    !ss->emitted[TD_INPLACE])
+	/* -p: none of its processes in the file (a mistyped pid, one reused since). */
+	if (rp->cfg.nr_pids && ps->events && !st.resolved)
+		td_notice("report: %s holds no event of the process%s given with -p (%" PRIu64
+			  " events of other processes left out)", rp->path,
+			  rp->cfg.nr_pids > 1 ? "es" : "", st.other_pids);
+	/*
+	 * trace-cmd record -T saves kernel stacks only: every event no_user.
+	 * (Those of other processes than -p's are not counted as emitted.)
+	 */
+	else if (ps->events && !ps->stacks && !ps->cookies && !ss->emitted[TD_STITCHED] &&
+		 !ss->emitted[TD_INPLACE] && !st.other_pids)
 		td_notice("report: %s holds no user stack records: every event is no_user "
 			  "(recorded without user stacks, as by trace-cmd record -T, or only "
 			  "kernel threads' events traced; trace-defer record saves user stacks, "

@@ -99,4 +99,13 @@ done
 check "report -p -v: counts the others (other_processes=${rother:-none} = $all - $mine)" \
 	[ "${rother:-x}" = $((all - mine)) ]
 check "... and statuses of the events written only ($remitted = $mine)" [ "$remitted" = "$mine" ]
+# A pid none of whose events the file holds (mistyped, or reused since):
+# said as such, not taken for a file without user stacks.
+"$TD" report "$SCRATCH/p.dat" -p 999999 -o "$SCRATCH/none.jsonl" 2>"$SCRATCH/none.err"
+check "report -p of a pid not in the file exits 0, writes nothing" \
+	[ $? = 0 -a ! -s "$SCRATCH/none.jsonl" ]
+check "... and says no event of it is there" grep -q 'holds no event of the process given with -p' \
+	"$SCRATCH/none.err"
+check "... not that the file has no user stacks" \
+	eval "! grep -q 'no user stack records' '$SCRATCH/none.err'"
 finish

@@ -386,7 +386,11 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 			return -1;
 	}
 	if (optind < argc) {
-		td_err("unexpected argument '%s' (try --help)", argv[optind]);
+		if (!strcmp(argv[optind], "record") || !strcmp(argv[optind], "report"))
+			td_err("'%s' is a command: it comes first (trace-defer %s [OPTION]...)",
+			       argv[optind], argv[optind]);
+		else
+			td_err("unexpected argument '%s' (try --help)", argv[optind]);
 		return -1;
 	}
 	return 0;

@@ -48,6 +48,8 @@ expect 2 "'--jso' \\(long options are not abbreviated: --json or --json-layout\\
 expect 2 "'--reco' \\(long options are not abbreviated: --record or --recover\\?\\)" \
 	"an abbreviated option two options begin" -- "$TD" record --reco x
 expect 2 "unexpected argument 'extra'" "stray argument" -- td extra
+expect 2 "'record' is a command: it comes first \\(trace-defer record" \
+	"a command after an option" -- "$TD" --run-dir "$RUN_DIR" record -o x.dat
 expect 2 "mode: 'fast' is not one of" "bad mode" -- td -m fast
 expect 2 "buffer_kb: 'lots' is not an integer" "bad number" -- td -b lots
 expect 2 "trace_clock: 'x86-tsc' is not one of" "non-ns clock" -- td --clock x86-tsc

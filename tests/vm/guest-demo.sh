@@ -43,8 +43,9 @@ echo "=== statuses of all $(wc -l < $v1) records ($(stat -c %s "$out/demo.jsonl"
 	"of JSON, $(grep -c '"type":"stack"' "$out/demo.jsonl") distinct stacks)"
 jq -r .status $v1 | sort | uniq -c
 echo
-echo "=== folded stacks of fp_chain (flame graph input)"
-grep '^fp_chain;' "$out/demo.folded" | sort -t' ' -k2 -nr | head -n 3 | cut -c1-200
+echo "=== folded stacks of fp_chain's sleeps in c() (flame graph input: root first, then the count)"
+grep '^fp_chain;.*;main;a;b;c;' "$out/demo.folded" | sort -t' ' -k2 -nr | head -n 2
+echo "    ($(grep -c '^fp_chain;' "$out/demo.folded") distinct stacks of fp_chain in all, $(wc -l < "$out/demo.folded") of every task)"
 
 # The demo is only a demo if the stacks are named: check it, after both
 # programs have exited, instead of printing whatever came.

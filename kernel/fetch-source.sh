@@ -37,9 +37,11 @@ fi
 
 list=$KCACHE/apt/sources.list
 echo "deb [trusted=yes] $mirror $SUITE main" > "$list"
+# As root, into a directory of ours that apt's _apt user may not reach:
+# apt would fall back to root itself, with a warning for every file.
 aptopts=(-o "Dir::Etc::SourceList=$list" -o Dir::Etc::SourceParts=/nonexistent
 	 -o "Dir::State::Lists=$KCACHE/apt/lists" -o "Dir::Cache::Archives=$KCACHE/apt/archives"
-	 -o APT::Get::List-Cleanup=0)
+	 -o APT::Get::List-Cleanup=0 -o APT::Sandbox::User=root)
 
 echo "fetch-source: linux-source-$KVER from $SUITE"
 apt-get -q "${aptopts[@]}" update

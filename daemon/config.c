@@ -19,6 +19,10 @@
 #define TD_MAX_EVENTS	256
 #define TD_MAX_PIDS	1024
 #define PROFILE_MIN_MEM_KB	16	/* profile_max_mem_kb, when not 0 */
+/* The interval profiles' defaults (profile_dir), as the service ships them. */
+#define PROFILE_INTERVAL	60
+#define PROFILE_KEEP		60
+#define PROFILE_MAX_KB		(64 << 10)
 
 static const char *const mode_names[] = {
 	[TD_MODE_AUTO] = "auto",
@@ -64,9 +68,9 @@ void td_config_init(struct td_config *cfg)
 	cfg->kernel_stack = true;
 	cfg->symbolize = true;
 	cfg->json_layout = TD_JSON_INTERNED;
-	cfg->profile_interval = 60;
-	cfg->profile_keep = 60;
-	cfg->profile_max_kb = 64 << 10;
+	cfg->profile_interval = PROFILE_INTERVAL;
+	cfg->profile_keep = PROFILE_KEEP;
+	cfg->profile_max_kb = PROFILE_MAX_KB;
 	cfg->profile_max_mem_kb = 64 << 10;
 	cfg->symbols_max_mb = 256;
 	cfg->verbosity = TD_LOG_WARN;
@@ -502,7 +506,7 @@ static char *trim(char *s)
 }
 
 /* Keys a file may give more than once: each adds to a list. */
-static bool repeatable(const char *key)
+bool td_config_repeatable(const char *key)
 {
 	return !strcmp(key, "event") || !strcmp(key, "pid");
 }
@@ -518,7 +522,7 @@ static int note_key(const char *key, const char *where, unsigned int lineno, cha
 	char **s;
 	unsigned int *l;
 
-	if (repeatable(key))
+	if (td_config_repeatable(key))
 		return 0;
 	for (size_t i = 0; i < *nr; i++) {
 		if (strcmp((*seen)[i], key))
@@ -730,6 +734,13 @@ int td_config_check(struct td_config *cfg)
 		td_err("profile_interval must be at least 0.01 s");
 		return -1;
 	}
+	/* Set for interval profiles that are not cut: said, as a typo would be. */
+	if (!cfg->profile_dir &&
+	    (cfg->profile_interval != PROFILE_INTERVAL || cfg->profile_keep != PROFILE_KEEP ||
+	     cfg->profile_max_kb != PROFILE_MAX_KB || cfg->profile_folded))
+		td_warn("profile_interval, profile_keep, profile_max_kb and profile_folded are "
+			"for the interval profiles of profile_dir (--profile-dir), which is not "
+			"set: none are cut");
 	if (cfg->record && (!strcmp(cfg->record, "-") ||
 			    (cfg->output && !strcmp(cfg->record, cfg->output)))) {
 		td_err("record needs a file of its own, not '%s'", cfg->record);

@@ -134,4 +134,7 @@ int td_config_check(struct td_config *cfg);
 /* Print the effective configuration in config-file syntax. */
 void td_config_dump(const struct td_config *cfg, FILE *f);
 
+/* Does @key take a list (event, pid), each setting adding to it? Else the last wins. */
+bool td_config_repeatable(const char *key);
+
 #endif /* TD_DAEMON_CONFIG_H */

@@ -228,10 +228,39 @@ static int pre_scan(int argc, char **argv, struct cli *cli)
 	return 0;
 }
 
+/*
+ * An option given twice with two values: the later wins, as in the
+ * configuration file, and is said so there too (--comm a --comm b is
+ * not a or b). Options that add to a list (-e, -p) excepted.
+ */
+static void note_option(const char *key, const char *value, const char *opt)
+{
+	static struct {
+		const char *key;
+		char value[256];
+	} given[64];
+	static size_t nr;
+	size_t i;
+
+	if (td_config_repeatable(key))
+		return;
+	for (i = 0; i < nr && strcmp(given[i].key, key); i++)
+		;
+	if (i < nr && strncmp(given[i].value, value, sizeof(given[i].value) - 1))
+		td_warn("%s given again: '%s' is used, not '%s'", opt, value, given[i].value);
+	if (i == nr) {
+		if (nr == sizeof(given) / sizeof(given[0]))
+			return;
+		given[nr++].key = key;
+	}
+	snprintf(given[i].value, sizeof(given[i].value), "%s", value);
+}
+
 static int apply(struct td_config *cfg, const char *key, const char *value, const char *opt)
 {
 	char where[64];
 
+	note_option(key, value, opt);
 	snprintf(where, sizeof(where), "option %s", opt);
 	return td_config_set(cfg, key, value, where);
 }

@@ -51,6 +51,12 @@ expect 2 "unexpected argument 'extra'" "stray argument" -- td extra
 expect 2 "'record' is a command: it comes first \\(trace-defer record" \
 	"a command after an option" -- "$TD" --run-dir "$RUN_DIR" record -o x.dat
 expect 2 "mode: 'fast' is not one of" "bad mode" -- td -m fast
+# Said, not refused: the later value wins, as in a configuration file.
+expect 0 "--comm given again: 'b' is used, not 'a'" "an option given twice" -- \
+	td --comm a --comm b --print-config
+check "... the later one is used" grep -qx 'comm = b' "$SCRATCH/out"
+expect 0 "profile_folded are for the interval profiles of profile_dir .* none are cut" \
+	"an interval profile option without --profile-dir" -- td --profile-keep 3 --print-config
 expect 2 "buffer_kb: 'lots' is not an integer" "bad number" -- td -b lots
 expect 2 "trace_clock: 'x86-tsc' is not one of" "non-ns clock" -- td --clock x86-tsc
 expect 2 "instance: '../x' is not a valid name" "bad instance name" -- \

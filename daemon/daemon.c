@@ -234,8 +234,9 @@ int td_daemon_run(struct td_config *cfg)
 		code = TD_EXIT_TRACEFS;
 		goto out;
 	}
-	/* --duration and rates count from here, not from set-up. */
+	/* --duration, rates and the whole run's profile count from here, not from set-up. */
 	d.counters.start_ns = td_now_mono_ns();
+	td_outputs_tracing_on(&d.outputs);
 	d.counters.busy_start_ns = td_cpu_time_ns();
 	td_notice("tracing %zu event(s) in instance '%s', mode %s (%s user stacks)%s",
 		  cfg->nr_events, cfg->instance, td_mode_name(mode),

@@ -534,6 +534,7 @@ void td_loop_drain_and_stop(struct td_daemon *d)
 	td_service_stopping();
 	if (d->inst.tfs)
 		td_capture_stop(d->inst.tfs, d->cfg);
+	td_outputs_tracing_off(&d->outputs);
 	td_names_stop(d->names);
 	if (d->mode == TD_MODE_OPTION || d->mode == TD_MODE_TRIGGER) {
 		/* Tasks still in the kernel write their stacks on the way out. */

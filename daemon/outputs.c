@@ -623,8 +623,20 @@ void td_outputs_trace_span(struct td_outputs *o, uint64_t span_ns)
 	o->span_ns = span_ns;
 }
 
+void td_outputs_tracing_on(struct td_outputs *o)
+{
+	if (o->pprof)
+		td_pprof_set_start(o->pprof, td_now_real_ns());
+}
+
+void td_outputs_tracing_off(struct td_outputs *o)
+{
+	o->off_real_ns = td_now_real_ns();
+}
+
 static int write_pprof(struct td_outputs *o)
 {
+	uint64_t end = o->trace_span ? o->span_ns : o->off_real_ns ?: td_now_real_ns();
 	struct td_pprof_stats st;
 	struct whole w;
 	int ret;
@@ -633,7 +645,7 @@ static int write_pprof(struct td_outputs *o)
 		return -1;
 	if (o->trace_span)
 		td_pprof_set_start(o->pprof, 0);
-	ret = td_pprof_write(o->pprof, w.f, o->trace_span ? o->span_ns : td_now_real_ns(), NULL);
+	ret = td_pprof_write(o->pprof, w.f, end, NULL);
 	ret = whole_close(&w, o->pprof_path, ret);
 	td_pprof_stats(o->pprof, &st);
 	if (!ret && st.over_events)

@@ -39,6 +39,7 @@ struct td_outputs {
 	/* The events came from a trace file: its span, not the wall clock. */
 	bool trace_span;
 	uint64_t span_ns;
+	uint64_t off_real_ns;		/* live: when tracing stopped (realtime), or 0 */
 	bool json_broken;		/* stdout reader went away (EPIPE on flush) */
 	int flush_error;		/* first failed flush of the JSON file (-errno) */
 	/*
@@ -98,6 +99,13 @@ int td_outputs_reopen(struct td_outputs *o);
  * lasts that long, not as long as the reading took.
  */
 void td_outputs_trace_span(struct td_outputs *o, uint64_t span_ns);
+/*
+ * Live: tracing starts, and stops, now. The whole run's pprof profile
+ * lasts from one to the other, not from the outputs' opening (set-up
+ * first) to its writing (the drain and a recording's finishing after).
+ */
+void td_outputs_tracing_on(struct td_outputs *o);
+void td_outputs_tracing_off(struct td_outputs *o);
 
 /* Write folded and SVG, close everything. Returns 0 or -1 (message printed). */
 int td_outputs_close(struct td_outputs *o);

@@ -94,6 +94,14 @@ total=$(pprof_total "$SCRATCH/all.pb.gz")
 log "JSON: $nev events; pprof: ${total:-no} samples"
 check "go tool pprof reads the whole-run profile" [ -n "$total" ]
 check "whole-run profile: one sample per JSON event" [ "${total:-x}" = "$nev" ]
+# It lasts as long as tracing did (-d 1, stopped at a read of the buffer),
+# not from the outputs' opening to its writing after the drain and a
+# recording's finishing (which took 0.8 s more here).
+"$TD" -i "$NAME" --run-dir "$RUN_DIR" -d 1 -o /dev/null --pprof "$SCRATCH/d1.pb.gz" \
+	--record "$SCRATCH/d1.dat" 2>/dev/null
+dur=$(pprof_top "$SCRATCH/d1.pb.gz" | sed -n 's/.*Duration: \([0-9.]*\)s.*/\1/p')
+check "whole-run profile: its duration is the tracing's (-d 1 --record: ${dur:-none} s)" \
+	awk -v d="${dur:-0}" 'BEGIN { exit !(d >= 0.95 && d <= 1.45) }'
 nc=$(jq -c 'select(.comm == "fp_chain") | select([.user_stack[].sym] | index("c"))' \
 	"$SCRATCH/ev.jsonl" | wc -l)
 pc=$(pprof_top -tagfocus=comm=fp_chain "$SCRATCH/all.pb.gz" | awk '$6 == "c" { print $4 }')

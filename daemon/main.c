@@ -146,7 +146,7 @@ static void usage(FILE *f)
 "                         (default 65536, 0: no bound)\n"
 "      --record FILE.dat  also save the raw buffers as a trace.dat (trace-cmd\n"
 "                         report, KernelShark), built at exit with trace-cmd\n"
-"      --no-symbolize     raw addresses only\n"
+"      --no-symbolize     raw addresses only (in JSON; profiles: user frames [unknown])\n"
 "      --debug-dir DIR    separate debug files (default /usr/lib/debug)\n"
 "      --symbols-max-mb M  forget the files named so far when their symbols and\n"
 "                         names take M MiB (default 256, 0: no bound)\n"

@@ -145,7 +145,7 @@ static void usage(FILE *f)
 "  -p, --pid PID          only events of process PID (repeatable); a trace of\n"
 "                         trace-defer record -p or trace-cmd record -P also\n"
 "                         holds switches into it from other tasks\n"
-"      --no-symbolize     raw addresses only\n"
+"      --no-symbolize     raw addresses only (in JSON; profiles: user frames [unknown])\n"
 "      --debug-dir DIR    separate debug files (default /usr/lib/debug)\n"
 "      --perf-maps DIR    JITs' perf maps saved with the recording (default\n"
 "                         FILE.dat.perf-maps, if there)\n"

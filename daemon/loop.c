@@ -355,8 +355,9 @@ static void warn_lost(struct td_daemon *d, uint64_t now_ns, bool final)
 	td_warn("%" PRIu64 " ring-buffer records lost%s (an event comes with up to three "
 		"more: its stacks and cookie): the kernel overwrote or dropped them before they "
 		"were read "
-		"(cpu %s%s); the reader fell behind (a busy machine, or a slow file system "
-		"under the output); --buffer-kb (now %zd KiB per CPU) rides out longer stalls",
+		"(cpu %s%s); the reader fell behind (more events than it reads, a busy "
+		"machine, or a slow file system under the output); --buffer-kb (now %zd KiB "
+		"per CPU) rides out longer stalls, fewer events or filters lower the rate",
 		lost, final ? " in all" : " so far", cpus, len >= sizeof(cpus) ? "..." : "", kb);
 	d->lost_warned = lost;
 	d->lost_warned_ns = now_ns;

@@ -245,6 +245,24 @@ bool td_capture_exec_names(const struct td_config *cfg, enum td_mode mode)
 					 "format");
 }
 
+/* The event traced only to name new tasks (cfg->fork_names). */
+static const struct td_event_spec fork_names_event = {
+	.system = "sched",
+	.name = "sched_process_fork",
+};
+
+bool td_capture_fork_names(const struct td_config *cfg)
+{
+	if (!cfg->exec_names)
+		return false;
+	for (size_t i = 0; i < cfg->nr_events; i++)
+		if (!strcmp(cfg->events[i].system, fork_names_event.system) &&
+		    !strcmp(cfg->events[i].name, fork_names_event.name))
+			return false;
+	return tracefs_event_file_exists(NULL, fork_names_event.system, fork_names_event.name,
+					 "format");
+}
+
 bool td_capture_record_names(const struct td_config *cfg)
 {
 	return cfg->record && tracefs_event_file_exists(NULL, exec_names_event.system,
@@ -342,6 +360,8 @@ int td_capture_setup(struct tracefs_instance *tfs, const struct td_config *cfg, 
 			return -1;
 	if (cfg->exec_names && setup_event(tfs, cfg, &exec_names_event, false))
 		return -1;
+	if (cfg->fork_names && setup_event(tfs, cfg, &fork_names_event, false))
+		return -1;
 
 	switch (mode) {
 	case TD_MODE_OPTION:
@@ -393,6 +413,8 @@ void td_capture_stop(struct tracefs_instance *tfs, const struct td_config *cfg)
 		tracefs_event_disable(tfs, cfg->events[i].system, cfg->events[i].name);
 	if (cfg->exec_names)
 		tracefs_event_disable(tfs, exec_names_event.system, exec_names_event.name);
+	if (cfg->fork_names)
+		tracefs_event_disable(tfs, fork_names_event.system, fork_names_event.name);
 }
 
 static void add_system(const char **sys, size_t *n, const char *system)

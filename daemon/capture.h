@@ -51,6 +51,15 @@ int td_capture_pick_mode(enum td_mode wanted);
  * (the pipeline drops them then).
  */
 bool td_capture_exec_names(const struct td_config *cfg, enum td_mode mode);
+/*
+ * With the exec traced only to name tasks, sched:sched_process_fork too,
+ * unless the user traces it: a new task has its parent's name until it
+ * execs, and /proc, read when its first event is, may already give the
+ * program it exec'd (an execve() entry traced would carry the name of
+ * the program it starts, not of the shell that started it). The same
+ * filters and rules as the exec's.
+ */
+bool td_capture_fork_names(const struct td_config *cfg);
 
 /*
  * Configure events, filters, triggers and options in @tfs (tracing stays

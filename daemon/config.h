@@ -94,6 +94,8 @@ struct td_config {
 	 * only to name the tasks that exec (td_capture_exec_names()).
 	 */
 	bool exec_names;
+	/* And sched:sched_process_fork with it, to name new tasks (td_capture_fork_names()). */
+	bool fork_names;
 	/*
 	 * Not a setting either: a recording names the programs it ran from
 	 * their exec, traced in a second instance (names.h).

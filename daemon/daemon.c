@@ -122,6 +122,7 @@ static int setup_pipeline(struct td_daemon *d)
 		.load_kallsyms = cfg->kernel_stack,
 		.live = true,
 		.exec_names_only = cfg->exec_names,
+		.fork_names_only = cfg->fork_names,
 	};
 	char *cmdlines;
 	int *tgids = NULL;
@@ -154,6 +155,10 @@ static int setup_pipeline(struct td_daemon *d)
 	if (cfg->exec_names && !td_pipeline_exec_names_only(d->pl)) {
 		td_debug("sched:sched_process_exec has no usable filename field: not traced");
 		d->cfg->exec_names = false;
+	}
+	if (cfg->fork_names && !td_pipeline_fork_names_only(d->pl)) {
+		td_debug("sched:sched_process_fork lacks child_comm or child_pid: not traced");
+		d->cfg->fork_names = false;
 	}
 	if (td_outputs_attach(&d->outputs, d->pl)) {
 		td_err("out of memory");
@@ -196,6 +201,7 @@ int td_daemon_run(struct td_config *cfg)
 	}
 	d.mode = mode;
 	cfg->exec_names = td_capture_exec_names(cfg, mode);
+	cfg->fork_names = td_capture_fork_names(cfg);
 	cfg->record_names = td_capture_record_names(cfg);
 	if (load_formats(&d)) {
 		code = TD_EXIT_TRACEFS;
@@ -241,7 +247,9 @@ int td_daemon_run(struct td_config *cfg)
 	td_notice("tracing %zu event(s) in instance '%s', mode %s (%s user stacks)%s",
 		  cfg->nr_events, cfg->instance, td_mode_name(mode),
 		  mode == TD_MODE_INPLACE ? "in-place" : "deferred",
-		  cfg->exec_names ? ", and sched:sched_process_exec only to name tasks" : "");
+		  !cfg->exec_names ? "" : cfg->fork_names ?
+		  ", and sched:sched_process_exec and sched_process_fork only to name tasks" :
+		  ", and sched:sched_process_exec only to name tasks");
 	td_service_ready("tracing");
 
 	td_loop_run(&d);

@@ -60,6 +60,7 @@ enum ev_kind {
 	K_OTHER = 0,
 	K_SWITCH,		/* sched:sched_switch: names prev and next */
 	K_EXEC,			/* sched:sched_process_exec: names its task anew */
+	K_FORK,			/* sched:sched_process_fork: names the new task as its parent */
 	K_KSTACK,		/* ftrace:kernel_stack */
 	K_USTACK,		/* ftrace:user_stack (fallback, in place) */
 	K_COOKIE,		/* ftrace:user_unwind_cookie */
@@ -113,6 +114,9 @@ struct td_parser {
 	struct tep_event *ev_exec;
 	struct tep_format_field *exec_filename;
 	bool exec_names_only;		/* ev_exec names tasks, is no event of the user's */
+	struct tep_event *ev_fork;
+	struct tep_format_field *fork_comm, *fork_pid;	/* child_comm, child_pid */
+	bool fork_names_only;		/* the same for ev_fork */
 	/*
 	 * The tep's name of tid 0, asked once: a third of a busy machine's
 	 * events are the idle task's, and the tep's lookup costs a call and a
@@ -198,6 +202,23 @@ static int lookup_events(struct td_parser *p)
 		p->exec_filename = tep_find_field(p->ev_exec, "filename");
 		if (!p->exec_filename || !(p->exec_filename->flags & TEP_FIELD_IS_DYNAMIC))
 			p->ev_exec = NULL;
+	}
+	/*
+	 * And sched_process_fork: a new task has its parent's name until it
+	 * execs. /proc, asked when its first event is read, may have the
+	 * name of the program it exec'd since (its execve() entry, traced,
+	 * would say the program it runs, not the shell that ran it).
+	 */
+	p->ev_fork = tep_find_event_by_name(p->tep, "sched", "sched_process_fork");
+	err = 0;
+	if (p->ev_fork) {
+		/* char[16] up to 6.x, a __string (__data_loc) since */
+		p->fork_comm = tep_find_field(p->ev_fork, "child_comm");
+		p->fork_pid = field_of(p->ev_fork, "child_pid", 4, 0, &err);
+		if (err || !p->fork_comm ||
+		    (!(p->fork_comm->flags & TEP_FIELD_IS_DYNAMIC) &&
+		     p->fork_comm->size != TD_COMM_LEN))
+			p->ev_fork = NULL;
 	}
 	return 0;
 }
@@ -359,6 +380,12 @@ struct tep_event *td_parser_set_exec_names_only(struct td_parser *p)
 	return p->ev_exec;
 }
 
+struct tep_event *td_parser_set_fork_names_only(struct td_parser *p)
+{
+	p->fork_names_only = p->ev_fork != NULL;
+	return p->ev_fork;
+}
+
 void td_parser_set_keep_raw(struct td_parser *p, bool keep)
 {
 	p->no_raw = !keep;
@@ -395,6 +422,8 @@ static struct evinfo *make_info(struct td_parser *p, struct tep_event *event)
 		info->kind = K_SWITCH;
 	else if (event == p->ev_exec)
 		info->kind = K_EXEC;
+	else if (event == p->ev_fork)
+		info->kind = K_FORK;
 
 	info->min_size = p->common_size;
 	for (f = event->format.fields; f; f = f->next) {
@@ -510,7 +539,8 @@ static void hand_on_one(struct td_parser *p, struct td_event *ev)
 	if (ev->tep_event == p->ev_exec && p->ev_exec && p->out.exec)
 		p->out.exec(ev->tid, ev->ts, p->out.arg);
 	/* Read for the name it gave its task: done with, unless a stack follows. */
-	if (p->exec_names_only && ev->tep_event == p->ev_exec) {
+	if ((p->exec_names_only && ev->tep_event == p->ev_exec) ||
+	    (p->fork_names_only && ev->tep_event == p->ev_fork)) {
 		p->stats.naming_events++;
 		if (ev->has_cookie)
 			p->out.event(ev, p->out.arg);
@@ -729,6 +759,30 @@ static void exec_comm(struct td_parser *p, int tid, uint64_t ts, const uint8_t *
 	learn_comm(p, name, tid, p->exec_names_only && p->comm_fn ? ask_period(ts) : 0);
 }
 
+/*
+ * The new task is named as its parent (child_comm, copied at the fork)
+ * until it execs or a record names it. As an exec's name, asked of the
+ * comm hook again after a while when no other record names tasks: the
+ * task may rename itself.
+ */
+static void fork_comm(struct td_parser *p, uint64_t ts, const uint8_t *data, int size)
+{
+	char name[TD_COMM_LEN] = { 0 };	/* learn_comm() reads all 16 bytes */
+	const char *comm = (const char *)data + p->fork_comm->offset;
+	unsigned int off, len;
+	uint64_t child;
+
+	if (read_field(p->fork_pid, data, &child))
+		return;
+	if (p->fork_comm->flags & TEP_FIELD_IS_DYNAMIC) {
+		if (!td_dyn_locate(p->fork_comm, data, size, false, &off, &len) || !len)
+			return;
+		memcpy(name, data + off, len < TD_COMM_LEN - 1 ? len : TD_COMM_LEN - 1);
+		comm = name;
+	}
+	learn_comm(p, comm, (int)child, p->fork_names_only && p->comm_fn ? ask_period(ts) : 0);
+}
+
 static int new_event(struct td_parser *p, struct held *h, const struct evinfo *info,
 		     int cpu, int tid, uint64_t ts, const void *data, int size)
 {
@@ -749,6 +803,8 @@ static int new_event(struct td_parser *p, struct held *h, const struct evinfo *i
 	} else {
 		if (info->kind == K_EXEC)
 			exec_comm(p, tid, ts, data, size);
+		else if (info->kind == K_FORK)
+			fork_comm(p, ts, data, size);
 		comm_of(p, ev->comm, tid, ts);
 	}
 	/*
@@ -955,6 +1011,7 @@ static int parse_record(struct td_parser *p, int cpu, uint64_t ts, void *data, i
 		return on_ufile(p, data, size);
 	case K_SWITCH:
 	case K_EXEC:
+	case K_FORK:
 	case K_OTHER:
 		break;
 	}

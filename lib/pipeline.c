@@ -58,6 +58,8 @@ struct td_pipeline {
 	struct td_pipeline_stats st;	/* the counters of this file; the rest asked for */
 	/* What the symbolizer held just after its last restart: no restart frees that. */
 	uint64_t sym_kept_bytes;
+	/* cfg.fork_names_only: the other event that only names tasks */
+	const struct tep_event *naming_fork;
 };
 
 /*
@@ -404,7 +406,8 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 	int maps_pid, jit_pid, pid = ev->pid;
 
 	/* It came only to meet its deferred stack: nobody asked for it. */
-	if (pl->naming_event && ev->tep_event == pl->naming_event) {
+	if ((pl->naming_event && ev->tep_event == pl->naming_event) ||
+	    (pl->naming_fork && ev->tep_event == pl->naming_fork)) {
 		pl->naming_emitted[status]++;
 		return;
 	}
@@ -679,6 +682,8 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 	}
 	if (cfg->exec_names_only)
 		pl->naming_event = td_parser_set_exec_names_only(pl->parser);
+	if (cfg->fork_names_only)
+		pl->naming_fork = td_parser_set_fork_names_only(pl->parser);
 	return pl;
 fail:
 	td_pipeline_free(pl);
@@ -712,6 +717,11 @@ void td_pipeline_free(struct td_pipeline *pl)
 bool td_pipeline_exec_names_only(const struct td_pipeline *pl)
 {
 	return pl->naming_event != NULL;
+}
+
+bool td_pipeline_fork_names_only(const struct td_pipeline *pl)
+{
+	return pl->naming_fork != NULL;
 }
 
 int td_pipeline_add_sink(struct td_pipeline *pl, const struct td_sink_ops *ops, void *priv)

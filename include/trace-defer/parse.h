@@ -46,8 +46,9 @@ struct td_parser_stats {
 	/* Followers joined to their event across a nested (interrupt's) event. */
 	uint64_t interleaved;
 	/*
-	 * Added later: sched_process_exec events read only for the name
-	 * they give their task (td_parser_set_exec_names_only()), not in
+	 * Added later: sched_process_exec (and sched_process_fork) events
+	 * read only for the name they give their task
+	 * (td_parser_set_exec_names_only(), _fork_names_only()), not in
 	 * @events.
 	 */
 	uint64_t naming_events;
@@ -131,6 +132,11 @@ void td_parser_set_keep_raw(struct td_parser *p, bool keep);
  * (then nothing changes).
  */
 struct tep_event *td_parser_set_exec_names_only(struct td_parser *p);
+/*
+ * Added later. The same for sched:sched_process_fork, which names the new
+ * task as its parent (whose name it has until it execs).
+ */
+struct tep_event *td_parser_set_fork_names_only(struct td_parser *p);
 
 /*
  * Parse one raw sub-buffer as read from per_cpu/cpuN/trace_pipe_raw.

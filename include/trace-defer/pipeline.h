@@ -128,6 +128,11 @@ struct td_pipeline_config {
 	 */
 	bool exec_names_only;
 	/*
+	 * Added later: the same for sched:sched_process_fork, traced to name
+	 * new tasks as their parent until they exec.
+	 */
+	bool fork_names_only;
+	/*
 	 * Added later: td_pipeline_housekeeping() starts the symbolizer
 	 * again (td_sym_restart()) when what it holds of files passes this
 	 * many bytes, at most once a minute (td_pipeline_set_now() time)
@@ -228,6 +233,8 @@ void td_pipeline_free(struct td_pipeline *pl);
  * as any other).
  */
 bool td_pipeline_exec_names_only(const struct td_pipeline *pl);
+/* Added later: the same for cfg.fork_names_only. */
+bool td_pipeline_fork_names_only(const struct td_pipeline *pl);
 
 /*
  * Sinks are called in the order they were added. Returns 0 or -ENOMEM.

@@ -7,7 +7,8 @@
 # fp_chain's first nanosleep comes before any switch names it so. And with
 # no traced event that names tasks, the daemon traces their exec for it,
 # writes none of those: programs run one after another and 200 run in
-# bursts of 10 are named all the same, though gone when read.
+# bursts of 10 are named all the same, though gone when read. It traces
+# the fork with it: a shell's children are named bash at their execve.
 . "$(dirname "$0")/lib.sh"
 
 ev=syscalls/sys_enter_nanosleep
@@ -98,16 +99,18 @@ kill -TERM "$D"
 check "the daemon exits 0" wait_exit "$D" 100
 wait "$live"
 resolve "$SCRATCH/sys.jsonl"
-comms_of() {	# PID: the names its openat events were given, one per line
-	jq -r --argjson p "$1" 'select(.tid == $p) | .comm' "$SCRATCH/sys.v1.jsonl" | sort -u
-}
 exec_named "$SCRATCH/sys.v1.jsonl" "${pids[@]}"
 log "short-lived programs named: $NAMED of 20, $NEVER never; $BEFORE events before exec;" \
 	"${OTHER:-no other name}"
 check "all 20 short-lived programs named, gone before they were read" [ "$NAMED" = 20 ]
 check "... and given no other name" [ -z "$OTHER" ]
-check "a running program is named from /proc (fp_chain)" \
-	[ "$(comms_of "$live")" = fp_chain ]
+# Its events from its exec on say fp_chain; one before it (the shell's
+# child opening its redirection) is the shell's, as its fork said, or, the
+# fork's record read after it (another CPU's), fp_chain, from /proc.
+live_names=$(jq -r --argjson p "$live" 'select(.tid == $p) | "\(.ts) \(.comm)"' \
+	"$SCRATCH/sys.v1.jsonl" | sort -n | awk '{ print $2 }' | uniq | tr '\n' ' ')
+check "a running program is named fp_chain from its exec on ($live_names)" \
+	[ "$live_names" = "bash fp_chain " -o "$live_names" = "fp_chain " ]
 
 # The same in bursts, as a build or a shell loop runs them: 20 times 10
 # programs at once, gone when read. /proc has them no more, and the
@@ -145,4 +148,29 @@ nnaming=$(sed -n 's/.* naming_events=\([0-9]*\).*/\1/p' "$SCRATCH/burst.err" | t
 log "exec events written: $nexec; naming_events=${nnaming:-none}"
 check "... from exec events traced for that and not written" \
 	test "$nexec" = 0 -a "${nnaming:-0}" -ge 200
+
+# A shell's children are named as the shell until they exec: their execve
+# entries, traced alone, say bash, not the program each starts (which /proc
+# would say when the records are read, the exec done by then). The fork
+# says so, traced for that with the exec. On CPU 0, the shell and its
+# children: the fork's record then comes before the child's (a record of
+# another CPU may be read first, and the child named from /proc).
+td_bg -e syscalls:sys_enter_execve -o "$SCRATCH/ex.jsonl" --json-layout=full 2>"$SCRATCH/ex.err"
+check "tracing execve alone" wait_tracing
+check "... the exec and the fork traced to name tasks, said" \
+	grep -q 'sched_process_exec and sched_process_fork only to name tasks' "$SCRATCH/ex.err"
+taskset -c 0 bash -c 'for i in $(seq 30); do /bin/true; done'
+sleep 1
+kill -TERM "$D"
+check "the daemon exits 0" wait_exit "$D" 100
+execs() {	# COMM: the execve entries so named
+	jq -r --arg c "$1" 'select(.event == "syscalls:sys_enter_execve" and .comm == $c) | .tid' \
+		"$SCRATCH/ex.jsonl" | grep -c .
+}
+n_bash=$(execs bash) n_true=$(execs true)
+log "execve entries named bash: $n_bash, true: $n_true"
+check "the shell's 30 children and its seq are named bash at their execve" \
+	[ "$n_bash" -ge 31 -a "$n_true" = 0 ]
+forks=$(jq -r 'select(.event == "sched:sched_process_fork")' "$SCRATCH/ex.jsonl" | grep -c .)
+check "... from fork events traced for that and not written" [ "$forks" = 0 ]
 finish

@@ -17,12 +17,13 @@ count_events() {
 	done
 	echo $n
 }
-# The events enabled in our instance, as SYS/NAME lines, but for the one
-# the daemon adds to name tasks when none of those asked for does (its
-# exec, in $NAMING: 1 when enabled).
+# The events enabled in our instance, as SYS/NAME lines, but for those
+# the daemon adds to name tasks when none of those asked for does (exec, in
+# $NAMING: 1 when enabled, and fork with it).
 enabled() {
 	grep -l '^1' "$inst"/events/*/*/enable 2>/dev/null |
-		sed "s|^$inst/events/||; s|/enable$||" | grep -vx sched/sched_process_exec | sort
+		sed "s|^$inst/events/||; s|/enable$||" |
+		grep -vx 'sched/sched_process_exec\|sched/sched_process_fork' | sort
 }
 # run_with ARGS...: the daemon for 2 s; the events enabled meanwhile in $ON.
 run_with() {
@@ -40,7 +41,7 @@ check "sched:sched_wak* enables the $want sched_wak* events of tracefs" \
 check "... and says how many it traces" grep -q "tracing $want event(s)" "$SCRATCH/err"
 check "... sched_switch not among them" [ -z "$(echo "$ON" | grep -x sched/sched_switch)" ]
 check "... with sched_process_exec to name tasks, said" \
-	test "$NAMING" = 1 -a -n "$(grep 'sched:sched_process_exec only to name tasks' "$SCRATCH/err")"
+	test "$NAMING" = 1 -a -n "$(grep 'sched:sched_process_exec.* only to name tasks' "$SCRATCH/err")"
 check "... exit 0, instance removed" eval '[ "${WAIT_RC:-1}" = 0 ] && instance_gone'
 
 run_with -e irq
@@ -49,10 +50,10 @@ check "a bare system (irq) enables each of its $want events" \
 	test "$(echo "$ON" | grep -c '^irq/')" = "$want" -a "$(echo "$ON" | grep -c .)" = "$want"
 
 # As trace-cmd record -e all: every event of tracefs, the ftrace system's
-# records excepted (enabled() leaves out sched_process_exec).
+# records excepted (enabled() leaves out sched_process_exec and _fork).
 run_with -e all
-want=$(( $(count_events '*' '*') - $(count_events ftrace '*') - 1 ))
-check "all enables every event but the ftrace system's ($want and the exec)" \
+want=$(( $(count_events '*' '*') - $(count_events ftrace '*') - 2 ))
+check "all enables every event but the ftrace system's ($want, the exec and the fork)" \
 	test "$(echo "$ON" | grep -c .)" = "$want" -a "$want" -ge 100 -a "$NAMING" = 1
 check "... exit 0, instance removed" eval '[ "${WAIT_RC:-1}" = 0 ] && instance_gone'
 

@@ -61,14 +61,20 @@ check "bounded: it holds less at exit than unbounded" \
 	[ "$(held bounded bytes)" -lt "$(held unbounded bytes)" ]
 
 # Each copy sleeps 300 times in td_sym_leaf; its exit is named in libc.
+# A switch inside its execve(), once the task has its new name but still
+# the shell's registers (a loaded machine), has a user stack of the shell
+# that no map of the copy names: raw, and before its first sleep. Every
+# frame after that is named.
 for tag in bounded unbounded; do
 	for i in $(seq 1 $COPIES); do
 		sel="select(.comm == \"$PFX$i\" and (.user_stack | length) > 0)"
 		n=$(jq -c "$sel" "$SCRATCH/$tag.jsonl" | wc -l)
-		raw=$(jq -c "$sel | select(.user_stack[0].sym == null)" "$SCRATCH/$tag.jsonl" | wc -l)
+		raw=$(jq -s "map($sel) | (map(select(.user_stack[0].sym == \"td_sym_leaf\")
+			| .ts) | min) as \$first | map(select(.user_stack[0].sym == null and
+			.ts > \$first)) | length" "$SCRATCH/$tag.jsonl")
 		leaf=$(jq -c "$sel | select(.user_stack[0].sym == \"td_sym_leaf\")" \
 			"$SCRATCH/$tag.jsonl" | wc -l)
-		check "$tag: $PFX$i's $n events with user stacks: $leaf in td_sym_leaf, $raw raw" \
+		check "$tag: $PFX$i's $n events with user stacks: $leaf in td_sym_leaf, $raw raw after the first" \
 			[ "$leaf" = 300 -a "$raw" = 0 ]
 	done
 done

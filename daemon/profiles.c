@@ -100,7 +100,8 @@ static bool our_tmp(const char *name)
 	char file[STEM_MAX + 16];
 	size_t len = strlen(name);
 
-	if (name[0] != '.' || !has_suffix(name, ".tmp") || len >= sizeof(file))
+	if (name[0] != '.' || len <= 1 + strlen(".tmp") || !has_suffix(name, ".tmp") ||
+	    len >= sizeof(file))
 		return false;
 	len -= 1 + strlen(".tmp");
 	memcpy(file, name + 1, len);

@@ -263,6 +263,17 @@ bool td_capture_fork_names(const struct td_config *cfg)
 					 "format");
 }
 
+bool td_capture_execs_traced(const struct td_config *cfg)
+{
+	if (cfg->exec_names)
+		return true;
+	for (size_t i = 0; i < cfg->nr_events; i++)
+		if (!strcmp(cfg->events[i].system, exec_names_event.system) &&
+		    !strcmp(cfg->events[i].name, exec_names_event.name) && !cfg->events[i].filter)
+			return true;
+	return false;
+}
+
 bool td_capture_record_names(const struct td_config *cfg)
 {
 	return cfg->record && tracefs_event_file_exists(NULL, exec_names_event.system,

@@ -60,6 +60,11 @@ bool td_capture_exec_names(const struct td_config *cfg, enum td_mode mode);
  * filters and rules as the exec's.
  */
 bool td_capture_fork_names(const struct td_config *cfg);
+/*
+ * Is every exec of the traced processes in the instance: the exec traced
+ * to name tasks, or by the user without a filter of its own?
+ */
+bool td_capture_execs_traced(const struct td_config *cfg);
 
 /*
  * Configure events, filters, triggers and options in @tfs (tracing stays

@@ -19,7 +19,7 @@
 #define TD_MAX_EVENTS	256
 #define TD_MAX_PIDS	1024
 #define PROFILE_MIN_MEM_KB	16	/* profile_max_mem_kb, when not 0 */
-/* The interval profiles' defaults (profile_dir), as the service ships them. */
+/* The interval profiles' built-in defaults (profile_dir); the service's file sets its own. */
 #define PROFILE_INTERVAL	60
 #define PROFILE_KEEP		60
 #define PROFILE_MAX_KB		(64 << 10)

@@ -123,6 +123,7 @@ static int setup_pipeline(struct td_daemon *d)
 		.live = true,
 		.exec_names_only = cfg->exec_names,
 		.fork_names_only = cfg->fork_names,
+		.execs_traced = td_capture_execs_traced(cfg),
 	};
 	char *cmdlines;
 	int *tgids = NULL;
@@ -155,6 +156,7 @@ static int setup_pipeline(struct td_daemon *d)
 	if (cfg->exec_names && !td_pipeline_exec_names_only(d->pl)) {
 		td_debug("sched:sched_process_exec has no usable filename field: not traced");
 		d->cfg->exec_names = false;
+		d->cfg->fork_names = false;
 	}
 	if (cfg->fork_names && !td_pipeline_fork_names_only(d->pl)) {
 		td_debug("sched:sched_process_fork lacks child_comm or child_pid: not traced");

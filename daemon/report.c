@@ -938,7 +938,7 @@ static void summary(struct report *rp)
 	 * (Those of other processes than -p's are not counted as emitted.)
 	 */
 	else if (ps->events && !ps->stacks && !ps->cookies && !ss->emitted[TD_STITCHED] &&
-		 !ss->emitted[TD_INPLACE] && !st.other_pids)
+		 !ss->emitted[TD_INPLACE] && !st.other_user_stacks)
 		td_notice("report: %s holds no user stack records: every event is no_user "
 			  "(recorded without user stacks, as by trace-cmd record -T, or only "
 			  "kernel threads' events traced; trace-defer record saves user stacks, "

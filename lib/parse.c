@@ -47,7 +47,7 @@
 /*
  * Threads' names learned from sched_switch, direct-mapped by tid. Bounded
  * on purpose: an always-on reader meets every pid the kernel hands out,
- * and pids are reused. 64Ki slots of 24 bytes (1.5 MiB).
+ * and pids are reused. 64Ki slots of 32 bytes (2 MiB).
  */
 #define COMM_SLOTS		(1U << 16)
 /*
@@ -138,6 +138,7 @@ struct td_parser {
 		 */
 		uint32_t asked;
 		char comm[TD_COMM_LEN];
+		uint64_t ts;		/* of the record (or event) that gave it */
 	} *comms;
 
 	struct td_parser_stats stats;
@@ -634,7 +635,8 @@ static inline struct comm_slot *comm_slot(struct td_parser *p, int tid)
 	return &p->comms[(unsigned int)tid & (COMM_SLOTS - 1)];
 }
 
-static void learn_comm(struct td_parser *p, const char *comm, int tid, uint32_t asked)
+static void learn_comm(struct td_parser *p, const char *comm, int tid, uint32_t asked,
+		       uint64_t ts)
 {
 	struct comm_slot *s;
 
@@ -643,6 +645,7 @@ static void learn_comm(struct td_parser *p, const char *comm, int tid, uint32_t 
 	s = comm_slot(p, tid);
 	s->tid = tid;
 	s->asked = asked;
+	s->ts = ts;
 	td_comm_copy(s->comm, comm);
 }
 
@@ -680,6 +683,7 @@ static void comm_of(struct td_parser *p, char *dst, int tid, uint64_t ts)
 		}
 		s->tid = tid;
 		s->asked = now;
+		s->ts = ts;
 		td_comm_copy(s->comm, comm);
 		memcpy(dst, s->comm, TD_COMM_LEN);
 		return;
@@ -703,13 +707,13 @@ static void switch_comm(struct td_parser *p, struct td_event *ev, const uint8_t 
 
 	if (ev->tid > 0) {
 		td_comm_copy(ev->comm, (const char *)data + p->sw_prev_comm->offset);
-		learn_comm(p, ev->comm, ev->tid, 0);
+		learn_comm(p, ev->comm, ev->tid, 0, ts);
 	} else {
 		comm_of(p, ev->comm, ev->tid, ts);
 	}
 	if (read_field(p->sw_next_pid, data, &next_pid))
 		return;
-	learn_comm(p, (const char *)data + p->sw_next_comm->offset, (int)next_pid, 0);
+	learn_comm(p, (const char *)data + p->sw_next_comm->offset, (int)next_pid, 0, ts);
 }
 
 int td_exec_comm(const char *file, size_t len, char *comm)
@@ -756,23 +760,30 @@ static void exec_comm(struct td_parser *p, int tid, uint64_t ts, const uint8_t *
 		comm_slot(p, tid)->tid = 0;
 		return;
 	}
-	learn_comm(p, name, tid, p->exec_names_only && p->comm_fn ? ask_period(ts) : 0);
+	learn_comm(p, name, tid, p->exec_names_only && p->comm_fn ? ask_period(ts) : 0, ts);
 }
 
 /*
  * The new task is named as its parent (child_comm, copied at the fork)
- * until it execs or a record names it. As an exec's name, asked of the
- * comm hook again after a while when no other record names tasks: the
- * task may rename itself.
+ * until it execs or a record names it, and asked of the comm hook again
+ * after a while: a thread may rename itself (pthread_setname_np()), which
+ * no record says. Live only: read later, with no hook, a fork's name
+ * would stay a renamed thread's for good, where the trace's saved names
+ * have its last. A name a later record gave, read first (records of
+ * another CPU are not merged by time), stays.
  */
 static void fork_comm(struct td_parser *p, uint64_t ts, const uint8_t *data, int size)
 {
 	char name[TD_COMM_LEN] = { 0 };	/* learn_comm() reads all 16 bytes */
 	const char *comm = (const char *)data + p->fork_comm->offset;
 	unsigned int off, len;
+	struct comm_slot *s;
 	uint64_t child;
 
-	if (read_field(p->fork_pid, data, &child))
+	if (!p->comm_fn || read_field(p->fork_pid, data, &child) || (int)child <= 0)
+		return;
+	s = comm_slot(p, (int)child);
+	if (s->tid == (int)child && s->ts > ts)
 		return;
 	if (p->fork_comm->flags & TEP_FIELD_IS_DYNAMIC) {
 		if (!td_dyn_locate(p->fork_comm, data, size, false, &off, &len) || !len)
@@ -780,7 +791,7 @@ static void fork_comm(struct td_parser *p, uint64_t ts, const uint8_t *data, int
 		memcpy(name, data + off, len < TD_COMM_LEN - 1 ? len : TD_COMM_LEN - 1);
 		comm = name;
 	}
-	learn_comm(p, comm, (int)child, p->fork_names_only && p->comm_fn ? ask_period(ts) : 0);
+	learn_comm(p, comm, (int)child, ask_period(ts), ts);
 }
 
 static int new_event(struct td_parser *p, struct held *h, const struct evinfo *info,

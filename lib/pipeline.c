@@ -282,8 +282,11 @@ static const struct td_memo_stack *user_frames(struct td_pipeline *pl, const str
 		key.files = us->files;
 	} else if (pl->sym && pid > 0) {
 		key.kind = TD_MEMO_UMAPS;
-		/* Written before its process's last exec: the maps it had then. */
-		td_sym_set_when(pl->sym, ts);
+		/*
+		 * Unwound before its process's last exec: the maps it had then.
+		 * A deferred stack is unwound on the way back to user space.
+		 */
+		td_sym_set_when(pl->sym, us ? us->ts : ts);
 	} else {
 		key.kind = TD_MEMO_URAW;
 		/* Named from its process's saved perf map: kept for that process. */
@@ -511,8 +514,11 @@ static int tgid_now(int tid, void *arg)
 	 * named from it, never from the maps, and a read of the maps of every
 	 * new process is most of what short-lived processes cost.
 	 */
-	if (fresh && pl->sym && !pl->stacks_have_files)
+	if (fresh && pl->sym && !pl->stacks_have_files) {
+		/* As maps now: not those of before an exec, for whatever was named last. */
+		td_sym_set_when(pl->sym, 0);
 		td_sym_user(pl->sym, tgid, 0, false, &f);
+	}
 	return tgid;
 }
 
@@ -539,10 +545,8 @@ static void exec_seen(int tid, uint64_t ts, void *arg)
 {
 	struct td_pipeline *pl = arg;
 
-	if (!pl->sym || tid <= 0)
-		return;
-	td_sym_exec(pl->sym, tid, ts);
-	pl->st.exec_forgets++;
+	if (pl->sym && tid > 0 && td_sym_exec(pl->sym, tid, ts))
+		pl->st.exec_forgets++;
 }
 
 static void to_stitcher_event(struct td_event *ev, void *arg)
@@ -661,6 +665,8 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 	err = -setup_symbolizer(pl, cfg);
 	if (err)
 		goto fail;
+	if (pl->sym)
+		td_sym_execs_known(pl->sym, cfg->execs_traced);
 	if (cfg->stage != TD_PIPE_PARSE) {
 		err = -setup_stitcher(pl);
 		if (err)
@@ -867,6 +873,8 @@ void td_pipeline_get_stats(const struct td_pipeline *pl, struct td_pipeline_stat
 		td_stitch_get_stats(pl->stitcher, &st->stitch);
 		for (int i = 0; i < TD_NR_STATUS; i++)
 			st->stitch.emitted[i] -= pl->naming_emitted[i] + pl->other_emitted[i];
+		st->other_user_stacks = pl->other_emitted[TD_STITCHED] +
+					pl->other_emitted[TD_INPLACE];
 	} else {
 		memset(&st->stitch, 0, sizeof(st->stitch));
 	}

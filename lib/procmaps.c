@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +40,7 @@ struct td_proc {
 	uint64_t read_ns;	/* when the maps were last (re)read, or tried */
 	uint64_t gen;		/* td_procs_gen(): changes with every new maps */
 	uint64_t exec_ns;	/* when a re-read first found another program, or 0 */
+	uint64_t exe_dev, exe_ino;	/* the file /proc/PID/exe names, 0: unknown */
 	/*
 	 * The maps of the program before its last exec (td_procs_exec()),
 	 * for the events written before that, or NULL.
@@ -61,6 +63,7 @@ struct td_procs {
 	size_t nr;
 	struct td_proc *last;	/* the last process looked up */
 	uint64_t when;		/* trace time of what is named now; 0: now */
+	bool execs_known;	/* td_procs_exec() is told of every exec */
 	char self_mnt_ns[64];	/* our mount namespace, "mnt:[4026531841]" */
 	bool own_pids;		/* proc_root is the /proc of our pid namespace */
 	char *buf;		/* maps text, reused across reads */
@@ -368,38 +371,36 @@ static void update_root(struct td_procs *procs, struct td_proc *p)
 	p->root_prefix = strdup(path);
 }
 
-/* The executable's mapping (the lowest one of a file), or NULL. */
-static const struct td_mapping *exe_mapping(const struct td_mapping *v, size_t n)
+/* The file @p runs (/proc/PID/exe), as *@dev and *@ino; 0 when unknown. */
+static void exe_of(const struct td_proc *p, uint64_t *dev, uint64_t *ino)
 {
-	for (size_t i = 0; i < n; i++)
-		if (v[i].is_file && v[i].inode)
-			return &v[i];
-	return NULL;
-}
+	char path[PATH_MAX];
+	struct stat st;
 
-/* Do @v (@n) map another program than @p's maps did: an exec since? */
-static bool other_program(const struct td_proc *p, const struct td_mapping *v, size_t n)
-{
-	const struct td_mapping *a = exe_mapping(p->maps, p->nr), *b = exe_mapping(v, n);
-
-	return a && b && (a->inode != b->inode || a->dev_major != b->dev_major ||
-			  a->dev_minor != b->dev_minor);
+	*dev = *ino = 0;
+	if (snprintf(path, sizeof(path), "%s/exe", p->dir) < (int)sizeof(path) &&
+	    !stat(path, &st)) {
+		*dev = st.st_dev;
+		*ino = st.st_ino;
+	}
 }
 
 /*
  * (Re)read @p's maps. On failure the old maps stay: they are still the best
  * knowledge of a process that just exited.
  *
- * A re-read that finds another program keeps the old maps too, for
- * EXEC_HOLD_NS: the process exec'd since they were read, and the events
- * asking now were written before that, or td_procs_forget() would have
- * dropped them (the pipeline does at the exec's event, which comes after
- * them). Named from the new maps, those events took the next program's
- * names (two non-PIE programs share their addresses). Past the bound,
- * should no exec event come (none traced), the new maps are taken.
+ * A re-read that finds another program (/proc/PID/exe another file)
+ * keeps the old maps too, for EXEC_HOLD_NS, when every exec is told
+ * (td_procs_execs_known()): the process exec'd since they were read, and
+ * the events asking now were written before that, or td_procs_exec()
+ * would have come (the pipeline calls it at the exec's event, which comes
+ * after them). Named from the new maps, those events took the next
+ * program's names (two non-PIE programs share their addresses). Past the
+ * bound, should the exec's event not come (lost), the new maps are taken.
  */
 static int proc_read(struct td_procs *procs, struct td_proc *p)
 {
+	uint64_t dev, ino;
 	struct td_mapping *v;
 	char path[PATH_MAX];
 	size_t n;
@@ -440,7 +441,9 @@ static int proc_read(struct td_procs *procs, struct td_proc *p)
 		err = -ESRCH;
 		goto fail;
 	}
-	if (p->read_ok && other_program(p, v, n)) {
+	exe_of(p, &dev, &ino);
+	if (procs->execs_known && p->read_ok && p->exe_ino && ino &&
+	    (dev != p->exe_dev || ino != p->exe_ino)) {
 		if (!p->exec_ns)
 			p->exec_ns = p->read_ns ?: 1;
 		if (p->read_ns - p->exec_ns < EXEC_HOLD_NS) {
@@ -450,6 +453,8 @@ static int proc_read(struct td_procs *procs, struct td_proc *p)
 		}
 	}
 	p->exec_ns = 0;
+	p->exe_dev = dev;
+	p->exe_ino = ino;
 	carry_objects(v, n, p->maps, p->nr);
 	free(p->maps);
 	p->maps = v;
@@ -632,14 +637,21 @@ void td_procs_set_when(struct td_procs *procs, uint64_t trace_ns)
 	procs->when = trace_ns;
 }
 
-void td_procs_exec(struct td_procs *procs, int pid, uint64_t trace_ns)
+bool td_procs_exec(struct td_procs *procs, int pid, uint64_t trace_ns)
 {
 	struct td_proc *p = proc_lookup(procs, pid);
+	bool kept = false;
 
-	if (!p)
-		return;
+	/*
+	 * Not known: nothing to keep. An exec older than the one the old maps
+	 * end at (told late, from another CPU's records): the maps now are
+	 * of after that one.
+	 */
+	if (!p || (p->old && trace_ns <= p->old_until))
+		return false;
 	/* Maps read since an earlier exec (or none): the old ones stay the best there is. */
 	if (p->read_ok && p->nr) {
+		kept = true;
 		free(p->old);
 		p->old = p->maps;
 		p->old_nr = p->nr;
@@ -655,8 +667,15 @@ void td_procs_exec(struct td_procs *procs, int pid, uint64_t trace_ns)
 	p->read_ok = false;
 	p->read_ns = 0;
 	p->exec_ns = 0;
+	p->exe_dev = p->exe_ino = 0;
 	p->gen = __atomic_add_fetch(&last_gen, 1, __ATOMIC_RELAXED);
-	procs->stats.execs++;
+	procs->stats.execs += kept;
+	return kept;
+}
+
+void td_procs_execs_known(struct td_procs *procs, bool known)
+{
+	procs->execs_known = known;
 }
 
 void td_procs_forget(struct td_procs *procs, int pid)

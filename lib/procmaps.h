@@ -46,7 +46,7 @@ struct td_procs_stats {
 	uint64_t nr_procs;
 	/* re-reads that found another program (an exec), the old maps kept a while */
 	uint64_t exec_kept;
-	uint64_t execs;		/* td_procs_exec() of a process known */
+	uint64_t execs;		/* td_procs_exec() that kept maps */
 };
 
 struct td_procs *td_procs_new(const char *proc_root, uint64_t refresh_ns, td_intern_fn intern,
@@ -75,9 +75,15 @@ void td_procs_forget(struct td_procs *procs, int pid);
 /*
  * @pid ran exec at @trace_ns: its maps are read again for what is named
  * from now on, but those it had stay for what was written before then
- * (td_procs_set_when()).
+ * (td_procs_set_when()). Returns whether it had maps to keep so.
  */
-void td_procs_exec(struct td_procs *procs, int pid, uint64_t trace_ns);
+bool td_procs_exec(struct td_procs *procs, int pid, uint64_t trace_ns);
+/*
+ * Whether td_procs_exec() is told of every exec of the processes looked
+ * up (the caller traces them all): then a re-read that finds another
+ * program keeps the old maps a while (see proc_read()). Default false.
+ */
+void td_procs_execs_known(struct td_procs *procs, bool known);
 /*
  * The trace time of what td_procs_find() and td_procs_gen() are asked for
  * next (0: now): before a process's exec, its maps of then.

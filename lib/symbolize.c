@@ -1121,10 +1121,15 @@ void td_sym_forget(struct td_symbolizer *sym, int pid)
 	td_perfmap_forget(sym->perfmaps, pid);
 }
 
-void td_sym_exec(struct td_symbolizer *sym, int pid, uint64_t trace_ns)
+bool td_sym_exec(struct td_symbolizer *sym, int pid, uint64_t trace_ns)
 {
-	td_procs_exec(sym->procs, pid, trace_ns);
 	td_perfmap_forget(sym->perfmaps, pid);
+	return td_procs_exec(sym->procs, pid, trace_ns);
+}
+
+void td_sym_execs_known(struct td_symbolizer *sym, bool known)
+{
+	td_procs_execs_known(sym->procs, known);
 }
 
 void td_sym_set_when(struct td_symbolizer *sym, uint64_t trace_ns)

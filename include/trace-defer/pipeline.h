@@ -133,6 +133,12 @@ struct td_pipeline_config {
 	 */
 	bool fork_names_only;
 	/*
+	 * Added later: every exec of the traced processes is in the input
+	 * (sched:sched_process_exec traced unfiltered, for names or not):
+	 * see td_sym_execs_known().
+	 */
+	bool execs_traced;
+	/*
 	 * Added later: td_pipeline_housekeeping() starts the symbolizer
 	 * again (td_sym_restart()) when what it holds of files passes this
 	 * many bytes, at most once a minute (td_pipeline_set_now() time)
@@ -211,8 +217,13 @@ struct td_pipeline_stats {
 	uint64_t uframes_gone;
 	/* Added later: events of a process not in cfg.pids, or of an unknown one, dropped. */
 	uint64_t other_pids;
-	/* Added later: execs met (sched_process_exec), each dropping its process's maps. */
+	/*
+	 * Added later: execs met (sched_process_exec) of processes whose maps
+	 * were read: kept for the records from before the exec.
+	 */
 	uint64_t exec_forgets;
+	/* Added later: of other_pids, the events that had a user stack (stitched, inplace). */
+	uint64_t other_user_stacks;
 };
 
 struct td_pipeline;

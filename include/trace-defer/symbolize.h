@@ -276,9 +276,17 @@ void td_sym_forget(struct td_symbolizer *sym, int pid);
  * Added later. Process @pid ran exec at @trace_ns (trace clock): its maps
  * and perf map are another program's from then. The maps read before
  * still name what was written before @trace_ns, asked for through
- * td_sym_set_when(); everything after reads the maps again.
+ * td_sym_set_when(); everything after reads the maps again. Returns
+ * whether there were maps to keep so.
  */
-void td_sym_exec(struct td_symbolizer *sym, int pid, uint64_t trace_ns);
+bool td_sym_exec(struct td_symbolizer *sym, int pid, uint64_t trace_ns);
+/*
+ * Added later. Whether td_sym_exec() is told of every exec (the caller
+ * traces them all, unfiltered): then maps read again that show another
+ * program before its exec was told are not taken for a second. Default
+ * false.
+ */
+void td_sym_execs_known(struct td_symbolizer *sym, bool known);
 /*
  * Added later. The trace time of the event whose user frames are named
  * next through the maps of its process (td_sym_user(), td_sym_maps_gen()):

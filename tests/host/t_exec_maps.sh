@@ -26,7 +26,11 @@ td_bg --mode inplace -e sched:sched_switch -o "$SCRATCH/out.jsonl" --json-layout
 check "the daemon starts tracing" wait_tracing
 check "... and traces the exec too, said" grep -q 'sched_process_exec.* only to name tasks' \
 	"$SCRATCH/err"
-"$FP_CHAIN" sleep-exec 10 80 "$ALTID" sleep 10 30 >"$SCRATCH/prog.out"
+# On one CPU: the exec's record and the events after it in one buffer, read
+# in order (records of two CPUs are not merged by time: an exec read after
+# the events that follow it on another CPU cannot keep them from the old
+# maps; trace-defer(8) says so).
+taskset -c 0 "$FP_CHAIN" sleep-exec 10 80 "$ALTID" sleep 10 30 >"$SCRATCH/prog.out"
 check "fp_chain, then fp_chain_altid, exit 0" [ $? = 0 ]
 pid=$(sed -n '1s/^fp_chain pid=//p' "$SCRATCH/prog.out")
 sleep 0.5

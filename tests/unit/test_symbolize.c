@@ -2097,9 +2097,9 @@ static void test_procs_rebase(void **state)
 	rmdir(root);
 }
 
-static void write_maps(const char *root, int pid, const char *text)
+static void write_maps(const char *root, int pid, const char *text, const char *exe)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], target[PATH_MAX];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%d/maps", root, pid);
@@ -2107,14 +2107,24 @@ static void write_maps(const char *root, int pid, const char *text)
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
+	/* /proc/PID/exe: the program it runs, a file of its own per program here */
+	snprintf(path, sizeof(path), "%s/%d/exe", root, pid);
+	snprintf(target, sizeof(target), "%s/%s", root, exe);
+	f = fopen(target, "a");
+	assert_non_null(f);
+	fclose(f);
+	unlink(path);
+	assert_int_equal(symlink(target, path), 0);
 }
 
 /*
  * A process that execs another program keeps its pid. Its maps as read
  * before the exec keep naming what was written before it
- * (td_procs_exec(), td_procs_set_when()); a re-read that finds another
- * program before the exec is known keeps the old maps (a second), then
- * takes the new ones, should no exec come.
+ * (td_procs_exec(), td_procs_set_when()); told of an exec older than the
+ * one it knows, nothing changes. When every exec is told
+ * (td_procs_execs_known()), a re-read that finds another program
+ * (/proc/PID/exe) before the exec is told keeps the old maps a second,
+ * then takes the new ones; when not, it takes them at once.
  */
 static void test_procs_exec(void **state)
 {
@@ -2134,17 +2144,18 @@ static void test_procs_exec(void **state)
 	assert_non_null(mkdtemp(root));
 	snprintf(path, sizeof(path), "%s/%d", root, pid);
 	assert_int_equal(mkdir(path, 0755), 0);
-	write_maps(root, pid, old_maps);
+	write_maps(root, pid, old_maps, "old");
 	/* Re-read on a miss at once (a refresh period of 1 ns). */
 	procs = td_procs_new(root, 1, rebase_intern, &strings);
 	assert_non_null(procs);
+	td_procs_execs_known(procs, true);
 	m = td_procs_find(procs, pid, 0x401000, &proc);
 	assert_non_null(m);
 	assert_string_equal(m->path, "/x/old");
 	gen_old = td_procs_gen(procs, pid);
 
-	/* It execs; a miss reads the maps again before the exec is known. */
-	write_maps(root, pid, new_maps);
+	/* It execs; a miss reads the maps again before the exec is told. */
+	write_maps(root, pid, new_maps, "new");
 	assert_null(td_procs_find(procs, pid, 0x500800, &proc));
 	m = td_procs_find(procs, pid, 0x401000, &proc);
 	assert_non_null(m);
@@ -2154,7 +2165,7 @@ static void test_procs_exec(void **state)
 	assert_true(st.exec_kept >= 1);
 
 	/* The exec, at 1000: before it the old maps, from it the new ones. */
-	td_procs_exec(procs, pid, 1000);
+	assert_true(td_procs_exec(procs, pid, 1000));
 	td_procs_set_when(procs, 999);
 	m = td_procs_find(procs, pid, 0x401000, &proc);
 	assert_non_null(m);
@@ -2175,25 +2186,45 @@ static void test_procs_exec(void **state)
 	assert_string_equal(td_procs_find(procs, pid, 0x401000, &proc)->path, "/x/new");
 	td_procs_set_when(procs, 5);
 	assert_string_equal(td_procs_find(procs, pid, 0x401000, &proc)->path, "/x/old");
+	/* An older exec told late (another CPU's records): nothing changes. */
+	assert_false(td_procs_exec(procs, pid, 900));
+	td_procs_set_when(procs, 0);
+	assert_string_equal(td_procs_find(procs, pid, 0x401000, &proc)->path, "/x/new");
+	assert_int_equal(td_procs_gen(procs, pid), gen_new);
 	td_procs_get_stats(procs, &st);
 	assert_int_equal(st.execs, 1);
+	/* Of a process never looked up: nothing to keep. */
+	assert_false(td_procs_exec(procs, 78, 1000));
 
 	/* Forgotten: no old maps either. */
 	td_procs_forget(procs, pid);
+	td_procs_set_when(procs, 5);
 	assert_string_equal(td_procs_find(procs, pid, 0x401000, &proc)->path, "/x/new");
 
-	/* No exec known: the other program's maps are taken after a second. */
+	/* No exec told: the other program's maps are taken after a second. */
 	td_procs_set_when(procs, 0);
-	write_maps(root, pid, old_maps);
+	write_maps(root, pid, old_maps, "old");
 	assert_null(td_procs_find(procs, pid, 0x600000, &proc));
 	assert_string_equal(td_procs_find(procs, pid, 0x401000, &proc)->path, "/x/new");
 	usleep(1100 * 1000);
 	assert_null(td_procs_find(procs, pid, 0x600000, &proc));
 	assert_string_equal(td_procs_find(procs, pid, 0x401000, &proc)->path, "/x/old");
 
+	/* Execs not all told: another program's maps are taken at once. */
+	td_procs_execs_known(procs, false);
+	write_maps(root, pid, new_maps, "new");
+	assert_null(td_procs_find(procs, pid, 0x600000, &proc));
+	assert_string_equal(td_procs_find(procs, pid, 0x401000, &proc)->path, "/x/new");
+
 	td_procs_free(procs);
 	rebase_strings_free(&strings);
-	snprintf(path, sizeof(path), "%s/%d/maps", root, pid);
+	for (const char *f = "maps"; f; f = strcmp(f, "maps") ? NULL : "exe") {
+		snprintf(path, sizeof(path), "%s/%d/%s", root, pid, f);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/old", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/new", root);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/%d", root, pid);
 	rmdir(path);

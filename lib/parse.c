@@ -141,6 +141,7 @@ struct td_parser {
 		uint64_t ts;		/* of the record (or event) that gave it */
 	} *comms;
 
+	struct batch_cpu *batch;	/* td_parser_pages()'s, one per CPU; on first use */
 	struct td_parser_stats stats;
 	struct held held[];
 };
@@ -347,6 +348,7 @@ void td_parser_free(struct td_parser *p)
 	for (i = 0; i < p->nr_info; i++)
 		free_info(p->info[i]);
 	free(p->info);
+	free(p->batch);
 	td_kstacks_free(p->kstacks);
 	td_kstacks_free(p->ustacks);
 	free(p->comms);
@@ -1048,47 +1050,170 @@ int td_parser_record(struct td_parser *p, int cpu, struct tep_record *rec)
 
 /* ---- sub-buffers ---- */
 
-int td_parser_page(struct td_parser *p, int cpu, void *page, int size)
-{
-	const unsigned int hdr = TD_PAGE_HDR_SIZE;
-	const uint8_t *buf = page, *data;
-	uint64_t word, commit, ts;
+/* One sub-buffer being walked: what its header says, and where the walk is. */
+struct page_walk {
+	const uint8_t *buf;
+	int size;
+	uint64_t word;			/* the header's commit word */
+	unsigned int commit, limit;
 	struct td_pagewalk w;
-	unsigned int limit, len;
-	int n = 0, ret = 0, err;
+};
 
-	if (!p || !page || cpu < 0 || cpu >= p->nr_cpus || size < (int)hdr)
-		return -EINVAL;
+/* The header's bookkeeping, before the first record of @buf. */
+static void page_open(struct td_parser *p, int cpu, struct page_walk *pw, const void *buf,
+		      int size)
+{
+	pw->buf = buf;
+	pw->size = size;
 	p->stats.pages++;
-	word = td_get_le64(buf + 8);
-	commit = word & TD_PAGE_COMMIT_MASK;
-	limit = size - hdr;
-	if (commit <= limit)
-		limit = commit;
+	pw->word = td_get_le64(pw->buf + 8);
+	pw->commit = pw->word & TD_PAGE_COMMIT_MASK;
+	pw->limit = size - TD_PAGE_HDR_SIZE;
+	if (pw->commit <= pw->limit)
+		pw->limit = pw->commit;
 
-	if (word & TD_PAGE_MISSED_EVENTS) {
+	if (pw->word & TD_PAGE_MISSED_EVENTS) {
 		/* Records were lost before this page: the held one's followers may be too. */
 		p->stats.missed_pages++;
 		hand_on(p, &p->held[cpu]);
 	}
-	td_pagewalk_start(&w, buf + hdr, limit, td_get_le64(buf));
-	while (td_pagewalk_next(&w, &ts, &data, &len)) {
+	td_pagewalk_start(&pw->w, pw->buf + TD_PAGE_HDR_SIZE, pw->limit, td_get_le64(pw->buf));
+}
+
+/* After the last record: a cut chain, and the count of lost events the page stores. */
+static void page_close(struct td_parser *p, int cpu, struct page_walk *pw)
+{
+	const unsigned int hdr = TD_PAGE_HDR_SIZE;
+
+	if (pw->commit > pw->limit)
+		pw->w.corrupt = true;
+	if (pw->w.corrupt) {
+		p->stats.bad_pages++;
+		/* What was cut may have held the followers: nothing may join across it. */
+		hand_on(p, &p->held[cpu]);
+	} else if ((pw->word & TD_PAGE_MISSED_EVENTS) && (pw->word & TD_PAGE_MISSED_STORED) &&
+		   hdr + pw->commit + 8 <= (unsigned int)pw->size) {
+		p->stats.missed_events += td_get_le64(pw->buf + hdr + pw->commit);
+	}
+}
+
+int td_parser_page(struct td_parser *p, int cpu, void *page, int size)
+{
+	struct page_walk pw;
+	const uint8_t *data;
+	unsigned int len;
+	int n = 0, ret = 0, err;
+	uint64_t ts;
+
+	if (!p || !page || cpu < 0 || cpu >= p->nr_cpus || size < (int)TD_PAGE_HDR_SIZE)
+		return -EINVAL;
+	page_open(p, cpu, &pw, page, size);
+	while (td_pagewalk_next(&pw.w, &ts, &data, &len)) {
 		err = parse_record(p, cpu, ts, (void *)data, (int)len);
 		if (err)
 			ret = err;
 		n++;
 	}
-	if (commit > limit)
-		w.corrupt = true;
-	if (w.corrupt) {
-		p->stats.bad_pages++;
-		/* What was cut may have held the followers: nothing may join across it. */
-		hand_on(p, &p->held[cpu]);
-	} else if ((word & TD_PAGE_MISSED_EVENTS) && (word & TD_PAGE_MISSED_STORED) &&
-		   hdr + commit + 8 <= (unsigned int)size) {
-		p->stats.missed_events += td_get_le64(buf + hdr + commit);
-	}
+	page_close(p, cpu, &pw);
 	return ret ? ret : n;
+}
+
+/*
+ * One CPU's sub-buffers of a batch: the one being walked (pw), its next
+ * record (ts, data, len) when has_rec, and where to look for its next one.
+ */
+struct batch_cpu {
+	int cpu;
+	unsigned int next;		/* index in the batch to look for its next page from */
+	bool has_rec;
+	uint64_t ts;
+	const uint8_t *data;
+	unsigned int len;
+	struct page_walk pw;
+};
+
+/* The next record of @bc, opening its next pages as needed; false: none left. */
+static bool batch_next(struct td_parser *p, struct batch_cpu *bc, const struct td_page_ref *pages,
+		       unsigned int n)
+{
+	for (;;) {
+		if (bc->pw.buf) {
+			bc->has_rec = td_pagewalk_next(&bc->pw.w, &bc->ts, &bc->data, &bc->len);
+			if (bc->has_rec)
+				return true;
+			page_close(p, bc->cpu, &bc->pw);
+			bc->pw.buf = NULL;
+		}
+		while (bc->next < n && pages[bc->next].cpu != bc->cpu)
+			bc->next++;
+		if (bc->next == n)
+			return false;
+		page_open(p, bc->cpu, &bc->pw, pages[bc->next].page, pages[bc->next].size);
+		bc->next++;
+	}
+}
+
+int td_parser_pages(struct td_parser *p, const struct td_page_ref *pages, unsigned int n)
+{
+	unsigned int i, j, nr = 0, best;
+	int count = 0, ret = 0, err;
+	struct batch_cpu *bc;
+
+	if (!p || (n && !pages))
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!pages[i].page || pages[i].cpu < 0 || pages[i].cpu >= p->nr_cpus ||
+		    pages[i].size < (int)TD_PAGE_HDR_SIZE)
+			return -EINVAL;
+	/* A batch of one CPU is one CPU's pages in order: nothing to merge. */
+	for (i = 1; i < n && pages[i].cpu == pages[0].cpu; i++)
+		;
+	if (i == n) {
+		for (i = 0; i < n; i++) {
+			err = td_parser_page(p, pages[i].cpu, pages[i].page, pages[i].size);
+			if (err < 0)
+				ret = err;
+			else
+				count += err;
+		}
+		return ret ? ret : count;
+	}
+
+	if (!p->batch) {
+		p->batch = calloc(p->nr_cpus, sizeof(*p->batch));
+		if (!p->batch)
+			return -ENOMEM;
+	}
+	bc = p->batch;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < nr && bc[j].cpu != pages[i].cpu; j++)
+			;
+		if (j < nr)
+			continue;
+		bc[nr] = (struct batch_cpu){ .cpu = pages[i].cpu, .next = i };
+		if (batch_next(p, &bc[nr], pages, n))
+			nr++;
+	}
+	/*
+	 * Oldest record first; on a tie, the CPU met first in the batch. The
+	 * CPUs of one batch are few: a scan is cheaper than a heap.
+	 */
+	while (nr) {
+		best = 0;
+		for (i = 1; i < nr; i++)
+			if (bc[i].ts < bc[best].ts)
+				best = i;
+		err = parse_record(p, bc[best].cpu, bc[best].ts, (void *)bc[best].data,
+				   (int)bc[best].len);
+		if (err)
+			ret = err;
+		count++;
+		if (!batch_next(p, &bc[best], pages, n)) {
+			nr--;
+			memmove(&bc[best], &bc[best + 1], (nr - best) * sizeof(*bc));
+		}
+	}
+	return ret ? ret : count;
 }
 
 /* ---- time ---- */

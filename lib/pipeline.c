@@ -754,6 +754,11 @@ int td_pipeline_page(struct td_pipeline *pl, int cpu, void *page, int size)
 	return td_parser_page(pl->parser, cpu, page, size);
 }
 
+int td_pipeline_pages(struct td_pipeline *pl, const struct td_page_ref *pages, unsigned int n)
+{
+	return td_parser_pages(pl->parser, pages, n);
+}
+
 int td_pipeline_record(struct td_pipeline *pl, int cpu, struct tep_record *rec)
 {
 	return td_parser_record(pl->parser, cpu, rec);

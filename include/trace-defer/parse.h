@@ -144,6 +144,24 @@ struct tep_event *td_parser_set_fork_names_only(struct td_parser *p);
  * size), -ENOMEM (some records could not be kept; the rest were parsed).
  */
 int td_parser_page(struct td_parser *p, int cpu, void *page, int size);
+/* Added later: a sub-buffer of a batch (td_parser_pages()). */
+struct td_page_ref {
+	int cpu;
+	void *page;
+	int size;
+};
+/*
+ * Added later. Parse sub-buffers of several CPUs read at one time, their
+ * records merged by time: each CPU's pages in the order given (the order
+ * they were read), a record of one CPU before a later one of another. A
+ * live reader that reads its CPUs one after the other hands on, this way,
+ * the exec (or fork) of a task before that task's events that follow it
+ * on another CPU, though their CPU was read first. Records of one CPU keep
+ * their order whatever their times (clocks may step back). Returns the
+ * number of records read, or -EINVAL (a bad cpu or size: nothing parsed),
+ * -ENOMEM (some records could not be kept; the rest were parsed).
+ */
+int td_parser_pages(struct td_parser *p, const struct td_page_ref *pages, unsigned int n);
 /* Parse one record (e.g. from libtracecmd). Returns 0, -EINVAL or -ENOMEM. */
 int td_parser_record(struct td_parser *p, int cpu, struct tep_record *rec);
 /*

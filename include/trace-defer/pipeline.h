@@ -263,6 +263,13 @@ struct td_filetab *td_pipeline_filetab(struct td_pipeline *pl);
 
 /* One raw sub-buffer of @cpu (td_parser_page()). */
 int td_pipeline_page(struct td_pipeline *pl, int cpu, void *page, int size);
+/*
+ * Added later: sub-buffers of several CPUs read at one time, merged by
+ * record time (td_parser_pages()). A live reader should read every CPU
+ * and hand their pages on together: a task's exec or fork then names the
+ * events that follow it on another CPU.
+ */
+int td_pipeline_pages(struct td_pipeline *pl, const struct td_page_ref *pages, unsigned int n);
 /* One record of @cpu (td_parser_record()). */
 int td_pipeline_record(struct td_pipeline *pl, int cpu, struct tep_record *rec);
 /*

@@ -1191,6 +1191,99 @@ static void test_comms_exec(void **state)
 	assert_string_equal(c->out[9].comm, "<...>");
 }
 
+static const struct out *out_at(const struct ctx *c, uint64_t ts)
+{
+	for (int i = 0; i < c->nr_out && i < MAX_OUT; i++)
+		if (c->out[i].ts == ts)
+			return &c->out[i];
+	return NULL;
+}
+
+/*
+ * A batch of two CPUs' pages, read CPU 0 first: the records come out by
+ * time, so the exec read on CPU 1 names the task's later events on CPU 0,
+ * and each CPU's held event waits for its own CPU's next record.
+ */
+static void test_pages_merged(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t *pg0 = malloc(TD_PAGE_SIZE), *pg1 = malloc(TD_PAGE_SIZE), *pg2 = malloc(TD_PAGE_SIZE);
+	struct td_page_ref refs[4];
+	struct td_pagegen g;
+	uint64_t want_ts[] = { 100, 200, 300, 400, 500, 600, 700, 800 };
+	struct td_parser_stats s;
+	uint8_t r[128];
+	int i;
+
+	assert_true(pg0 && pg1 && pg2);
+	/* CPU 0: the task runs "bash", moves to CPU 1 to exec, comes back. */
+	td_pagegen_start(&g, pg0, TD_PAGE_SIZE, 100);
+	assert_int_equal(td_pagegen_add(&g, 100, r, rec_switch(r, "x", 1501, "bash", 1600)), 0);
+	assert_int_equal(td_pagegen_add(&g, 300, r, rec_sys_enter(r, 1600, 0)), 0);
+	td_pagegen_finish(&g, false, 0);
+	td_pagegen_start(&g, pg1, TD_PAGE_SIZE, 500);
+	assert_int_equal(td_pagegen_add(&g, 500, r, rec_sys_enter(r, 1600, 0)), 0);
+	assert_int_equal(td_pagegen_add(&g, 700, r, rec_sys_enter(r, 1600, 0)), 0);
+	td_pagegen_finish(&g, false, 0);
+	/* CPU 1: the exec, and another task. */
+	td_pagegen_start(&g, pg2, TD_PAGE_SIZE, 200);
+	assert_int_equal(td_pagegen_add(&g, 200, r, rec_exec(r, 1600, "/usr/bin/make", 0)), 0);
+	assert_int_equal(td_pagegen_add(&g, 400, r, rec_sys_enter(r, 1700, 0)), 0);
+	assert_int_equal(td_pagegen_add(&g, 600, r, rec_sys_enter(r, 1700, 0)), 0);
+	assert_int_equal(td_pagegen_add(&g, 800, r, rec_sys_enter(r, 1700, 0)), 0);
+	td_pagegen_finish(&g, false, 0);
+	refs[0] = (struct td_page_ref){ 0, pg0, TD_PAGE_SIZE };
+	refs[1] = (struct td_page_ref){ 0, pg1, TD_PAGE_SIZE };
+	refs[2] = (struct td_page_ref){ 1, pg2, TD_PAGE_SIZE };
+
+	/* A bad page anywhere: nothing parsed. */
+	refs[3] = (struct td_page_ref){ 4, pg2, TD_PAGE_SIZE };
+	assert_int_equal(td_parser_pages(c->p, refs, 4), -EINVAL);
+	refs[3] = (struct td_page_ref){ 1, pg2, 8 };
+	assert_int_equal(td_parser_pages(c->p, refs, 4), -EINVAL);
+	assert_int_equal(stats_of(c).records, 0);
+	assert_int_equal(td_parser_pages(c->p, refs, 0), 0);
+
+	assert_int_equal(td_parser_pages(c->p, refs, 3), 8);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 8);
+	/* Emitted as they complete (a task's events stack up): found by time. */
+	for (i = 0; i < 8; i++)
+		assert_non_null(out_at(c, want_ts[i]));
+	assert_int_equal(out_at(c, 100)->cpu, 0);
+	assert_int_equal(out_at(c, 200)->cpu, 1);
+	assert_string_equal(out_at(c, 100)->comm, "x");
+	/* Before: CPU 0 read whole first, these were "bash". */
+	assert_string_equal(out_at(c, 300)->comm, "make");
+	assert_string_equal(out_at(c, 500)->comm, "make");
+	assert_string_equal(out_at(c, 700)->comm, "make");
+	s = stats_of(c);
+	assert_int_equal(s.pages, 3);
+	assert_int_equal(s.records, 8);
+
+	/* One CPU's pages alone, or a CPU's pages apart in the batch: in their order. */
+	c->nr_out = 0;
+	refs[0] = (struct td_page_ref){ 0, pg1, TD_PAGE_SIZE };
+	refs[1] = (struct td_page_ref){ 1, pg2, TD_PAGE_SIZE };
+	refs[2] = (struct td_page_ref){ 0, pg0, TD_PAGE_SIZE };
+	assert_int_equal(td_parser_pages(c->p, refs, 3), 8);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 8);
+	/* CPU 0's 500 and 700 first (their page came first), then its 100 and 300. */
+	assert_int_equal(c->out[0].ts, 200);
+	for (i = 0, s.records = 0; i < 8; i++)
+		if (c->out[i].cpu == 0)
+			want_ts[s.records++] = c->out[i].ts;
+	assert_int_equal(s.records, 4);
+	assert_int_equal(want_ts[0], 500);
+	assert_int_equal(want_ts[1], 700);
+	assert_int_equal(want_ts[2], 100);
+	assert_int_equal(want_ts[3], 300);
+	free(pg0);
+	free(pg1);
+	free(pg2);
+}
+
 static int hook_calls;
 
 /* The comm hook of a task gone at first (false), then "renamed". */
@@ -1814,6 +1907,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_file_records_malformed, setup_files, teardown),
 		cmocka_unit_test(test_new_checks),
 		cmocka_unit_test(test_exec_comm),
+		cmocka_unit_test_setup_teardown(test_pages_merged, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -72,11 +72,6 @@ static int load_formats(struct td_daemon *d)
 	d->page_size = tep_get_sub_buffer_size(d->tep);
 	if (d->page_size <= 0)
 		d->page_size = getpagesize();
-	d->page = malloc(d->page_size);
-	if (!d->page) {
-		td_err("out of memory");
-		return -1;
-	}
 	return 0;
 }
 
@@ -298,7 +293,6 @@ out:
 		code = TD_EXIT_RUNTIME;
 	if (d.tep)
 		tep_free(d.tep);
-	free(d.page);
 	td_counters_free(&d.counters);
 	return code;
 }

@@ -51,8 +51,14 @@ struct td_daemon {
 	struct td_cpu_reader *readers;
 	int nr_readers;
 	int nr_cpus;			/* highest cpu number + 1 */
-	void *page;
 	int page_size;
+	/*
+	 * A batch: up to batch_per_cpu sub-buffers of each CPU, read in one
+	 * round and handed on together (td_pipeline_pages()), merged by time.
+	 */
+	uint8_t *batch;
+	struct td_page_ref *refs;
+	int batch_per_cpu;
 
 	int epfd, sigfd, timerfd;
 	bool stop;

@@ -37,8 +37,13 @@
 #include "service.h"
 
 #define TICK_MS			200
-/* Sub-buffers read from one CPU per wake-up before looking at the others. */
+/* Sub-buffers read from one CPU per round before looking at the others. */
 #define READ_BUDGET		64
+/* And at least, with many CPUs, whose batch is bounded to BATCH_PAGES. */
+#define READ_BUDGET_MIN		4
+#define BATCH_PAGES		1024
+/* Rounds read on a wake-up, at most, before the loop looks at its timer and signals. */
+#define WAKE_ROUNDS		4
 /* After disabling the events, deferred stacks of requests already made may still come. */
 #define STOP_GRACE_MS		200
 #define HOUSEKEEPING_NS		(5ULL * 1000000000ULL)
@@ -128,6 +133,17 @@ static int setup_readers(struct td_daemon *d)
 		td_err("no per_cpu directories in the instance");
 		return -1;
 	}
+	d->batch_per_cpu = BATCH_PAGES / d->nr_readers;
+	if (d->batch_per_cpu > READ_BUDGET)
+		d->batch_per_cpu = READ_BUDGET;
+	if (d->batch_per_cpu < READ_BUDGET_MIN)
+		d->batch_per_cpu = READ_BUDGET_MIN;
+	d->batch = malloc((size_t)d->nr_readers * d->batch_per_cpu * d->page_size);
+	d->refs = calloc((size_t)d->nr_readers * d->batch_per_cpu, sizeof(*d->refs));
+	if (!d->batch || !d->refs) {
+		td_err("out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -174,6 +190,10 @@ void td_loop_teardown(struct td_daemon *d)
 	free(d->readers);
 	d->readers = NULL;
 	d->nr_readers = 0;
+	free(d->batch);
+	free(d->refs);
+	d->batch = NULL;
+	d->refs = NULL;
 	if (d->sigfd >= 0)
 		close(d->sigfd);
 	if (d->timerfd >= 0)
@@ -232,21 +252,25 @@ static void reader_dead(struct td_daemon *d, struct td_cpu_reader *r)
 }
 
 /*
- * Read sub-buffers of one CPU until it is empty or @budget is spent
- * (budget < 0: no limit). Returns 1 if it was emptied, 0 if the budget ran
- * out, -1 on a read error (loop stopped).
+ * Read sub-buffers of one CPU into the batch until it is empty or @budget
+ * is spent; @flush: at the end, what is left, partly filled sub-buffers
+ * too. Returns 1 if it was emptied, 0 if the budget ran out, -1 on a read
+ * error (loop stopped).
  */
-static int drain_cpu(struct td_daemon *d, struct td_cpu_reader *r, int budget)
+static int read_cpu(struct td_daemon *d, struct td_cpu_reader *r, int budget, bool flush,
+		    unsigned int *nr)
 {
 	struct td_cpu_counters *c = &d->counters.cpu[r->cpu];
 
-	while (!r->dead && (budget < 0 || budget-- > 0)) {
-		int n = tracefs_cpu_read(r->tcpu, d->page, true);
+	while (!r->dead && budget-- > 0) {
+		void *page = d->batch + (size_t)*nr * d->page_size;
+		int n = flush ? tracefs_cpu_flush(r->tcpu, page) : tracefs_cpu_read(r->tcpu, page, true);
 
 		if (n == 0)
 			return 1;
 		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
+			/* At the end, as ever: whatever stops the flush ends it. */
+			if (errno == EINTR || errno == EAGAIN || flush)
 				return 1;
 			if (errno == ENODEV) {
 				reader_dead(d, r);
@@ -260,21 +284,47 @@ static int drain_cpu(struct td_daemon *d, struct td_cpu_reader *r, int budget)
 		c->reads++;
 		c->bytes += n;
 		if (d->recorder)
-			td_recorder_page(d->recorder, r->cpu, d->page, n);
-		td_pipeline_page(d->pl, r->cpu, d->page, n);
+			td_recorder_page(d->recorder, r->cpu, page, n);
+		d->refs[(*nr)++] = (struct td_page_ref){ r->cpu, page, n };
 	}
-	return 0;
+	return r->dead;
 }
 
-/* Drain every CPU; returns true when each was emptied. */
+/*
+ * One round: up to batch_per_cpu sub-buffers of every CPU, read one CPU
+ * after the other and handed on as one batch. The pipeline merges them by
+ * time, so the exec or fork of a task read on a later CPU still comes
+ * before the task's events read on an earlier one. Returns 1 when every
+ * CPU was emptied, 0 if one has more, -1 on a read error.
+ */
+static int drain_round(struct td_daemon *d, bool flush)
+{
+	unsigned int nr = 0;
+	int all = 1, ret;
+
+	for (int i = 0; i < d->nr_readers && all >= 0; i++) {
+		ret = read_cpu(d, &d->readers[i], d->batch_per_cpu, flush, &nr);
+		if (ret < 1)
+			all = ret;
+	}
+	if (nr)
+		td_pipeline_pages(d->pl, d->refs, nr);
+	return all;
+}
+
+/*
+ * Drain every CPU, in rounds, up to @budget sub-buffers of a CPU (< 0: no
+ * limit); returns true when each was emptied.
+ */
 static bool drain_all(struct td_daemon *d, int budget)
 {
-	bool all = true;
+	for (int spent = 0; budget < 0 || spent < budget; spent += d->batch_per_cpu) {
+		int ret = drain_round(d, false);
 
-	for (int i = 0; i < d->nr_readers; i++)
-		if (drain_cpu(d, &d->readers[i], budget) != 1)
-			all = false;
-	return all;
+		if (ret)
+			return ret > 0;
+	}
+	return false;
 }
 
 static void fill_report(struct td_daemon *d, struct td_report *rep)
@@ -503,6 +553,7 @@ int td_loop_run(struct td_daemon *d)
 	d->last_stats_ns = d->last_housekeeping_ns = td_now_mono_ns();
 	while (!d->stop) {
 		int n = epoll_wait(d->epfd, evs, 64, -1);
+		bool woken = false;
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -522,8 +573,16 @@ int td_loop_run(struct td_daemon *d)
 				 (evs[i].events & (EPOLLERR | EPOLLIN)) == EPOLLERR)
 				reader_dead(d, &d->readers[tag]);
 			else if (tag >= 0 && tag < d->nr_readers)
-				drain_cpu(d, &d->readers[tag], READ_BUDGET);
+				woken = true;
 		}
+		/*
+		 * A CPU has data: every CPU is read, for its records to be
+		 * merged with theirs, a few rounds before the timer and the
+		 * signals are looked at again.
+		 */
+		for (int i = 0; woken && !d->stop && i < WAKE_ROUNDS; i++)
+			if (drain_round(d, false))
+				break;
 	}
 	return 0;
 }
@@ -546,20 +605,11 @@ void td_loop_drain_and_stop(struct td_daemon *d)
 	}
 	if (d->inst.tfs)
 		tracefs_trace_off(d->inst.tfs);
-	for (int i = 0; i < d->nr_readers; i++) {
-		struct td_cpu_reader *r = &d->readers[i];
-		struct td_cpu_counters *c = &d->counters.cpu[r->cpu];
-		int n;
-
-		while (!r->dead && (n = tracefs_cpu_flush(r->tcpu, d->page)) > 0) {
-			c->reads++;
-			c->bytes += n;
-			if (d->recorder)
-				td_recorder_page(d->recorder, r->cpu, d->page, n);
-			td_pipeline_page(d->pl, r->cpu, d->page, n);
-		}
-		read_stats(d, r);
-	}
+	/* What is left, partly filled sub-buffers too, in merged rounds. */
+	while (!drain_round(d, true))
+		;
+	for (int i = 0; i < d->nr_readers; i++)
+		read_stats(d, &d->readers[i]);
 	warn_lost(d, td_now_mono_ns(), true);
 	td_pipeline_flush(d->pl);
 	td_outputs_flush(&d->outputs);

@@ -26,11 +26,17 @@ td_bg --mode inplace -e sched:sched_switch -o "$SCRATCH/out.jsonl" --json-layout
 check "the daemon starts tracing" wait_tracing
 check "... and traces the exec too, said" grep -q 'sched_process_exec.* only to name tasks' \
 	"$SCRATCH/err"
-# On one CPU: the exec's record and the events after it in one buffer, read
-# in order (records of two CPUs are not merged by time: an exec read after
-# the events that follow it on another CPU cannot keep them from the old
-# maps; trace-defer(8) says so).
-taskset -c 0 "$FP_CHAIN" sleep-exec 10 80 "$ALTID" sleep 10 30 >"$SCRATCH/prog.out"
+# fp_chain sleeps on CPU 1 and execs there; fp_chain_altid moves to CPU 0
+# at once and sleeps there. The daemon reads CPU 0 before CPU 1: the exec
+# is read after the events that follow it, in the same round, unless the
+# rounds' pages are merged by time (before they were, fp_chain_altid's
+# first switches were named from fp_chain's maps).
+if [ "$(nproc)" -ge 2 ]; then
+	taskset -c 1 "$FP_CHAIN" sleep-exec 10 80 "$ALTID" cpu 0 sleep 10 30 >"$SCRATCH/prog.out"
+else
+	log "one CPU: the exec and the events after it share it (no merge to test)"
+	taskset -c 0 "$FP_CHAIN" sleep-exec 10 80 "$ALTID" sleep 10 30 >"$SCRATCH/prog.out"
+fi
 check "fp_chain, then fp_chain_altid, exit 0" [ $? = 0 ]
 pid=$(sed -n '1s/^fp_chain pid=//p' "$SCRATCH/prog.out")
 sleep 0.5

@@ -15,10 +15,13 @@
  *   fp_chain exec PROG [ARG]...     main->a->b->c->execve(PROG, [PROG, ARG...])
  *   fp_chain sleep-exec MS COUNT PROG [ARG]...
  *                                   `sleep MS COUNT`, then `exec PROG [ARG]...`
+ *   fp_chain cpu N MODE...          MODE on CPU N alone (moved there first)
  *
  * Prints "fp_chain pid=PID" on stdout before it starts.
  */
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +104,7 @@ static void *thread_fn(void *arg)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: fp_chain sleep MS [COUNT] | recurse DEPTH MS | read |\n"
+	fprintf(stderr, "usage: fp_chain [cpu N] sleep MS [COUNT] | recurse DEPTH MS | read |\n"
 			"                threads N MS COUNT | spawn N | exec PROG [ARG]... |\n"
 			"                sleep-exec MS COUNT PROG [ARG]...\n");
 	return 2;
@@ -116,6 +119,19 @@ int main(int argc, char **argv)
 
 	printf("fp_chain pid=%d\n", getpid());
 	fflush(stdout);
+
+	if (!strcmp(argv[1], "cpu") && argc >= 4) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(atoi(argv[2]), &set);
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			perror("fp_chain: sched_setaffinity");
+			return 1;
+		}
+		argv += 2;
+		argc -= 2;
+	}
 
 	if (!strcmp(argv[1], "sleep") && argc >= 3) {
 		sleep_ms = atol(argv[2]);

@@ -27,12 +27,7 @@ int td_capture_pick_mode(enum td_mode wanted)
 
 	switch (wanted) {
 	case TD_MODE_AUTO:
-		if (deferred)
-			return TD_MODE_OPTION;
-		td_warn("this kernel has no deferred user stacks (no events/ftrace/"
-			"user_unwind_cookie): falling back to the in-place 'userstacktrace' "
-			"option, at most 8 user frames, every record marked \"inplace\"");
-		return TD_MODE_INPLACE;
+		return deferred ? TD_MODE_OPTION : TD_MODE_INPLACE;
 	case TD_MODE_OPTION:
 	case TD_MODE_TRIGGER:
 		if (!deferred) {
@@ -46,6 +41,15 @@ int td_capture_pick_mode(enum td_mode wanted)
 		return wanted;
 	}
 	return -1;
+}
+
+void td_capture_say_fallback(enum td_mode wanted, int mode)
+{
+	if (wanted != TD_MODE_AUTO || mode != TD_MODE_INPLACE)
+		return;
+	td_warn("this kernel has no deferred user stacks (no events/ftrace/"
+		"user_unwind_cookie): falling back to the in-place 'userstacktrace' "
+		"option, at most 8 user frames, every record marked \"inplace\"");
 }
 
 /* Print what the kernel said in the instance's error_log, if anything. */

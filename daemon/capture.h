@@ -28,8 +28,19 @@ struct tracefs_instance;
 /* Does this kernel have the deferred user stack events? */
 bool td_capture_kernel_has_deferred(void);
 
-/* Resolve auto into the mode to use. Returns the mode, or -1 (message printed). */
+/*
+ * Resolve auto into the mode to use. Returns the mode, or -1 (message
+ * printed). Says nothing of a fallback: td_capture_say_fallback() does.
+ */
 int td_capture_pick_mode(enum td_mode wanted);
+
+/*
+ * Say that auto (@wanted) fell back to the in-place mode (@mode), if it did.
+ * Called once the instance is ours: a run refused its instance (another
+ * trace-defer holds it) never captures, and a mode notice before the
+ * refusal would tell of a run that does not happen.
+ */
+void td_capture_say_fallback(enum td_mode wanted, int mode);
 
 /*
  * Should sched:sched_process_exec be traced too, only to name tasks? When

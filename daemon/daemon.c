@@ -217,8 +217,12 @@ int td_daemon_run(struct td_config *cfg)
 		code = TD_EXIT_RUNTIME;
 		goto out;
 	}
-	if (td_instance_open(&d.inst, cfg->run_dir, cfg->instance) ||
-	    td_capture_setup(d.inst.tfs, cfg, mode) || td_loop_setup(&d)) {
+	if (td_instance_open(&d.inst, cfg->run_dir, cfg->instance)) {
+		code = TD_EXIT_TRACEFS;
+		goto out;
+	}
+	td_capture_say_fallback(cfg->mode, mode);
+	if (td_capture_setup(d.inst.tfs, cfg, mode) || td_loop_setup(&d)) {
 		code = TD_EXIT_TRACEFS;
 		goto out;
 	}

@@ -5,7 +5,7 @@
 # second daemon cannot take a live one's instance; an instance of the same
 # name that trace-defer did not make is left alone; SIGHUP reopens the
 # output; SIGUSR1 prints counters; a daemon whose instance another program
-# turned off stops with status 3.
+# turned off stops with status 3; a refused run says nothing of its mode.
 . "$(dirname "$0")/lib.sh"
 
 start_fp_chain 10
@@ -30,6 +30,10 @@ rc=$?
 check "second daemon refused with status 3 (got $rc)" [ "$rc" = 3 ]
 check "refusal says who holds it" grep -q "in use by a running trace-defer (pid $D" \
 	"$SCRATCH/second.err"
+# On a kernel without deferred user stacks, auto says it falls back to the
+# in-place mode: not for a run refused before it starts.
+check "... and no fallback notice for the refused run" \
+	[ "$(grep -c 'no deferred user stacks' "$SCRATCH/second.err")" = 0 ]
 check "first daemon's instance still there" instance_exists
 check "first daemon still tracing" [ "$(cat "$TRACEFS/instances/$NAME/tracing_on")" = 1 ]
 
@@ -41,6 +45,8 @@ rc=$?
 check "other run dir: second daemon refused with status 3 (got $rc)" [ "$rc" = 3 ]
 check "... saying which process reads it" grep -q "is in use: pid $D (trace-defer)" \
 	"$SCRATCH/other.err"
+check "... and no fallback notice for the refused run" \
+	[ "$(grep -c 'no deferred user stacks' "$SCRATCH/other.err")" = 0 ]
 "$TD" -i "$NAME" --run-dir "$SCRATCH/run2" --cleanup 2>"$SCRATCH/other-clean.err"
 rc=$?
 check "other run dir: --cleanup refuses with status 3 (got $rc)" [ "$rc" = 3 ]

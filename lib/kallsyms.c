@@ -4,6 +4,7 @@
  * text symbols and one string pool, then named by binary search.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,8 @@ struct ksym {
 	uint64_t addr;
 	uint32_t name;		/* offset in pool */
 	uint16_t mod;		/* index in mods[]; 0 = [kernel] */
-	uint8_t rank;		/* lower wins when two symbols share an address */
+	uint8_t rank;		/* lower wins when two symbols share an address:
+				 * type_rank() * 2, + 1 for a compat_alias() */
 };
 
 struct td_kallsyms {
@@ -104,6 +106,31 @@ static int type_rank(char type)
 	}
 }
 
+/*
+ * Is @name a compat-ABI alias? Several names can share one address: on
+ * x86_64 a syscall without arguments has one wrapper for each ABI, listed
+ * __ia32_sys_vfork first, then __x64_sys_vfork. The first in the file was
+ * kept, so a 64-bit task's vfork() was named as the 32-bit entry point,
+ * not as __x64_sys_vfork, the name its syscall table calls and users
+ * expect. Among aliases of the same binding (global, weak, local still
+ * decide first), a name with one of these prefixes loses to one without.
+ * A plain prefix list, not the kernel's ABI: a name of this kind with no
+ * other alias of its binding keeps it (a compat-only syscall such as
+ * __ia32_compat_sys_sigreturn, or __ia32_sys_* on a 32-bit kernel).
+ */
+static bool compat_alias(const char *name, size_t len)
+{
+	static const char *const prefixes[] = { "__ia32_", "__x32_", "compat_" };
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t n = strlen(prefixes[i]);
+
+		if (len > n && !memcmp(name, prefixes[i], n))
+			return true;
+	}
+	return false;
+}
+
 /* Parse one line; 0 on success or skipped line, -1 on allocation failure. */
 static int parse_line(struct td_kallsyms *ks, char *line)
 {
@@ -151,7 +178,7 @@ static int parse_line(struct td_kallsyms *ks, char *line)
 		.addr = addr,
 		.name = (uint32_t)off,
 		.mod = (uint16_t)mi,
-		.rank = (uint8_t)rank,
+		.rank = (uint8_t)(rank * 2 + compat_alias(name, name_len)),
 	};
 	return 0;
 }

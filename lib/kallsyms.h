@@ -6,10 +6,12 @@
  * frames are code addresses, and data symbols in between would split a
  * function); the table is sorted by address whatever the file's order
  * (modules and BPF programs come after the core kernel, unsorted), with one
- * name per address (global before weak before local); an address is named
- * by the nearest symbol at or below it, but never further than
- * TD_KSYM_MAX_SPAN from it, so addresses in gaps (between the core kernel
- * and modules) are not given a far-away name.
+ * name per address (global before weak before local, then a native name
+ * before a compat-ABI alias: __x64_sys_vfork, not __ia32_sys_vfork, then
+ * the first in the file); an address is named by the nearest symbol at or
+ * below it, but never further than TD_KSYM_MAX_SPAN from it, so addresses
+ * in gaps (between the core kernel and modules) are not given a far-away
+ * name.
  */
 #ifndef TD_KALLSYMS_H
 #define TD_KALLSYMS_H

@@ -1880,6 +1880,66 @@ static void test_kallsyms_cache(void **state)
 	unlink(path);
 }
 
+/* The name td_kallsyms_load(@text) gives @addr. */
+static void check_ksym(const char *text, uint64_t addr, const char *want)
+{
+	const char *name, *object;
+	struct td_kallsyms *ks;
+	char path[64];
+	uint64_t off;
+
+	write_file(path, text);
+	ks = td_kallsyms_load(path);
+	unlink(path);
+	assert_non_null(ks);
+	assert_int_equal(td_kallsyms_find(ks, addr, &name, &off, &object), 0);
+	assert_string_equal(name, want);
+	assert_int_equal(off, 0);
+	td_kallsyms_free(ks);
+}
+
+/*
+ * Aliases at one address: the native name wins over a compat-ABI one
+ * (__ia32_, __x32_, compat_) whatever their order in the file, as the
+ * x86_64 syscall wrappers (/proc/kallsyms lists __ia32_ first); the
+ * binding still comes first, so a compat-only global is not given up for
+ * its local body.
+ */
+static void test_kallsyms_aliases(void **state)
+{
+	static const char *const texts[][2] = {
+		{ "ffffffff81358d20 T __ia32_sys_vfork\n"
+		  "ffffffff81358d20 T __x64_sys_vfork\n",
+		  "__x64_sys_vfork" },
+		{ "ffffffff81358d20 T __x64_sys_vfork\n"
+		  "ffffffff81358d20 T __ia32_sys_vfork\n",
+		  "__x64_sys_vfork" },
+		/* As the real file: the local body first, then both wrappers. */
+		{ "ffffffff81358d20 t __do_sys_vfork\n"
+		  "ffffffff81358d20 T __ia32_sys_vfork\n"
+		  "ffffffff81358d20 T __x64_sys_vfork\n",
+		  "__x64_sys_vfork" },
+		{ "ffffffff81358d20 T __x32_compat_sys_foo\n"
+		  "ffffffff81358d20 T __x64_sys_foo\n",
+		  "__x64_sys_foo" },
+		{ "ffffffff81358d20 T compat_foo\n"
+		  "ffffffff81358d20 T foo\n",
+		  "foo" },
+		{ "ffffffff81358d20 T foo\n"
+		  "ffffffff81358d20 T compat_foo\n",
+		  "foo" },
+		{ "ffffffff81358d20 t __do_compat_sys_sigreturn\n"
+		  "ffffffff81358d20 T __ia32_compat_sys_sigreturn\n",
+		  "__ia32_compat_sys_sigreturn" },
+		{ "ffffffff81358d20 T __ia32_compat_sys_sigreturn\n"
+		  "ffffffff81358d20 t __do_compat_sys_sigreturn\n",
+		  "__ia32_compat_sys_sigreturn" },
+	};
+
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		check_ksym(texts[i][0], 0xffffffff81358d20ull, texts[i][1]);
+}
+
 static void test_kallsyms_unusable(void **state)
 {
 	/* kptr_restrict: every address reads as zero. */
@@ -2968,6 +3028,7 @@ int main(void)
 		cmocka_unit_test(test_kallsyms),
 		cmocka_unit_test(test_kallsyms_unusable),
 		cmocka_unit_test(test_kallsyms_cache),
+		cmocka_unit_test(test_kallsyms_aliases),
 		cmocka_unit_test(test_maps_parse),
 		cmocka_unit_test(test_procs_rebase),
 		cmocka_unit_test(test_procs_exec),

@@ -774,7 +774,7 @@ static void exec_comm(struct td_parser *p, int tid, uint64_t ts, const uint8_t *
  * have its last. A name a later record gave, read first (records of
  * another CPU are not merged by time), stays.
  */
-static void fork_comm(struct td_parser *p, uint64_t ts, const uint8_t *data, int size)
+static void fork_comm(struct td_parser *p, int tid, uint64_t ts, const uint8_t *data, int size)
 {
 	char name[TD_COMM_LEN] = { 0 };	/* learn_comm() reads all 16 bytes */
 	const char *comm = (const char *)data + p->fork_comm->offset;
@@ -782,7 +782,12 @@ static void fork_comm(struct td_parser *p, uint64_t ts, const uint8_t *data, int
 	struct comm_slot *s;
 	uint64_t child;
 
-	if (!p->comm_fn || read_field(p->fork_pid, data, &child) || (int)child <= 0)
+	if (read_field(p->fork_pid, data, &child) || (int)child <= 0)
+		return;
+	/* Now, not when the event is handed on: the child's records may be first. */
+	if (p->out.fork)
+		p->out.fork(tid, (int)child, ts, p->out.arg);
+	if (!p->comm_fn)
 		return;
 	s = comm_slot(p, (int)child);
 	if (s->tid == (int)child && s->ts > ts)
@@ -817,7 +822,7 @@ static int new_event(struct td_parser *p, struct held *h, const struct evinfo *i
 		if (info->kind == K_EXEC)
 			exec_comm(p, tid, ts, data, size);
 		else if (info->kind == K_FORK)
-			fork_comm(p, ts, data, size);
+			fork_comm(p, tid, ts, data, size);
 		comm_of(p, ev->comm, tid, ts);
 	}
 	/*

@@ -549,6 +549,24 @@ static void exec_seen(int tid, uint64_t ts, void *arg)
 		pl->st.exec_forgets++;
 }
 
+/*
+ * The parser's fork hook, as the record is read: a new process runs its
+ * parent's program until it execs. Live and named from the maps only: a
+ * trace.dat's processes are not asked of /proc, and file identity names
+ * frames without the maps. The symbolizer takes it only when every exec
+ * is traced.
+ */
+static void fork_seen(int tid, int child, uint64_t ts, void *arg)
+{
+	struct td_pipeline *pl = arg;
+	int parent;
+
+	if (!pl->sym || !pl->cfg.live || pl->stacks_have_files)
+		return;
+	parent = td_tgid_lookup(pl->tgid, tid, pl->now_ns);
+	td_sym_fork(pl->sym, parent > 0 ? parent : tid, child, ts);
+}
+
 static void to_stitcher_event(struct td_event *ev, void *arg)
 {
 	struct td_pipeline *pl = arg;
@@ -622,7 +640,7 @@ static void forget(int tgid, void *arg);
 
 struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipeline_config *cfg)
 {
-	struct td_parser_out out = { drop_event, drop_stack, NULL, NULL };
+	struct td_parser_out out = { drop_event, drop_stack, NULL, NULL, NULL };
 	struct td_pipeline *pl;
 	int err = EINVAL;
 
@@ -672,7 +690,7 @@ struct td_pipeline *td_pipeline_new(struct tep_handle *tep, const struct td_pipe
 		if (err)
 			goto fail;
 		out = (struct td_parser_out){ to_stitcher_event, to_stitcher_stack, pl,
-					      exec_seen };
+					      exec_seen, fork_seen };
 	}
 	pl->parser = td_parser_new_out(tep, &out, cfg->nr_cpus);
 	if (!pl->parser) {

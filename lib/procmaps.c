@@ -53,6 +53,15 @@ struct td_proc {
 	char *root_prefix;	/* proc_root/PID/root, or NULL if it is our "/" */
 };
 
+/* A fork not yet looked up: its child starts from its parent's maps. */
+struct fork_note {
+	int child;			/* 0: empty */
+	int parent;
+};
+
+/* Forks noted, by child pid: one slot each, the latest wins. */
+#define FORK_NOTES		1024
+
 struct td_procs {
 	char *proc_root;
 	uint64_t refresh_ns;
@@ -69,6 +78,7 @@ struct td_procs {
 	char *buf;		/* maps text, reused across reads */
 	size_t buf_alloc;
 	struct td_procs_stats stats;
+	struct fork_note *forks;	/* FORK_NOTES, allocated at the first fork */
 };
 
 /* ---- parsing ---------------------------------------------------------- */
@@ -527,6 +537,7 @@ void td_procs_free(struct td_procs *procs)
 	free(procs->slots);
 	free(procs->proc_root);
 	free(procs->buf);
+	free(procs->forks);
 	free(procs);
 }
 
@@ -568,13 +579,68 @@ static bool use_old(const struct td_procs *procs, const struct td_proc *p)
 	return p->old && procs->when && procs->when < p->old_until;
 }
 
-static struct td_proc *proc_get(struct td_procs *procs, int pid)
-{
-	struct td_proc *p = proc_lookup(procs, pid);
+static struct td_proc *proc_get(struct td_procs *procs, int pid);
 
-	if (p)
-		return p;
-	p = calloc(1, sizeof(*p));
+/*
+ * @p, just made, was forked by a process whose maps are known: take them.
+ * Returns whether it did. The parent is looked up as any process (read now
+ * if never met: a shell outlives its children).
+ */
+static bool fork_copy(struct td_procs *procs, struct td_proc *p)
+{
+	struct fork_note *f;
+	struct td_proc *pp;
+	int parent;
+
+	if (!procs->forks || !procs->execs_known)
+		return false;
+	f = &procs->forks[(unsigned int)p->pid % FORK_NOTES];
+	if (f->child != p->pid)
+		return false;
+	parent = f->parent;
+	f->child = 0;		/* taken: a parent's own note is taken at most once too */
+	pp = parent != p->pid ? proc_get(procs, parent) : NULL;
+	/* Known, its maps not read since its own exec: read now, as a lookup would. */
+	if (pp && !pp->read_ok && td_mono_ns() - pp->read_ns >= procs->refresh_ns)
+		proc_read(procs, pp);
+	if (!pp || !pp->read_ok || !pp->nr)
+		return false;
+	p->maps = malloc(pp->nr * sizeof(*p->maps));
+	if (!p->maps)
+		return false;
+	memcpy(p->maps, pp->maps, pp->nr * sizeof(*p->maps));
+	p->nr = pp->nr;
+	p->read_ok = true;
+	p->read_ns = td_mono_ns();
+	p->exe_dev = pp->exe_dev;
+	p->exe_ino = pp->exe_ino;
+	p->gen = __atomic_add_fetch(&last_gen, 1, __ATOMIC_RELAXED);
+	/* Its root is its parent's, as of the fork; its own may be gone already. */
+	if (pp->root_prefix)
+		p->root_prefix = strdup(pp->root_prefix);
+	procs->stats.fork_copies++;
+	return true;
+}
+
+void td_procs_fork(struct td_procs *procs, int parent, int child, uint64_t trace_ns)
+{
+	(void)trace_ns;
+	if (parent <= 0 || child <= 0 || parent == child || !procs->execs_known ||
+	    proc_lookup(procs, child))
+		return;
+	if (!procs->forks) {
+		procs->forks = calloc(FORK_NOTES, sizeof(*procs->forks));
+		if (!procs->forks)
+			return;
+	}
+	procs->forks[(unsigned int)child % FORK_NOTES] = (struct fork_note){ child, parent };
+}
+
+/* A new entry for @pid, in the table, nothing read yet. */
+static struct td_proc *proc_new(struct td_procs *procs, int pid)
+{
+	struct td_proc *p = calloc(1, sizeof(*p));
+
 	if (!p)
 		return NULL;
 	p->pid = pid;
@@ -584,11 +650,22 @@ static struct td_proc *proc_get(struct td_procs *procs, int pid)
 	}
 	if (proc_insert(procs, p))
 		goto fail;
-	proc_read(procs, p);
 	return p;
 fail:
 	proc_free(p);
 	return NULL;
+}
+
+static struct td_proc *proc_get(struct td_procs *procs, int pid)
+{
+	struct td_proc *p = proc_lookup(procs, pid);
+
+	if (p)
+		return p;
+	p = proc_new(procs, pid);
+	if (p && !fork_copy(procs, p))
+		proc_read(procs, p);
+	return p;
 }
 
 struct td_mapping *td_procs_find(struct td_procs *procs, int pid, uint64_t addr,
@@ -637,10 +714,29 @@ void td_procs_set_when(struct td_procs *procs, uint64_t trace_ns)
 	procs->when = trace_ns;
 }
 
+/* Whether a fork of @pid is noted, not yet taken. */
+static bool fork_noted(const struct td_procs *procs, int pid)
+{
+	return procs->forks && procs->execs_known &&
+	       procs->forks[(unsigned int)pid % FORK_NOTES].child == pid;
+}
+
 bool td_procs_exec(struct td_procs *procs, int pid, uint64_t trace_ns)
 {
 	struct td_proc *p = proc_lookup(procs, pid);
 	bool kept = false;
+
+	/*
+	 * Forked, not met yet: its parent's maps are what it ran before this
+	 * exec (/proc has the next program now), kept for its events before.
+	 */
+	if (!p && fork_noted(procs, pid)) {
+		p = proc_new(procs, pid);
+		if (p && !fork_copy(procs, p)) {
+			td_procs_forget(procs, pid);
+			p = NULL;
+		}
+	}
 
 	/*
 	 * Not known: nothing to keep. An exec older than the one the old maps

@@ -47,6 +47,8 @@ struct td_procs_stats {
 	/* re-reads that found another program (an exec), the old maps kept a while */
 	uint64_t exec_kept;
 	uint64_t execs;		/* td_procs_exec() that kept maps */
+	/* Added later: processes first met with their parent's maps (td_procs_fork()) */
+	uint64_t fork_copies;
 };
 
 struct td_procs *td_procs_new(const char *proc_root, uint64_t refresh_ns, td_intern_fn intern,
@@ -84,6 +86,18 @@ bool td_procs_exec(struct td_procs *procs, int pid, uint64_t trace_ns);
  * program keeps the old maps a while (see proc_read()). Default false.
  */
 void td_procs_execs_known(struct td_procs *procs, bool known);
+/*
+ * Added later. Process @parent forked @child (a new process, or a thread:
+ * the note of a thread is never asked for) at @trace_ns. When every exec
+ * is told (td_procs_execs_known()) and @child is first looked up, it
+ * starts from its parent's maps, not /proc's: until its exec it runs its
+ * parent's program, and a process first met after it exec'd (a shell's
+ * child, between its fork and its exec) is read as its next program, or
+ * not at all once it exited. Its exec then keeps them for its events
+ * before it, as any process's maps. Only the latest forks are noted (a
+ * bounded table); @child already known changes nothing.
+ */
+void td_procs_fork(struct td_procs *procs, int parent, int child, uint64_t trace_ns);
 /*
  * The trace time of what td_procs_find() and td_procs_gen() are asked for
  * next (0: now): before a process's exec, its maps of then.

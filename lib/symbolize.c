@@ -1127,6 +1127,11 @@ bool td_sym_exec(struct td_symbolizer *sym, int pid, uint64_t trace_ns)
 	return td_procs_exec(sym->procs, pid, trace_ns);
 }
 
+void td_sym_fork(struct td_symbolizer *sym, int parent, int child, uint64_t trace_ns)
+{
+	td_procs_fork(sym->procs, parent, child, trace_ns);
+}
+
 void td_sym_execs_known(struct td_symbolizer *sym, bool known)
 {
 	td_procs_execs_known(sym->procs, known);
@@ -1169,6 +1174,7 @@ void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st)
 	st->maps_read_errors = sym->procs_base.read_errors + ps.read_errors;
 	st->maps_gone = sym->procs_base.gone + ps.gone;
 	st->processes = ps.nr_procs;
+	st->maps_forked = ps.fork_copies;
 	td_perfmaps_get_stats(sym->perfmaps, &ms);
 	st->jit_maps_saved = sym->pm_base.saved_maps + ms.saved_maps;
 	st->jit_map_save_errors = sym->pm_base.save_errors + ms.save_errors;

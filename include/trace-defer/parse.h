@@ -88,6 +88,13 @@ struct td_parser_out {
 	 * from then.
 	 */
 	void (*exec)(int tid, uint64_t ts, void *arg);
+	/*
+	 * Added later, optional: thread @tid forked @child at @ts (a
+	 * sched:sched_process_fork record, traced or only naming tasks),
+	 * called when the record is read, before any record of @child can
+	 * be handed on.
+	 */
+	void (*fork)(int tid, int child, uint64_t ts, void *arg);
 };
 
 /* The same as td_parser_new(), handing events and stacks to @out (copied). */

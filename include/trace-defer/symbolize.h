@@ -126,6 +126,8 @@ struct td_sym_stats {
 	uint64_t restarts;		/* td_sym_restart() calls that freed what was held */
 	uint64_t held_bytes;		/* td_sym_held_bytes() */
 	uint64_t kernel_reloads;	/* kallsyms read again and changed */
+	/* Added later: processes first met with their parent's maps (td_sym_fork()) */
+	uint64_t maps_forked;
 };
 
 struct td_symbolizer;
@@ -280,6 +282,13 @@ void td_sym_forget(struct td_symbolizer *sym, int pid);
  * whether there were maps to keep so.
  */
 bool td_sym_exec(struct td_symbolizer *sym, int pid, uint64_t trace_ns);
+/*
+ * Added later. Process @parent forked @child at @trace_ns: when every exec
+ * is told (td_sym_execs_known()), @child, first met, is named from its
+ * parent's maps until its exec, not from /proc, where it may run its next
+ * program by then, or be gone (td_procs_fork()).
+ */
+void td_sym_fork(struct td_symbolizer *sym, int parent, int child, uint64_t trace_ns);
 /*
  * Added later. Whether td_sym_exec() is told of every exec (the caller
  * traces them all, unfiltered): then maps read again that show another

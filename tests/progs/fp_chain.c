@@ -15,6 +15,11 @@
  *   fp_chain exec PROG [ARG]...     main->a->b->c->execve(PROG, [PROG, ARG...])
  *   fp_chain sleep-exec MS COUNT PROG [ARG]...
  *                                   `sleep MS COUNT`, then `exec PROG [ARG]...`
+ *   fp_chain spawn-exec N MS PROG [ARG]...
+ *                                   N children one after the other, each
+ *                                   main->a->b->c->execve(PROG, ...), waited
+ *                                   for; then sleeps MS (a shell outlives its
+ *                                   children)
  *   fp_chain cpu N MODE...          MODE on CPU N alone (moved there first)
  *
  * Prints "fp_chain pid=PID" on stdout before it starts.
@@ -106,7 +111,8 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: fp_chain [cpu N] sleep MS [COUNT] | recurse DEPTH MS | read |\n"
 			"                threads N MS COUNT | spawn N | exec PROG [ARG]... |\n"
-			"                sleep-exec MS COUNT PROG [ARG]...\n");
+			"                sleep-exec MS COUNT PROG [ARG]... |\n"
+			"                spawn-exec N MS PROG [ARG]...\n");
 	return 2;
 }
 
@@ -172,6 +178,25 @@ int main(int argc, char **argv)
 		a(0);
 		fprintf(stderr, "fp_chain: cannot execute %s\n", exec_argv[0]);
 		return 1;
+	} else if (!strcmp(argv[1], "spawn-exec") && argc >= 5) {
+		struct timespec linger;
+
+		n = atol(argv[2]);
+		linger.tv_sec = atol(argv[3]) / 1000;
+		linger.tv_nsec = atol(argv[3]) % 1000 * 1000000L;
+		exec_argv = argv + 4;
+		for (i = 0; i < n; i++) {
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				a(0);
+				_exit(127);
+			}
+			if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+				return 1;
+		}
+		nanosleep(&linger, NULL);
+		return 0;
 	} else if (!strcmp(argv[1], "spawn") && argc >= 3) {
 		n = atol(argv[2]);
 		sleep_ms = 1;

@@ -2291,6 +2291,93 @@ static void test_procs_exec(void **state)
 	rmdir(root);
 }
 
+/*
+ * A child forked by a known process and first met after its exec (a
+ * shell's child): before the exec, its parent's maps; from it, its own.
+ */
+static void test_procs_fork(void **state)
+{
+	const char *shell_maps = "400000-402000 r-xp 00000000 08:01 11 /x/shell\n";
+	const char *prog_maps = "400000-402000 r-xp 00000000 08:01 22 /x/prog\n";
+	struct rebase_strings strings = { .fail_at = -1 };
+	char root[] = "/tmp/td-test-fork-XXXXXX", path[PATH_MAX];
+	const int shell = 80, child = 81, other = 82, thread = 83, gone = 84;
+	const int pids[] = { shell, child, other };
+	struct td_procs_stats st;
+	struct td_procs *procs;
+	struct td_proc *proc;
+	struct td_mapping *m;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	for (unsigned int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%d", root, pids[i]);
+		assert_int_equal(mkdir(path, 0755), 0);
+	}
+	write_maps(root, shell, shell_maps, "shell");
+	/* By the time their records are read, the children run the program. */
+	write_maps(root, child, prog_maps, "prog");
+	write_maps(root, other, prog_maps, "prog");
+	procs = td_procs_new(root, 1, rebase_intern, &strings);
+	assert_non_null(procs);
+
+	/* Not every exec told: a fork changes nothing (/proc is read). */
+	td_procs_fork(procs, shell, other, 100);
+	assert_string_equal(td_procs_find(procs, other, 0x401000, &proc)->path, "/x/prog");
+	td_procs_forget(procs, other);
+	td_procs_execs_known(procs, true);
+
+	/* The fork at 100, the exec at 300, told as their records are read. */
+	td_procs_fork(procs, shell, child, 100);
+	td_procs_fork(procs, shell, thread, 110);	/* a thread's: never asked for */
+	assert_true(td_procs_exec(procs, child, 300));
+	td_procs_set_when(procs, 200);
+	m = td_procs_find(procs, child, 0x401000, &proc);
+	assert_non_null(m);
+	assert_string_equal(m->path, "/x/shell");
+	assert_non_null(proc);
+	td_procs_set_when(procs, 300);
+	m = td_procs_find(procs, child, 0x401000, &proc);
+	assert_non_null(m);
+	assert_string_equal(m->path, "/x/prog");
+
+	/* Met before its exec: the parent's maps until the exec is told. */
+	td_procs_fork(procs, shell, other, 400);
+	td_procs_set_when(procs, 450);
+	assert_string_equal(td_procs_find(procs, other, 0x401000, &proc)->path, "/x/shell");
+	assert_true(td_procs_exec(procs, other, 500));
+	td_procs_set_when(procs, 450);
+	assert_string_equal(td_procs_find(procs, other, 0x401000, &proc)->path, "/x/shell");
+	td_procs_set_when(procs, 600);
+	assert_string_equal(td_procs_find(procs, other, 0x401000, &proc)->path, "/x/prog");
+
+	/* A known child, or one of a parent gone from /proc: nothing to copy. */
+	td_procs_fork(procs, shell, other, 700);
+	td_procs_fork(procs, 99, gone, 700);
+	assert_false(td_procs_exec(procs, gone, 800));
+	td_procs_set_when(procs, 0);
+	assert_null(td_procs_find(procs, gone, 0x401000, &proc));
+	td_procs_get_stats(procs, &st);
+	assert_int_equal(st.fork_copies, 2);
+	assert_int_equal(st.execs, 2);
+
+	td_procs_free(procs);
+	rebase_strings_free(&strings);
+	for (unsigned int i = 0; i < 3; i++) {
+		for (const char *f = "maps"; f; f = strcmp(f, "maps") ? NULL : "exe") {
+			snprintf(path, sizeof(path), "%s/%d/%s", root, pids[i], f);
+			unlink(path);
+		}
+		snprintf(path, sizeof(path), "%s/%d", root, pids[i]);
+		rmdir(path);
+	}
+	snprintf(path, sizeof(path), "%s/shell", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/prog", root);
+	unlink(path);
+	rmdir(root);
+}
+
 /* ---- cost of a cached lookup ------------------------------------------ */
 
 struct lookup {
@@ -3032,6 +3119,7 @@ int main(void)
 		cmocka_unit_test(test_maps_parse),
 		cmocka_unit_test(test_procs_rebase),
 		cmocka_unit_test(test_procs_exec),
+		cmocka_unit_test(test_procs_fork),
 		cmocka_unit_test(test_cached_lookup_cost),
 		cmocka_unit_test(test_file_id_named),
 		cmocka_unit_test(test_file_id_through_proc_root),

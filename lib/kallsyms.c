@@ -112,7 +112,7 @@ static int type_rank(char type)
  * __ia32_sys_vfork first, then __x64_sys_vfork. The first in the file was
  * kept, so a 64-bit task's vfork() was named as the 32-bit entry point,
  * not as __x64_sys_vfork, the name its syscall table calls and users
- * expect. Among aliases of the same binding (global, weak, local still
+ * expect. Among aliases of the same binding (T, t, W, w, in that order,
  * decide first), a name with one of these prefixes loses to one without.
  * A plain prefix list, not the kernel's ABI: a name of this kind with no
  * other alias of its binding keeps it (a compat-only syscall such as

@@ -6,7 +6,7 @@
  * frames are code addresses, and data symbols in between would split a
  * function); the table is sorted by address whatever the file's order
  * (modules and BPF programs come after the core kernel, unsorted), with one
- * name per address (global before weak before local, then a native name
+ * name per address (types T, t, W, w in that order, then a native name
  * before a compat-ABI alias: __x64_sys_vfork, not __ia32_sys_vfork, then
  * the first in the file); an address is named by the nearest symbol at or
  * below it, but never further than TD_KSYM_MAX_SPAN from it, so addresses

@@ -539,8 +539,6 @@ static bool dyn_ok(const struct evinfo *info, const void *data, int size)
 
 static void hand_on_one(struct td_parser *p, struct td_event *ev)
 {
-	if (ev->tep_event == p->ev_exec && p->ev_exec && p->out.exec)
-		p->out.exec(ev->tid, ev->ts, p->out.arg);
 	/* Read for the name it gave its task: done with, unless a stack follows. */
 	if ((p->exec_names_only && ev->tep_event == p->ev_exec) ||
 	    (p->fork_names_only && ev->tep_event == p->ev_fork)) {
@@ -771,8 +769,8 @@ static void exec_comm(struct td_parser *p, int tid, uint64_t ts, const uint8_t *
  * after a while: a thread may rename itself (pthread_setname_np()), which
  * no record says. Live only: read later, with no hook, a fork's name
  * would stay a renamed thread's for good, where the trace's saved names
- * have its last. A name a later record gave, read first (records of
- * another CPU are not merged by time), stays.
+ * have its last. A name a later record gave, read first (a record of
+ * another CPU read in an earlier batch, or parsed page by page), stays.
  */
 static void fork_comm(struct td_parser *p, int tid, uint64_t ts, const uint8_t *data, int size)
 {
@@ -819,9 +817,16 @@ static int new_event(struct td_parser *p, struct held *h, const struct evinfo *i
 	if (info->kind == K_SWITCH) {
 		switch_comm(p, ev, data, ts);
 	} else {
-		if (info->kind == K_EXEC)
+		if (info->kind == K_EXEC) {
 			exec_comm(p, tid, ts, data, size);
-		else if (info->kind == K_FORK)
+			/*
+			 * Now, as the fork: not when the event is handed on,
+			 * which may wait for its CPU's next record while the
+			 * task's next events, on another CPU, are named.
+			 */
+			if (p->out.exec)
+				p->out.exec(tid, ts, p->out.arg);
+		} else if (info->kind == K_FORK)
 			fork_comm(p, tid, ts, data, size);
 		comm_of(p, ev->comm, tid, ts);
 	}
@@ -1158,9 +1163,24 @@ static bool batch_next(struct td_parser *p, struct batch_cpu *bc, const struct t
 	}
 }
 
+/* Parse @pages in the order given, as td_parser_page() would one by one. */
+static int pages_in_order(struct td_parser *p, const struct td_page_ref *pages, unsigned int n)
+{
+	int count = 0, ret = 0, err;
+
+	for (unsigned int i = 0; i < n; i++) {
+		err = td_parser_page(p, pages[i].cpu, pages[i].page, pages[i].size);
+		if (err < 0)
+			ret = err;
+		else
+			count += err;
+	}
+	return ret ? ret : count;
+}
+
 int td_parser_pages(struct td_parser *p, const struct td_page_ref *pages, unsigned int n)
 {
-	unsigned int i, j, nr = 0, best;
+	unsigned int i, j, nr = 0, seen = 0, best;
 	int count = 0, ret = 0, err;
 	struct batch_cpu *bc;
 
@@ -1173,32 +1193,28 @@ int td_parser_pages(struct td_parser *p, const struct td_page_ref *pages, unsign
 	/* A batch of one CPU is one CPU's pages in order: nothing to merge. */
 	for (i = 1; i < n && pages[i].cpu == pages[0].cpu; i++)
 		;
-	if (i == n) {
-		for (i = 0; i < n; i++) {
-			err = td_parser_page(p, pages[i].cpu, pages[i].page, pages[i].size);
-			if (err < 0)
-				ret = err;
-			else
-				count += err;
-		}
-		return ret ? ret : count;
-	}
-
+	if (i >= n)
+		return pages_in_order(p, pages, n);
 	if (!p->batch) {
 		p->batch = calloc(p->nr_cpus, sizeof(*p->batch));
+		/* Out of memory: in the order read, as before batches, but nothing lost. */
 		if (!p->batch)
-			return -ENOMEM;
+			return pages_in_order(p, pages, n);
 	}
 	bc = p->batch;
+	/* A cursor per CPU, its first record read; a CPU without any is done. */
 	for (i = 0; i < n; i++) {
-		for (j = 0; j < nr && bc[j].cpu != pages[i].cpu; j++)
+		for (j = 0; j < seen && bc[j].cpu != pages[i].cpu; j++)
 			;
-		if (j < nr)
+		if (j < seen)
 			continue;
-		bc[nr] = (struct batch_cpu){ .cpu = pages[i].cpu, .next = i };
-		if (batch_next(p, &bc[nr], pages, n))
-			nr++;
+		bc[seen] = (struct batch_cpu){ .cpu = pages[i].cpu, .next = i };
+		bc[seen].has_rec = batch_next(p, &bc[seen], pages, n);
+		seen++;
 	}
+	for (i = 0; i < seen; i++)
+		if (bc[i].has_rec)
+			bc[nr++] = bc[i];
 	/*
 	 * Oldest record first; on a tie, the CPU met first in the batch. The
 	 * CPUs of one batch are few: a scan is cheaper than a heap.

@@ -545,8 +545,16 @@ static void exec_seen(int tid, uint64_t ts, void *arg)
 {
 	struct td_pipeline *pl = arg;
 
-	if (pl->sym && tid > 0 && td_sym_exec(pl->sym, tid, ts))
-		pl->st.exec_forgets++;
+	if (!pl->sym || tid <= 0 || !td_sym_exec(pl->sym, tid, ts))
+		return;
+	pl->st.exec_forgets++;
+	/*
+	 * Its maps are kept (a forked child's made from its parent's here):
+	 * a process whose own events never come is forgotten when it is
+	 * gone, as any process the cache knows.
+	 */
+	if (pl->cfg.live)
+		td_tgid_note(pl->tgid, tid, tid, pl->now_ns);
 }
 
 /*
@@ -561,7 +569,7 @@ static void fork_seen(int tid, int child, uint64_t ts, void *arg)
 	struct td_pipeline *pl = arg;
 	int parent;
 
-	if (!pl->sym || !pl->cfg.live || pl->stacks_have_files)
+	if (!pl->sym || !pl->cfg.live || pl->stacks_have_files || !pl->cfg.execs_traced)
 		return;
 	parent = td_tgid_lookup(pl->tgid, tid, pl->now_ns);
 	td_sym_fork(pl->sym, parent > 0 ? parent : tid, child, ts);

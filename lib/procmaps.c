@@ -57,6 +57,7 @@ struct td_proc {
 struct fork_note {
 	int child;			/* 0: empty */
 	int parent;
+	uint64_t ts;			/* trace time of the fork */
 };
 
 /* Forks noted, by child pid: one slot each, the latest wins. */
@@ -588,8 +589,11 @@ static struct td_proc *proc_get(struct td_procs *procs, int pid);
  */
 static bool fork_copy(struct td_procs *procs, struct td_proc *p)
 {
+	const struct td_mapping *from;
+	uint64_t fork_ts, dev, ino;
 	struct fork_note *f;
 	struct td_proc *pp;
+	size_t nr;
 	int parent;
 
 	if (!procs->forks || !procs->execs_known)
@@ -598,33 +602,59 @@ static bool fork_copy(struct td_procs *procs, struct td_proc *p)
 	if (f->child != p->pid)
 		return false;
 	parent = f->parent;
+	fork_ts = f->ts;
 	f->child = 0;		/* taken: a parent's own note is taken at most once too */
 	pp = parent != p->pid ? proc_get(procs, parent) : NULL;
-	/* Known, its maps not read since its own exec: read now, as a lookup would. */
-	if (pp && !pp->read_ok && td_mono_ns() - pp->read_ns >= procs->refresh_ns)
-		proc_read(procs, pp);
-	if (!pp || !pp->read_ok || !pp->nr)
+	if (!pp)
 		return false;
-	p->maps = malloc(pp->nr * sizeof(*p->maps));
+	/* The parent exec'd since the fork: what it ran then. */
+	if (pp->old && fork_ts < pp->old_until) {
+		from = pp->old;
+		nr = pp->old_nr;
+	} else {
+		/* Known, its maps not read since its own exec: read now, as a lookup would. */
+		if (!pp->read_ok && td_mono_ns() - pp->read_ns >= procs->refresh_ns)
+			proc_read(procs, pp);
+		if (!pp->read_ok)
+			return false;
+		from = pp->maps;
+		nr = pp->nr;
+	}
+	if (!nr)
+		return false;
+	p->maps = malloc(nr * sizeof(*p->maps));
 	if (!p->maps)
 		return false;
-	memcpy(p->maps, pp->maps, pp->nr * sizeof(*p->maps));
-	p->nr = pp->nr;
+	/* Its root is its parent's, as of the fork; its own may be gone already. */
+	if (pp->root_prefix) {
+		p->root_prefix = strdup(pp->root_prefix);
+		if (!p->root_prefix) {
+			free(p->maps);
+			p->maps = NULL;
+			return false;
+		}
+	}
+	memcpy(p->maps, from, nr * sizeof(*p->maps));
+	p->nr = nr;
 	p->read_ok = true;
 	p->read_ns = td_mono_ns();
 	p->exe_dev = pp->exe_dev;
 	p->exe_ino = pp->exe_ino;
 	p->gen = __atomic_add_fetch(&last_gen, 1, __ATOMIC_RELAXED);
-	/* Its root is its parent's, as of the fork; its own may be gone already. */
-	if (pp->root_prefix)
-		p->root_prefix = strdup(pp->root_prefix);
+	/*
+	 * Running another program already: its exec's record is still to
+	 * come, or was lost. Should it not come within EXEC_HOLD_NS, the
+	 * copy gives way to its own maps (td_procs_find()).
+	 */
+	exe_of(p, &dev, &ino);
+	if (ino && (dev != p->exe_dev || ino != p->exe_ino))
+		p->exec_ns = p->read_ns;
 	procs->stats.fork_copies++;
 	return true;
 }
 
 void td_procs_fork(struct td_procs *procs, int parent, int child, uint64_t trace_ns)
 {
-	(void)trace_ns;
 	if (parent <= 0 || child <= 0 || parent == child || !procs->execs_known ||
 	    proc_lookup(procs, child))
 		return;
@@ -633,7 +663,7 @@ void td_procs_fork(struct td_procs *procs, int parent, int child, uint64_t trace
 		if (!procs->forks)
 			return;
 	}
-	procs->forks[(unsigned int)child % FORK_NOTES] = (struct fork_note){ child, parent };
+	procs->forks[(unsigned int)child % FORK_NOTES] = (struct fork_note){ child, parent, trace_ns };
 }
 
 /* A new entry for @pid, in the table, nothing read yet. */
@@ -685,6 +715,17 @@ struct td_mapping *td_procs_find(struct td_procs *procs, int pid, uint64_t addr,
 	if (use_old(procs, p)) {
 		*proc = p;
 		return lookup_in(p->old, p->old_nr, &p->old_last, addr);
+	}
+	/*
+	 * Another program found running, its exec's record not come within
+	 * the hold (lost): what it maps now, though the old maps still hold
+	 * the address (two programs at the same addresses).
+	 */
+	if (p->exec_ns) {
+		uint64_t now = td_mono_ns();
+
+		if (now - p->exec_ns >= EXEC_HOLD_NS && now - p->read_ns >= procs->refresh_ns)
+			proc_read(procs, p);
 	}
 	m = maps_lookup(p, addr);
 	if (!m && td_mono_ns() - p->read_ns >= procs->refresh_ns) {

@@ -83,9 +83,9 @@ struct td_parser_out {
 	void *arg;
 	/*
 	 * Optional: thread @tid ran exec at @ts (a sched:sched_process_exec
-	 * record, traced or only naming tasks), called when its event is
-	 * handed on, before it: what the process maps is another program's
-	 * from then.
+	 * record, traced or only naming tasks), called when the record is
+	 * read (before: when its event was handed on), before any later
+	 * record is: what the process maps is another program's from then.
 	 */
 	void (*exec)(int tid, uint64_t ts, void *arg);
 	/*

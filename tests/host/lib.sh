@@ -93,6 +93,15 @@ start_fp_chain() {
 
 td() { "$TD" -i "$NAME" --run-dir "$RUN_DIR" "$@"; }
 
+# The CPUs this shell may run on, in order, one per word ("0-2,5": 0 1 2 5).
+allowed_cpus() {
+	local list range
+	list=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+	for range in ${list//,/ }; do
+		seq "${range%-*}" "${range#*-}"
+	done
+}
+
 # resolve DIR/X.jsonl: writes DIR/X.v1.jsonl, the same events with their
 # stacks in every line (layout full), through contrib/td-json-resolve;
 # fails when an event refers to a stack id no line before it defined.

@@ -27,15 +27,18 @@ check "the daemon starts tracing" wait_tracing
 check "... and traces the exec too, said" grep -q 'sched_process_exec.* only to name tasks' \
 	"$SCRATCH/err"
 # fp_chain sleeps on CPU 1 and execs there; fp_chain_altid moves to CPU 0
-# at once and sleeps there. The daemon reads CPU 0 before CPU 1: the exec
+# at once and sleeps there (the first two CPUs this test may use). The
+# daemon reads CPU 0 before CPU 1: the exec
 # is read after the events that follow it, in the same round, unless the
 # rounds' pages are merged by time (before they were, fp_chain_altid's
 # first switches were named from fp_chain's maps).
-if [ "$(nproc)" -ge 2 ]; then
-	taskset -c 1 "$FP_CHAIN" sleep-exec 10 80 "$ALTID" cpu 0 sleep 10 30 >"$SCRATCH/prog.out"
+cpus=($(allowed_cpus))
+if [ "${#cpus[@]}" -ge 2 ]; then
+	taskset -c "${cpus[1]}" "$FP_CHAIN" sleep-exec 10 80 "$ALTID" cpu "${cpus[0]}" sleep 10 30 \
+		>"$SCRATCH/prog.out"
 else
 	log "one CPU: the exec and the events after it share it (no merge to test)"
-	taskset -c 0 "$FP_CHAIN" sleep-exec 10 80 "$ALTID" sleep 10 30 >"$SCRATCH/prog.out"
+	"$FP_CHAIN" sleep-exec 10 80 "$ALTID" sleep 10 30 >"$SCRATCH/prog.out"
 fi
 check "fp_chain, then fp_chain_altid, exit 0" [ $? = 0 ]
 pid=$(sed -n '1s/^fp_chain pid=//p' "$SCRATCH/prog.out")

@@ -47,9 +47,10 @@ jq -r --argjson p "$parent" 'select(.pid != $p and .comm == "fp_chain_altid" and
 log "fp_chain_altid's frames: $(sort "$SCRATCH/new" | uniq -c | tr '\n' ' ')"
 n_new=$(grep -c "/fp_chain_altid$" "$SCRATCH/new")
 # Each child sleeps 0.3 s: most are read while they run (one gone first
-# has its frames unnamed, as any short-lived process in this mode).
+# has its frames unnamed, as any short-lived process in this mode; at
+# least one child's 30 sleeps, 4 frames each, on a loaded machine).
 check "the children's sleeps after the exec have frames in fp_chain_altid ($n_new)" \
-	[ "$n_new" -ge 400 ]
+	[ "$n_new" -ge 120 ]
 check "none of those frames is named from fp_chain, the parent's program" \
 	eval "! grep -q '/fp_chain$' '$SCRATCH/new'"
 forked=$(sed -n 's/.* maps_from_parent=\([0-9]*\).*/\1/p' "$SCRATCH/err" | tail -n 1)

@@ -1279,6 +1279,22 @@ static void test_pages_merged(void **state)
 	assert_int_equal(want_ts[1], 700);
 	assert_int_equal(want_ts[2], 100);
 	assert_int_equal(want_ts[3], 300);
+
+	/* A CPU whose pages hold no record: each page opened once all the same. */
+	s = stats_of(c);
+	td_pagegen_start(&g, pg0, TD_PAGE_SIZE, 900);
+	td_pagegen_finish(&g, false, 0);
+	td_pagegen_start(&g, pg1, TD_PAGE_SIZE, 1000);
+	td_pagegen_finish(&g, false, 0);
+	td_pagegen_start(&g, pg2, TD_PAGE_SIZE, 950);
+	assert_int_equal(td_pagegen_add(&g, 950, r, rec_sys_enter(r, 1600, 0)), 0);
+	td_pagegen_finish(&g, false, 0);
+	refs[0] = (struct td_page_ref){ 1, pg0, TD_PAGE_SIZE };
+	refs[1] = (struct td_page_ref){ 0, pg2, TD_PAGE_SIZE };
+	refs[2] = (struct td_page_ref){ 1, pg1, TD_PAGE_SIZE };
+	assert_int_equal(td_parser_pages(c->p, refs, 3), 1);
+	assert_int_equal(stats_of(c).pages, s.pages + 3);
+	assert_int_equal(stats_of(c).records, s.records + 1);
 	free(pg0);
 	free(pg1);
 	free(pg2);

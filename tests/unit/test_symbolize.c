@@ -2301,8 +2301,8 @@ static void test_procs_fork(void **state)
 	const char *prog_maps = "400000-402000 r-xp 00000000 08:01 22 /x/prog\n";
 	struct rebase_strings strings = { .fail_at = -1 };
 	char root[] = "/tmp/td-test-fork-XXXXXX", path[PATH_MAX];
-	const int shell = 80, child = 81, other = 82, thread = 83, gone = 84;
-	const int pids[] = { shell, child, other };
+	const int shell = 80, child = 81, other = 82, thread = 83, gone = 84, late = 85, lost = 86;
+	const int pids[] = { shell, child, other, late, lost };
 	struct td_procs_stats st;
 	struct td_procs *procs;
 	struct td_proc *proc;
@@ -2310,7 +2310,7 @@ static void test_procs_fork(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(root));
-	for (unsigned int i = 0; i < 3; i++) {
+	for (unsigned int i = 0; i < 5; i++) {
 		snprintf(path, sizeof(path), "%s/%d", root, pids[i]);
 		assert_int_equal(mkdir(path, 0755), 0);
 	}
@@ -2361,9 +2361,27 @@ static void test_procs_fork(void **state)
 	assert_int_equal(st.fork_copies, 2);
 	assert_int_equal(st.execs, 2);
 
+	/* Its exec's record lost: the copy gives way to /proc after a second. */
+	write_maps(root, lost, prog_maps, "prog");
+	td_procs_fork(procs, shell, lost, 850);
+	td_procs_set_when(procs, 0);
+	assert_string_equal(td_procs_find(procs, lost, 0x401000, &proc)->path, "/x/shell");
+	usleep(1100 * 1000);
+	assert_string_equal(td_procs_find(procs, lost, 0x401000, &proc)->path, "/x/prog");
+
+	/* The parent exec'd after the fork: the child has what it ran then. */
+	write_maps(root, late, prog_maps, "prog");
+	td_procs_fork(procs, shell, late, 900);
+	write_maps(root, shell, prog_maps, "prog");
+	assert_true(td_procs_exec(procs, shell, 950));
+	assert_string_equal(td_procs_find(procs, late, 0x401000, &proc)->path, "/x/shell");
+	assert_string_equal(td_procs_find(procs, shell, 0x401000, &proc)->path, "/x/prog");
+	td_procs_get_stats(procs, &st);
+	assert_int_equal(st.fork_copies, 4);
+
 	td_procs_free(procs);
 	rebase_strings_free(&strings);
-	for (unsigned int i = 0; i < 3; i++) {
+	for (unsigned int i = 0; i < 5; i++) {
 		for (const char *f = "maps"; f; f = strcmp(f, "maps") ? NULL : "exe") {
 			snprintf(path, sizeof(path), "%s/%d/%s", root, pids[i], f);
 			unlink(path);

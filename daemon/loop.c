@@ -307,8 +307,10 @@ static int drain_round(struct td_daemon *d, bool flush)
 		if (ret < 1)
 			all = ret;
 	}
-	if (nr)
-		td_pipeline_pages(d->pl, d->refs, nr);
+	/* A page the pipeline refuses (a short read): the others one by one, as ever. */
+	if (nr && td_pipeline_pages(d->pl, d->refs, nr) == -EINVAL)
+		for (unsigned int i = 0; i < nr; i++)
+			td_pipeline_page(d->pl, d->refs[i].cpu, d->refs[i].page, d->refs[i].size);
 	return all;
 }
 

@@ -2,13 +2,13 @@
 /*
  * The file table and the decoders of file identity (see
  * include/trace-defer/filetab.h). Ids are a counter in the kernel, but come
- * from untrusted bytes here: they index an open-addressing hash table of
- * pointers, and each entry is one allocation (entry, path, hex build-id)
- * that never moves. Full, the table drops the quarter of its entries whose
- * last record is oldest: the kernel keeps ids for a few dozen files per
- * instance and gives a file a new id when it comes back, so a long run
- * meets ever new ids, and an id still in use is recorded again within a
- * second or so of its next use.
+ * from untrusted bytes here: they are hashed into the library's one hash
+ * table (htab.h), and each entry is one allocation (entry, path, hex
+ * build-id) that never moves. Full, the table drops the quarter of its
+ * entries whose last record is oldest: the kernel keeps ids for a few dozen
+ * files per instance and gives a file a new id when it comes back, so a
+ * long run meets ever new ids, and an id still in use is recorded again
+ * within a second or so of its next use.
  */
 #include <endian.h>
 #include <errno.h>
@@ -23,8 +23,7 @@
 #include "htab.h"
 
 struct td_filetab {
-	struct td_file **slots;
-	size_t mask;			/* slots - 1, a power of two minus one */
+	struct htab tab;		/* struct entry by id */
 	size_t max_files;
 	uint64_t gen;			/* td_filetab_gen() */
 	struct td_filetab_stats stats;
@@ -32,6 +31,7 @@ struct td_filetab {
 
 /* An entry as the table keeps it: the file, and when it was last recorded. */
 struct entry {
+	struct hnode node;
 	struct td_file file;
 	uint64_t seen;			/* stats.records when last added or refreshed */
 };
@@ -43,61 +43,43 @@ struct td_filetab *td_filetab_new(size_t max_files)
 	if (!ft)
 		return NULL;
 	ft->max_files = max_files ? max_files : TD_FILETAB_DEFAULT_MAX;
-	ft->mask = 63;
-	ft->slots = calloc(ft->mask + 1, sizeof(*ft->slots));
-	if (!ft->slots) {
+	if (htab_init(&ft->tab)) {
 		free(ft);
 		return NULL;
 	}
 	return ft;
 }
 
+static void entry_free(struct hnode *n)
+{
+	free(container_of(n, struct entry, node));
+}
+
 void td_filetab_free(struct td_filetab *ft)
 {
-	size_t i;
-
 	if (!ft)
 		return;
-	for (i = 0; i <= ft->mask; i++)
-		if (ft->slots[i])
-			free(container_of(ft->slots[i], struct entry, file));
-	free(ft->slots);
+	htab_destroy(&ft->tab, entry_free);
 	free(ft);
 }
 
-static inline size_t id_hash(uint32_t id)
+static inline uint64_t id_hash(uint32_t id)
 {
-	return (size_t)(((uint64_t)id * 0x9e3779b97f4a7c15ULL) >> 32);
+	return htab_hash_u64(HTAB_SEED, id);
 }
 
-/* The slot of @id: its entry, or the empty slot where it would go. */
-static struct td_file **find_slot(struct td_file **slots, size_t mask, uint32_t id)
+/* The entry of @id, or NULL. */
+static struct entry *find(const struct td_filetab *ft, uint32_t id)
 {
-	size_t i = id_hash(id) & mask;
+	struct hnode *n;
 
-	while (slots[i] && slots[i]->id != id)
-		i = (i + 1) & mask;
-	return &slots[i];
-}
+	for (n = htab_first(&ft->tab, id_hash(id)); n; n = htab_next(n)) {
+		struct entry *e = container_of(n, struct entry, node);
 
-/* Keep the table at most half full. Returns 0 or -ENOMEM. */
-static int grow(struct td_filetab *ft)
-{
-	size_t cap = (ft->mask + 1) * 2, i;
-	struct td_file **slots;
-
-	if (ft->stats.files + 1 <= (ft->mask + 1) / 2)
-		return 0;
-	slots = calloc(cap, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i <= ft->mask; i++)
-		if (ft->slots[i])
-			*find_slot(slots, cap - 1, ft->slots[i]->id) = ft->slots[i];
-	free(ft->slots);
-	ft->slots = slots;
-	ft->mask = cap - 1;
-	return 0;
+		if (e->file.id == id)
+			return e;
+	}
+	return NULL;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -107,46 +89,49 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* evict()'s walks: first every entry's time into @seen, then the cut. */
+struct evict_walk {
+	uint64_t *seen;
+	size_t n;
+	uint64_t cut;
+	bool collect;
+};
+
+static bool evict_keep(struct hnode *n, void *arg)
+{
+	struct entry *e = container_of(n, struct entry, node);
+	struct evict_walk *w = arg;
+
+	if (w->collect) {
+		w->seen[w->n++] = e->seen;
+		return true;
+	}
+	return !(e->seen < w->cut || (w->n < 4 && e->seen == w->cut));
+}
+
 /*
  * Full: free the quarter of the entries (at least one) recorded longest
- * ago, and place the others again (open addressing has no cheap delete).
- * Returns 0 or -ENOMEM (nothing dropped).
+ * ago. Returns 0 or -ENOMEM (nothing dropped).
  */
 static int evict(struct td_filetab *ft)
 {
-	size_t cap = ft->mask + 1, n = 0, i;
-	struct td_file **slots;
-	uint64_t *seen, cut;
-	struct entry *e;
+	struct evict_walk w = { .collect = true };
+	size_t before = ft->tab.nr;
 
-	seen = malloc(ft->stats.files * sizeof(*seen));
-	slots = calloc(cap, sizeof(*slots));
-	if (!seen || !slots || !ft->stats.files) {
-		free(seen);
-		free(slots);
+	if (!before)
 		return -ENOMEM;
-	}
-	for (i = 0; i < cap; i++)
-		if (ft->slots[i])
-			seen[n++] = container_of(ft->slots[i], struct entry, file)->seen;
-	qsort(seen, n, sizeof(*seen), cmp_u64);
+	w.seen = malloc(before * sizeof(*w.seen));
+	if (!w.seen)
+		return -ENOMEM;
+	htab_filter(&ft->tab, evict_keep, NULL, &w);
+	qsort(w.seen, w.n, sizeof(*w.seen), cmp_u64);
 	/* Records are counted one by one: no two entries share a time. */
-	cut = seen[n / 4];
-	free(seen);
-	for (i = 0; i < cap; i++) {
-		if (!ft->slots[i])
-			continue;
-		e = container_of(ft->slots[i], struct entry, file);
-		if (e->seen < cut || (n < 4 && e->seen == cut)) {
-			free(e);
-			ft->stats.files--;
-			ft->stats.evicted++;
-		} else {
-			*find_slot(slots, ft->mask, e->file.id) = &e->file;
-		}
-	}
-	free(ft->slots);
-	ft->slots = slots;
+	w.cut = w.seen[w.n / 4];
+	free(w.seen);
+	w.collect = false;
+	htab_filter(&ft->tab, evict_keep, entry_free, &w);
+	ft->stats.evicted += before - ft->tab.nr;
+	ft->stats.files = ft->tab.nr;
 	ft->stats.full++;
 	ft->gen++;
 	return 0;
@@ -197,7 +182,8 @@ static struct td_file *new_file(uint32_t id, const uint8_t *build_id, unsigned i
 int td_filetab_add(struct td_filetab *ft, uint32_t id, const uint8_t *build_id,
 		   unsigned int build_id_len, const char *path, size_t path_len)
 {
-	struct td_file **slot, *f;
+	struct td_file *f;
+	struct entry *e;
 	const char *nul;
 
 	if (!id || build_id_len > TD_FILE_BUILD_ID_MAX || (build_id_len && !build_id) || !path) {
@@ -208,9 +194,9 @@ int td_filetab_add(struct td_filetab *ft, uint32_t id, const uint8_t *build_id,
 	if (nul)
 		path_len = (size_t)(nul - path);
 	ft->stats.records++;
-	slot = find_slot(ft->slots, ft->mask, id);
-	if (*slot) {
-		f = *slot;
+	e = find(ft, id);
+	if (e) {
+		f = &e->file;
 		if (!f->conflict && same_file(f, build_id, build_id_len, path, path_len)) {
 			ft->stats.refreshed++;
 			container_of(f, struct entry, file)->seen = ft->stats.records;
@@ -226,13 +212,12 @@ int td_filetab_add(struct td_filetab *ft, uint32_t id, const uint8_t *build_id,
 	}
 	if (ft->stats.files >= ft->max_files && evict(ft))
 		return -ENOMEM;
-	if (grow(ft))
-		return -ENOMEM;
 	f = new_file(id, build_id, build_id_len, path, path_len);
 	if (!f)
 		return -ENOMEM;
-	container_of(f, struct entry, file)->seen = ft->stats.records;
-	*find_slot(ft->slots, ft->mask, id) = f;
+	e = container_of(f, struct entry, file);
+	e->seen = ft->stats.records;
+	htab_add(&ft->tab, &e->node, id_hash(id));
 	ft->stats.files++;
 	ft->gen++;
 	return 0;
@@ -240,12 +225,12 @@ int td_filetab_add(struct td_filetab *ft, uint32_t id, const uint8_t *build_id,
 
 struct td_file *td_filetab_get(struct td_filetab *ft, uint32_t id)
 {
-	struct td_file *f;
+	struct entry *e;
 
 	if (!ft || !id)
 		return NULL;
-	f = *find_slot(ft->slots, ft->mask, id);
-	return f && !f->conflict ? f : NULL;
+	e = find(ft, id);
+	return e && !e->file.conflict ? &e->file : NULL;
 }
 
 uint64_t td_filetab_gen(const struct td_filetab *ft)

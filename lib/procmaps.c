@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Per-process maps cache: /proc/PID/maps text parsed into sorted mappings,
- * processes in an open-addressing table keyed by pid.
+ * processes in the library's hash table (htab.h) keyed by pid.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "procmaps.h"
+#include "htab.h"
 #include "monotime.h"
 
 /*
@@ -32,6 +33,7 @@
 static uint64_t last_gen;
 
 struct td_proc {
+	struct hnode node;	/* in td_procs.procs, hashed by pid_hash() */
 	int pid;
 	bool read_ok;		/* maps were read at least once */
 	struct td_mapping *maps;
@@ -68,9 +70,7 @@ struct td_procs {
 	uint64_t refresh_ns;
 	td_intern_fn intern;
 	void *intern_ctx;
-	struct td_proc **slots;	/* open addressing, linear probing */
-	size_t mask;
-	size_t nr;
+	struct htab procs;	/* struct td_proc, by pid */
 	struct td_proc *last;	/* the last process looked up */
 	uint64_t when;		/* trace time of what is named now; 0: now */
 	bool execs_known;	/* td_procs_exec() is told of every exec */
@@ -206,92 +206,36 @@ out:
 
 /* ---- process table ---------------------------------------------------- */
 
-static size_t pid_slot(const struct td_procs *procs, int pid)
+static uint64_t pid_hash(int pid)
 {
-	return ((uint32_t)pid * 2654435761u) & procs->mask;
+	return htab_hash_u64(HTAB_SEED, (uint32_t)pid);
 }
 
 static struct td_proc *proc_lookup(const struct td_procs *procs, int pid)
 {
-	size_t i;
+	struct hnode *n;
 
-	for (i = pid_slot(procs, pid);; i = (i + 1) & procs->mask) {
-		struct td_proc *p = procs->slots[i];
+	for (n = htab_first(&procs->procs, pid_hash(pid)); n; n = htab_next(n)) {
+		struct td_proc *p = container_of(n, struct td_proc, node);
 
-		if (!p || p->pid == pid)
+		if (p->pid == pid)
 			return p;
 	}
-}
-
-static int table_grow(struct td_procs *procs)
-{
-	size_t cap = (procs->mask + 1) * 2, i, old_cap = procs->mask + 1;
-	struct td_proc **old = procs->slots, **slots;
-
-	slots = calloc(cap, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	procs->slots = slots;
-	procs->mask = cap - 1;
-	for (i = 0; i < old_cap; i++) {
-		size_t j;
-
-		if (!old[i])
-			continue;
-		for (j = pid_slot(procs, old[i]->pid); slots[j]; j = (j + 1) & procs->mask)
-			;
-		slots[j] = old[i];
-	}
-	free(old);
-	return 0;
-}
-
-static int proc_insert(struct td_procs *procs, struct td_proc *p)
-{
-	size_t i;
-
-	/* Keep the load at most 1/2 so probes stay short. */
-	if ((procs->nr + 1) * 2 > procs->mask + 1 && table_grow(procs))
-		return -ENOMEM;
-	for (i = pid_slot(procs, p->pid); procs->slots[i]; i = (i + 1) & procs->mask)
-		;
-	procs->slots[i] = p;
-	procs->nr++;
-	return 0;
-}
-
-/* Remove slot @i, shifting back later entries of the same probe run. */
-static void slot_remove(struct td_procs *procs, size_t i)
-{
-	size_t j = i;
-
-	procs->slots[i] = NULL;
-	for (;;) {
-		size_t home;
-
-		j = (j + 1) & procs->mask;
-		if (!procs->slots[j])
-			break;
-		home = pid_slot(procs, procs->slots[j]->pid);
-		/* Move j into the hole at i unless its home lies in (i, j]. */
-		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
-			continue;
-		procs->slots[i] = procs->slots[j];
-		procs->slots[j] = NULL;
-		i = j;
-	}
-	procs->nr--;
+	return NULL;
 }
 
 static void proc_free(struct td_proc *p)
 {
-	if (!p)
-		return;
 	free(p->maps);
 	free(p->old);
 	free(p->dir);
 	free(p->root_prefix);
 	free(p);
+}
+
+static void proc_free_node(struct hnode *n)
+{
+	proc_free(container_of(n, struct td_proc, node));
 }
 
 /* ---- reading ---------------------------------------------------------- */
@@ -510,12 +454,10 @@ struct td_procs *td_procs_new(const char *proc_root, uint64_t refresh_ns, td_int
 	if (!procs)
 		return NULL;
 	procs->proc_root = strdup(proc_root);
-	procs->slots = calloc(64, sizeof(*procs->slots));
-	if (!procs->proc_root || !procs->slots) {
+	if (!procs->proc_root || htab_init(&procs->procs)) {
 		td_procs_free(procs);
 		return NULL;
 	}
-	procs->mask = 63;
 	/* Our own, from the real /proc whatever proc_root is. */
 	n = readlink("/proc/self/ns/mnt", procs->self_mnt_ns, sizeof(procs->self_mnt_ns) - 1);
 	procs->self_mnt_ns[n > 0 ? n : 0] = '\0';
@@ -528,14 +470,9 @@ struct td_procs *td_procs_new(const char *proc_root, uint64_t refresh_ns, td_int
 
 void td_procs_free(struct td_procs *procs)
 {
-	size_t i;
-
 	if (!procs)
 		return;
-	if (procs->slots)
-		for (i = 0; i <= procs->mask; i++)
-			proc_free(procs->slots[i]);
-	free(procs->slots);
+	htab_destroy(&procs->procs, proc_free_node);
 	free(procs->proc_root);
 	free(procs->buf);
 	free(procs->forks);
@@ -675,15 +612,11 @@ static struct td_proc *proc_new(struct td_procs *procs, int pid)
 		return NULL;
 	p->pid = pid;
 	if (asprintf(&p->dir, "%s/%d", procs->proc_root, pid) < 0) {
-		p->dir = NULL;
-		goto fail;
+		free(p);
+		return NULL;
 	}
-	if (proc_insert(procs, p))
-		goto fail;
+	htab_add(&procs->procs, &p->node, pid_hash(pid));
 	return p;
-fail:
-	proc_free(p);
-	return NULL;
 }
 
 static struct td_proc *proc_get(struct td_procs *procs, int pid)
@@ -817,19 +750,14 @@ void td_procs_execs_known(struct td_procs *procs, bool known)
 
 void td_procs_forget(struct td_procs *procs, int pid)
 {
-	size_t i;
+	struct td_proc *p = proc_lookup(procs, pid);
 
-	for (i = pid_slot(procs, pid); procs->slots[i]; i = (i + 1) & procs->mask) {
-		struct td_proc *p = procs->slots[i];
-
-		if (p->pid != pid)
-			continue;
-		if (procs->last == p)
-			procs->last = NULL;
-		slot_remove(procs, i);
-		proc_free(p);
+	if (!p)
 		return;
-	}
+	if (procs->last == p)
+		procs->last = NULL;
+	htab_del(&procs->procs, &p->node);
+	proc_free(p);
 }
 
 /* Intern @p's paths anew; -ENOMEM leaves some paths old (then @p is dropped). */
@@ -852,28 +780,31 @@ static int proc_rebase(struct td_procs *procs, struct td_proc *p)
 	return 0;
 }
 
+struct rebase_ctx {
+	struct td_procs *procs;
+	size_t dropped;
+};
+
+/* htab_filter(): whether @n stays, its paths interned anew. */
+static bool rebase_keep(struct hnode *n, void *arg)
+{
+	struct td_proc *p = container_of(n, struct td_proc, node);
+	struct rebase_ctx *ctx = arg;
+
+	/* A process never read (gone when first asked) holds nothing worth keeping. */
+	if (p->read_ok && p->nr && !proc_rebase(ctx->procs, p))
+		return true;
+	ctx->dropped++;
+	return false;
+}
+
 size_t td_procs_rebase(struct td_procs *procs)
 {
-	size_t i = 0, dropped = 0;
+	struct rebase_ctx ctx = { .procs = procs };
 
 	procs->last = NULL;
-	while (i <= procs->mask) {
-		struct td_proc *p = procs->slots[i];
-
-		/*
-		 * A process never read (gone when first asked) holds nothing
-		 * worth keeping. A removal shifts a later entry into slot i:
-		 * look at i again.
-		 */
-		if (p && (!p->read_ok || !p->nr || proc_rebase(procs, p))) {
-			slot_remove(procs, i);
-			proc_free(p);
-			dropped++;
-			continue;
-		}
-		i++;
-	}
-	return dropped;
+	htab_filter(&procs->procs, rebase_keep, proc_free_node, &ctx);
+	return ctx.dropped;
 }
 
 const char *td_proc_root_prefix(const struct td_proc *proc)
@@ -889,5 +820,5 @@ const char *td_proc_dir(const struct td_proc *proc)
 void td_procs_get_stats(const struct td_procs *procs, struct td_procs_stats *st)
 {
 	*st = procs->stats;
-	st->nr_procs = procs->nr;
+	st->nr_procs = procs->procs.nr;
 }

@@ -36,6 +36,7 @@
 #include <trace-defer/filetab.h>
 #include <trace-defer/symbolize.h>
 
+#include "../../lib/htab.h"
 #include "../../lib/kallsyms.h"
 #include "../../lib/procmaps.h"
 
@@ -2067,29 +2068,29 @@ static void rebase_strings_free(struct rebase_strings *t)
 /*
  * td_procs_rebase(): every process keeps its maps, its paths now the new
  * table's and its objects unset, under a new generation; one whose paths
- * cannot be interned is dropped, and the table (probe runs shifted by the
- * removal) still finds every other. Tried with the failing intern at every
- * position of the walk, with pids that share home slots (runs to shift)
- * and a run that wraps past the table's end; a process never read is
+ * cannot be interned is dropped, and the table (its chain unlinked around
+ * the removal) still finds every other. Tried with the failing intern at
+ * every position of the walk, with pids that share a bucket (the failing
+ * one first, inside and last in its chain); a process never read is
  * dropped too.
  */
 static void test_procs_rebase(void **state)
 {
-	/* Home slot (pid * 2654435761) & mask: 17, 145, 273 share one (tables to 128). */
 	static const int pids[] = { 17, 145, 273, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 };
 	enum { NR = sizeof(pids) / sizeof(pids[0]) };
 	char root[] = "/tmp/td-test-rebase-XXXXXX", path[PATH_MAX];
-	int wrap[3], nwrap = 0;
+	uint64_t bucket = htab_hash_u64(HTAB_SEED, 1000) & 63;
+	int chain[3], nchain = 0;
 	FILE *f;
 
 	(void)state;
-	/* And three that share the last slot (64 or 128 of them): a run that wraps. */
-	for (int pid = 20; nwrap < 3; pid++)
-		if ((((uint32_t)pid * 2654435761u) & 127) == 127)
-			wrap[nwrap++] = pid;
+	/* And three that share a bucket of the table (64 of them): one chain. */
+	for (int pid = 1000; nchain < 3; pid++)
+		if ((htab_hash_u64(HTAB_SEED, (uint32_t)pid) & 63) == bucket)
+			chain[nchain++] = pid;
 	assert_non_null(mkdtemp(root));
 	for (int i = 0; i < NR + 3; i++) {
-		int pid = i < NR ? pids[i] : wrap[i - NR];
+		int pid = i < NR ? pids[i] : chain[i - NR];
 
 		snprintf(path, sizeof(path), "%s/%d", root, pid);
 		assert_int_equal(mkdir(path, 0755), 0);
@@ -2110,7 +2111,7 @@ static void test_procs_rebase(void **state)
 		procs = td_procs_new(root, 1000 * 1000 * 1000ULL, rebase_intern, &strings);
 		assert_non_null(procs);
 		for (int i = 0; i < NR + 3; i++) {
-			int pid = i < NR ? pids[i] : wrap[i - NR];
+			int pid = i < NR ? pids[i] : chain[i - NR];
 
 			m = td_procs_find(procs, pid, 0x1800, &proc);
 			assert_non_null(m);
@@ -2126,7 +2127,7 @@ static void test_procs_rebase(void **state)
 		assert_int_equal(td_procs_rebase(procs), 1 + (fail < NR + 3));
 		assert_int_equal(td_procs_gen(procs, 99999), 0);
 		for (int i = 0; i < NR + 3; i++) {
-			int pid = i < NR ? pids[i] : wrap[i - NR];
+			int pid = i < NR ? pids[i] : chain[i - NR];
 			char want[32];
 
 			if (!td_procs_gen(procs, pid)) {
@@ -2147,7 +2148,7 @@ static void test_procs_rebase(void **state)
 		rebase_strings_free(&strings);
 	}
 	for (int i = 0; i < NR + 3; i++) {
-		int pid = i < NR ? pids[i] : wrap[i - NR];
+		int pid = i < NR ? pids[i] : chain[i - NR];
 
 		snprintf(path, sizeof(path), "%s/%d/maps", root, pid);
 		unlink(path);

@@ -340,6 +340,19 @@ def spawn_rows(r, rows, title):
     return res
 
 
+def cpu_split(rows):
+    """Per reader, its steps' user and system CPU per event (us), from clock ticks."""
+    acc = {}
+    for x in rows:
+        if "user_ticks" not in x or not x.get("clk_tck") or not x["events"]:
+            continue
+        a = acc.setdefault(x["reader"], [0, 0, 0])
+        a[0] += x["user_ticks"] / x["clk_tck"]
+        a[1] += x["sys_ticks"] / x["clk_tck"]
+        a[2] += x["events"]
+    return {rd: (1e6 * u / n, 1e6 * sy / n) for rd, (u, sy, n) in acc.items() if n}
+
+
 def startup(x):
     """A step's warm-up (BENCH_LIVE_WARMUP): its CPU, not in the step's figures."""
     if not x.get("warmup_secs"):
@@ -388,6 +401,11 @@ def live_rows(r, rows, title, where):
                 "events_per_s", -1):
             best[x["reader"]] = x
     res = {"steps": rows, "best": best}
+    split = cpu_split(rows)
+    if split:
+        res["user_sys_us_per_event"] = split
+        print("  user + system CPU per event, all steps (clock ticks): %s"
+              % ", ".join("%s %.2f + %.2f us" % (rd, u, sy) for rd, (u, sy) in split.items()))
     for rd in ("daemon", "profiles", "drain"):
         if rd in best:
             b = best[rd]

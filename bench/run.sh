@@ -243,6 +243,13 @@ instr_section() {
 # CPU time of a process in ns, summed over its threads: the scheduler's
 # own count (schedstat) when the kernel keeps it, else utime + stime in
 # clock ticks (10 ms each: too coarse for a reader using a few ms a second).
+# cpu_ticks PID: "UTIME STIME" in clock ticks (/proc/PID/stat), "0 0" if gone.
+# The split of the step's CPU into user and system time: whether a
+# reader's cost over the drain loop is its own code or its system calls.
+cpu_ticks() {
+	sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $12, $13}' | grep . || echo 0 0
+}
+
 cpu_ns() {
 	local hz
 	if [ -r "/proc/$1/schedstat" ]; then
@@ -275,7 +282,7 @@ reader_events() {
 
 live_step() {	# READER RATE [LOAD: pingpong (default) or spawn] [ROUND]
 	local reader=$1 rate=$2 load=${3:-pingpong} round=${4:-1} name="td-bench-$$-$1"
-	local pid t0 t1 w0 trips over dropped ev i procs=0 wev=0
+	local pid t0 t1 w0 trips over dropped ev i procs=0 wev=0 u0 s0 u1 s1
 	local err=$work/live-$reader-$load-$rate.err
 	instances+=("$name")
 	if [ "$reader" = daemon ]; then
@@ -315,6 +322,7 @@ live_step() {	# READER RATE [LOAD: pingpong (default) or spawn] [ROUND]
 	kill -USR1 "$pid"
 	sleep 0.2
 	t0=$(cpu_ns "$pid")
+	read -r u0 s0 < <(cpu_ticks "$pid")
 	wev=$(reader_events "$reader" "$err" 1)
 	if [ "$load" = spawn ]; then
 		trips=0
@@ -323,6 +331,7 @@ live_step() {	# READER RATE [LOAD: pingpong (default) or spawn] [ROUND]
 		trips=$(run_load pingpong "$live_secs" "$rate")
 	fi
 	t1=$(cpu_ns "$pid")
+	read -r u1 s1 < <(cpu_ticks "$pid")
 	over=$(cat "$T/instances/$name"/per_cpu/cpu*/stats | awk '/^overrun:/ {s += $2} END {print s + 0}')
 	dropped=$(cat "$T/instances/$name"/per_cpu/cpu*/stats |
 		awk '/^dropped events:/ {s += $3} END {print s + 0}')
@@ -339,13 +348,14 @@ live_step() {	# READER RATE [LOAD: pingpong (default) or spawn] [ROUND]
 		read -r pfiles pbytes < <(find "$work/profiles-$load-$rate-$round" -name 'profile-*.pb.gz' \
 			-printf '%s\n' 2>/dev/null | awk '{ n++; s += $1 } END { print n + 0, s + 0 }')
 	fi
-	printf '{"reader":"%s","mode":"%s","load":"%s","rate_cap":%s,"round":%s,"secs":%s,"round_trips_per_s":%s,"processes_per_s":%s,"events":%s,"cpu_s":%s,"warmup_secs":%s,"warmup_events":%s,"warmup_cpu_s":%s,"overruns":%s,"dropped":%s,"profile_files":%s,"profile_bytes":%s,"profile_interval":%s}\n' \
+	printf '{"reader":"%s","mode":"%s","load":"%s","rate_cap":%s,"round":%s,"secs":%s,"round_trips_per_s":%s,"processes_per_s":%s,"events":%s,"cpu_s":%s,"warmup_secs":%s,"warmup_events":%s,"warmup_cpu_s":%s,"overruns":%s,"dropped":%s,"profile_files":%s,"profile_bytes":%s,"profile_interval":%s,"user_ticks":%s,"sys_ticks":%s,"clk_tck":%s}\n' \
 		"$reader" "$live_mode" "$load" "$rate" "$round" "$live_secs" \
 		"${trips:-0}" "${procs:-0}" "$ev" \
 		"$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.6f", (b - a) / 1e9}')" \
 		"$live_warmup" "${wev:-0}" \
 		"$(awk -v a="$w0" -v b="$t0" 'BEGIN {printf "%.6f", (b - a) / 1e9}')" \
-		"$over" "$dropped" "$pfiles" "$pbytes" "$profile_interval" >> "$work/live.jsonl"
+		"$over" "$dropped" "$pfiles" "$pbytes" "$profile_interval" \
+		"$((u1 - u0))" "$((s1 - s0))" "$(getconf CLK_TCK)" >> "$work/live.jsonl"
 	note "live: $reader $load cap ${rate/#0/none}: ${trips:-?} trips/s, ${procs:-?} processes/s, ${ev:-?} events, cpu $(( (t1 - t0) / 1000000 )) ms, overruns $over"
 }
 

@@ -26,6 +26,19 @@
  */
 #define ABSENT_RECHECK_NS	1000000000ULL
 
+/*
+ * How much older than its process a map must be to be taken for another
+ * process's, and how long after boot the process must have started. A
+ * file's time is the wall clock's when written, the start is on the boot
+ * clock, and the two are compared through the wall clock as it is now: a
+ * clock set forward since the file was written makes it look older. That
+ * happens mostly early in a boot (NTP's first sync, a machine without a
+ * real-time clock), and by seconds later on; a pid comes back after a long
+ * while (pid_max is 4 million on 64-bit), so its old map is older by far.
+ */
+#define STALE_MARGIN_NS		(60 * 1000000000ULL)
+#define STALE_AFTER_BOOT_NS	(600 * 1000000000ULL)
+
 struct pentry {
 	uint64_t start, end;
 	const char *name;
@@ -42,6 +55,7 @@ struct pmap {
 	uint64_t absent_ns;	/* monotonic time the file was last found missing, or 0 */
 	uint64_t synced_ns;	/* monotonic time of the last td_perfmap_sync(), or 0 */
 	bool missed;		/* a lookup found nothing in the file: td_perfmaps_recheck() */
+	bool stale;		/* the file found is older than the process: counted once */
 	uint64_t gen;		/* its names may have changed: entries added or replaced */
 	/*
 	 * The path, interned only once a frame is named from it: the strings
@@ -347,6 +361,30 @@ static int open_map(const struct td_perfmaps *pm, struct pmap *m)
 	return open_in_root(pm, 1, m->path);
 }
 
+/*
+ * Is the file @st, found for running process @m, older than the process?
+ * Then an earlier process with the pid left it (Node.js never removes its
+ * maps), and its names are not this one's: a JIT writes its map after it
+ * starts, and keeps appending to it. Gone, or read from saved copies, the
+ * process's start is unknown, and the file is taken as its.
+ */
+bool td_perfmap_older(uint64_t start_boot_ns, uint64_t start_real_ns, uint64_t mtime_ns)
+{
+	return start_boot_ns >= STALE_AFTER_BOOT_NS && start_real_ns > STALE_MARGIN_NS &&
+	       mtime_ns < start_real_ns - STALE_MARGIN_NS;
+}
+
+static bool stale(const struct td_perfmaps *pm, const struct pmap *m, const struct stat *st)
+{
+	uint64_t boot, start;
+
+	if (!pm->proc_root || st->st_mtim.tv_sec < 0 ||
+	    td_task_start(pm->proc_root, m->pid, &boot, &start))
+		return false;
+	return td_perfmap_older(boot, start, (uint64_t)st->st_mtim.tv_sec * 1000000000ULL +
+					     (uint64_t)st->st_mtim.tv_nsec);
+}
+
 /* (Re)read @m's file if it has grown or appeared since. */
 static int refresh(struct td_perfmaps *pm, struct pmap *m)
 {
@@ -367,6 +405,16 @@ static int refresh(struct td_perfmaps *pm, struct pmap *m)
 		close(fd);
 		return 0;
 	}
+	/* Not this process's: asked again later, as a missing one (the JIT may write its own). */
+	if (stale(pm, m, &st)) {
+		close(fd);
+		if (!m->stale)
+			pm->st.stale++;
+		m->stale = true;
+		m->absent_ns = now ?: 1;
+		return 0;
+	}
+	m->stale = false;
 	/* Shorter, or another file: a process with the pid again. Read whole. */
 	if (m->size < 0 || st.st_size < m->size || st.st_ino != m->ino || st.st_dev != m->dev) {
 		m->ino = st.st_ino;

@@ -17,6 +17,7 @@
 #ifndef TD_LIB_PERFMAP_H
 #define TD_LIB_PERFMAP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "procmaps.h"
@@ -27,6 +28,7 @@ struct td_perfmaps_stats {
 	uint64_t saved_maps;	/* copies started (td_perfmaps_save_to()) */
 	uint64_t saved_bytes;	/* bytes written to them */
 	uint64_t save_errors;	/* a copy not made or cut short */
+	uint64_t stale;		/* maps older than their running process, not read */
 };
 
 /*
@@ -61,6 +63,16 @@ int td_perfmap_find(struct td_perfmaps *pm, int pid, uint64_t addr, const char *
  */
 int td_perfmaps_save_to(struct td_perfmaps *pm, const char *save_dir);
 void td_perfmaps_get_stats(const struct td_perfmaps *pm, struct td_perfmaps_stats *st);
+
+/*
+ * Is a map last written at @mtime_ns (wall clock) older than a process
+ * started at @start_boot_ns since boot, @start_real_ns on the wall clock,
+ * so that an earlier process with the pid left it? Not for a process
+ * started in the first ten minutes after boot (the wall clock may still be
+ * set then), nor within a minute (a clock set forward since the file was
+ * written makes it look older).
+ */
+bool td_perfmap_older(uint64_t start_boot_ns, uint64_t start_real_ns, uint64_t mtime_ns);
 
 /*
  * Read @pid's map for what is new, at most once a second (the first call

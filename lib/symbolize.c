@@ -555,6 +555,7 @@ static void add_perfmaps_stats(struct td_symbolizer *sym)
 	sym->pm_base.saved_maps += ms.saved_maps;
 	sym->pm_base.saved_bytes += ms.saved_bytes;
 	sym->pm_base.save_errors += ms.save_errors;
+	sym->pm_base.stale += ms.stale;
 }
 
 int td_sym_restart(struct td_symbolizer *sym)
@@ -1178,4 +1179,5 @@ void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st)
 	td_perfmaps_get_stats(sym->perfmaps, &ms);
 	st->jit_maps_saved = sym->pm_base.saved_maps + ms.saved_maps;
 	st->jit_map_save_errors = sym->pm_base.save_errors + ms.save_errors;
+	st->jit_maps_stale = sym->pm_base.stale + ms.stale;
 }

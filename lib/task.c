@@ -583,6 +583,23 @@ static uint64_t start_ns_of(const char *proc_root, int tid)
 	return ticks * (1000000000ULL / (uint64_t)tck);
 }
 
+int td_task_start(const char *proc_root, int pid, uint64_t *boot_ns, uint64_t *real_ns)
+{
+	uint64_t start = start_ns_of(proc_root ? proc_root : "/proc", pid);
+	struct timespec b, r;
+	int64_t off;
+
+	if (!start || clock_gettime(CLOCK_BOOTTIME, &b) || clock_gettime(CLOCK_REALTIME, &r))
+		return -ENOENT;
+	/* starttime is on the boot clock: moved to the wall clock by their distance now. */
+	off = (int64_t)(r.tv_sec - b.tv_sec) * 1000000000LL + (r.tv_nsec - b.tv_nsec);
+	if (off < 0 && (uint64_t)-off > start)
+		return -ENOENT;
+	*boot_ns = start;
+	*real_ns = start + off;
+	return 0;
+}
+
 /*
  * How much later than the event a task must have started to be taken for
  * another: sched_clock (the local, global and perf trace clocks) and the

@@ -120,6 +120,7 @@ struct td_sym_stats {
 	uint64_t jit_named;		/* anonymous-memory frames named by a perf map */
 	uint64_t jit_maps_saved;	/* perf maps copied (perfmap_save_dir) */
 	uint64_t jit_map_save_errors;	/* copies not made or cut short */
+	uint64_t jit_maps_stale;	/* maps older than their running process, not read */
 	/* Added later: names held (paths, JITs' symbols), since the last restart. */
 	uint64_t strings;
 	uint64_t string_bytes;

@@ -32,6 +32,7 @@
 #define ID_UNWIND_STACK		22
 #define ID_UNWIND_FILE		23
 #define ID_SCHED_EXEC		365
+#define ID_SCHED_FORK		366
 #define ID_SCHED_SWITCH		372
 #define ID_SYS_ENTER		443
 
@@ -182,6 +183,34 @@ static const char fmt_sched_exec[] =
 	"\n"
 	"print fmt: \"filename=%s pid=%d old_pid=%d\", __get_str(filename), REC->pid, "
 	"REC->old_pid\n";
+
+/* sched_process_fork as Linux 6.18 has it (names as __data_loc strings)... */
+static const char fmt_sched_fork[] =
+	"name: sched_process_fork\n"
+	"ID: 366\n"
+	"format:\n"
+	COMMON_FIELDS
+	"\tfield:__data_loc char[] parent_comm;\toffset:8;\tsize:4;\tsigned:0;\n"
+	"\tfield:pid_t parent_pid;\toffset:12;\tsize:4;\tsigned:1;\n"
+	"\tfield:__data_loc char[] child_comm;\toffset:16;\tsize:4;\tsigned:0;\n"
+	"\tfield:pid_t child_pid;\toffset:20;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"print fmt: \"comm=%s pid=%d child_comm=%s child_pid=%d\", __get_str(parent_comm), "
+	"REC->parent_pid, __get_str(child_comm), REC->child_pid\n";
+
+/* ... and as older kernels (6.1's) have it: char[16] arrays. */
+static const char fmt_sched_fork_array[] =
+	"name: sched_process_fork\n"
+	"ID: 366\n"
+	"format:\n"
+	COMMON_FIELDS
+	"\tfield:char parent_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t parent_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	"\tfield:char child_comm[16];\toffset:28;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t child_pid;\toffset:44;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"print fmt: \"comm=%s pid=%d child_comm=%s child_pid=%d\", REC->parent_comm, "
+	"REC->parent_pid, REC->child_comm, REC->child_pid\n";
 
 static const char fmt_sys_enter[] =
 	"name: sys_enter\n"

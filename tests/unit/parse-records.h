@@ -103,4 +103,34 @@ static inline unsigned int rec_exec(uint8_t *b, int pid, const char *file, uint3
 	return 20 + n;
 }
 
+/* sched_process_fork in fmt_sched_fork's layout (__data_loc names). */
+static inline unsigned int rec_fork(uint8_t *b, const char *parent, int parent_pid,
+				    const char *child, int child_pid)
+{
+	size_t np = strlen(parent) + 1, nc = strlen(child) + 1;
+
+	memset(b, 0, 24 + np + nc);
+	td_rec_common(b, ID_SCHED_FORK, parent_pid);
+	put32(b + 8, (uint32_t)(np << 16 | 24));
+	put32(b + 12, (uint32_t)parent_pid);
+	put32(b + 16, (uint32_t)(nc << 16 | (24 + np)));
+	put32(b + 20, (uint32_t)child_pid);
+	memcpy(b + 24, parent, np);
+	memcpy(b + 24 + np, child, nc);
+	return 24 + np + nc;
+}
+
+/* sched_process_fork in fmt_sched_fork_array's layout (char[16] names). */
+static inline unsigned int rec_fork_array(uint8_t *b, const char *parent, int parent_pid,
+					  const char *child, int child_pid)
+{
+	memset(b, 0, 48);
+	td_rec_common(b, ID_SCHED_FORK, parent_pid);
+	memcpy(b + 8, parent, strnlen(parent, 15));
+	put32(b + 24, (uint32_t)parent_pid);
+	memcpy(b + 28, child, strnlen(child, 15));
+	put32(b + 44, (uint32_t)child_pid);
+	return 48;
+}
+
 #endif /* TEST_PARSE_RECORDS_H */

@@ -117,6 +117,9 @@ static void parse_format(struct tep_handle *tep, const char *fmt, const char *sy
 }
 
 /* @stack_fmt: the user_unwind_stack format (with file fields: the file event too). */
+/* Set by a setup: sched_process_fork's format for the next tep, or none. */
+static const char *fork_fmt;
+
 static struct tep_handle *make_tep_layout(bool unwind_events, const char *stack_fmt)
 {
 	bool files = stack_fmt == fmt_unwind_stack_files || stack_fmt == fmt_unwind_stack_full;
@@ -137,6 +140,8 @@ static struct tep_handle *make_tep_layout(bool unwind_events, const char *stack_
 	}
 	parse_format(tep, fmt_sched_switch, "sched");
 	parse_format(tep, fmt_sched_exec, "sched");
+	if (fork_fmt)
+		parse_format(tep, fork_fmt, "sched");
 	parse_format(tep, fmt_sys_enter, "raw_syscalls");
 	return tep;
 }
@@ -193,6 +198,27 @@ static int setup_tgid(void **state)
 static int setup_full(void **state)
 {
 	return setup_layout(state, fmt_unwind_stack_full);
+}
+
+/* sched_process_fork traced, in the layout of @fmt. */
+static int setup_fork_fmt(void **state, const char *fmt)
+{
+	int ret;
+
+	fork_fmt = fmt;
+	ret = setup_layout(state, fmt_unwind_stack);
+	fork_fmt = NULL;
+	return ret;
+}
+
+static int setup_fork(void **state)
+{
+	return setup_fork_fmt(state, fmt_sched_fork);
+}
+
+static int setup_fork_array(void **state)
+{
+	return setup_fork_fmt(state, fmt_sched_fork_array);
 }
 
 static int teardown(void **state)
@@ -1199,6 +1225,56 @@ static const struct out *out_at(const struct ctx *c, uint64_t ts)
 	return NULL;
 }
 
+/* /proc's name of any task now: what a forked shell child is once it exec'd. */
+static int fork_asked;
+static bool comm_now_true(int tid, char *comm, void *arg)
+{
+	(void)arg;
+	(void)tid;
+	fork_asked++;
+	strcpy(comm, "true");
+	return true;
+}
+
+/*
+ * Live, a child is named as its parent from its fork on (child_comm), not
+ * asked of the hook (/proc, where it may run its next program by now);
+ * its exec renames it. Both layouts of sched_process_fork's names:
+ * __data_loc strings (Linux 6.10 on) and char[16] arrays (before).
+ */
+static void check_fork_names(struct ctx *c, unsigned int (*rec)(uint8_t *, const char *, int,
+								  const char *, int))
+{
+	uint8_t r[128];
+
+	fork_asked = 0;
+	td_parser_set_comm_fn(c->p, comm_now_true, NULL);
+	page_start(c, 100);
+	page_add(c, 100, r, rec_switch(r, "bash", 1600, "x", 1501));
+	page_add(c, 200, r, rec(r, "bash", 1600, "bash", 1700));
+	page_add(c, 300, r, rec_sys_enter(r, 1700, 0));
+	page_add(c, 400, r, rec_exec(r, 1700, "/usr/bin/make", 0));
+	page_add(c, 500, r, rec_sys_enter(r, 1700, 0));
+	assert_int_equal(page_parse(c, 0), 5);
+	flush_all(c);
+	assert_int_equal(c->nr_out, 5);
+	assert_string_equal(out_at(c, 200)->name, "sched_process_fork");
+	assert_string_equal(out_at(c, 200)->comm, "bash");
+	assert_string_equal(out_at(c, 300)->comm, "bash");
+	assert_string_equal(out_at(c, 500)->comm, "make");
+	assert_int_equal(fork_asked, 0);
+}
+
+static void test_comms_fork(void **state)
+{
+	check_fork_names(*state, rec_fork);
+}
+
+static void test_comms_fork_array(void **state)
+{
+	check_fork_names(*state, rec_fork_array);
+}
+
 /*
  * A batch of two CPUs' pages, read CPU 0 first: the records come out by
  * time, so the exec read on CPU 1 names the task's later events on CPU 0,
@@ -1909,6 +1985,8 @@ int main(void)
 		T(test_comms_latest),
 		T(test_comms_hook),
 		T(test_comms_exec),
+		cmocka_unit_test_setup_teardown(test_comms_fork, setup_fork, teardown),
+		cmocka_unit_test_setup_teardown(test_comms_fork_array, setup_fork_array, teardown),
 		T(test_exec_names_only),
 		T(test_exec_names_expire),
 		T(test_tgid_from_record),

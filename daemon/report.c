@@ -187,6 +187,17 @@ static bool is_stdout(const char *path)
 }
 
 /* Does an output go to standard output? */
+/*
+ * Does standard output reach a person's screen? A terminal, or a pipe: a
+ * pager or a filter (less, grep) that draws on the same terminal.
+ */
+static bool stdout_shown(void)
+{
+	struct stat st;
+
+	return isatty(STDOUT_FILENO) || (!fstat(STDOUT_FILENO, &st) && S_ISFIFO(st.st_mode));
+}
+
 static bool to_stdout(const struct report *rp)
 {
 	return rp->text || is_stdout(rp->cfg.output) || is_stdout(rp->cfg.folded) ||
@@ -312,11 +323,12 @@ static int parse_options(struct report *rp, int argc, char **argv)
 	}
 	/*
 	 * Progress on a terminal, unless what is read goes to that terminal
-	 * too (the lines would cut into each other); for logs only when asked.
+	 * too (the lines would cut into each other): straight, or through a
+	 * pipe (a pager, grep); for logs only when asked.
 	 */
 	if (rp->progress_secs < 0)
 		rp->progress_secs = !quiet && isatty(STDERR_FILENO) &&
-				    !(isatty(STDOUT_FILENO) && to_stdout(rp)) ? 1 : 0;
+				    !(stdout_shown() && to_stdout(rp)) ? 1 : 0;
 	td_progress_init(&rp->progress, stderr, isatty(STDERR_FILENO),
 			 (uint64_t)(rp->progress_secs * 1e9));
 	return td_config_check(&rp->cfg) ? -1 : 0;

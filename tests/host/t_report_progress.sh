@@ -3,7 +3,8 @@
 # `trace-defer report --progress`: a long report says how far it is, on
 # stderr: lines for logs when asked, one line rewritten in place on a
 # terminal (cleared at the end), nothing by default when stderr is not a
-# terminal, and the same output with or without it.
+# terminal or the report's text goes to a pager, and the same output with
+# or without it.
 . "$(dirname "$0")/lib.sh"
 
 command -v trace-cmd >/dev/null || { fail "trace-cmd not installed"; finish; }
@@ -51,6 +52,16 @@ check "terminal: one line rewritten (\\r, erase to end of line)" \
 check "terminal: the line cleared at the end" grep -q $'\r\e\\[K' "$SCRATCH/tty.out"
 script -qec "'$TD' report '$SCRATCH/p.dat' -o /dev/null -q" /dev/null >"$SCRATCH/tty-q.out"
 check "terminal, -q: no progress" sh -c "! grep -q '%, ' '$SCRATCH/tty-q.out'"
+
+# Its text piped to a pager (or grep) reaches the terminal too: no progress
+# by default, even when the reader is slow and the report waits on it for
+# longer than the progress period.
+script -qec "'$TD' report '$SCRATCH/p.dat' | (sleep 3; wc -c >'$SCRATCH/piped.bytes')" /dev/null \
+	>"$SCRATCH/tty-pipe.out"
+check "terminal, text piped to a slow pager: more than a pipe's buffer ($(cat "$SCRATCH/piped.bytes") bytes)" \
+	[ "$(cat "$SCRATCH/piped.bytes")" -gt 1048576 ]
+check "terminal, text piped to a pager: no progress by default" \
+	sh -c "! grep -q '%, ' '$SCRATCH/tty-pipe.out'"
 
 "$TD" report "$SCRATCH/p.dat" -o /dev/null --progress soon 2>"$SCRATCH/bad.err"
 check "--progress soon: status 2 (got $?)" [ $? = 2 ]

@@ -397,6 +397,50 @@ static void catch_faults(const char *path, bool on)
  * unreadable (usage), not a trace.dat at all (usage), or a trace.dat it
  * cannot read (truncated, damaged: runtime). Returns an exit status.
  */
+/* Does the top-level buffer of rp->file hold a record? */
+static bool top_has_records(struct report *rp)
+{
+	int cpus = tep_get_cpus(tracecmd_get_tep(rp->file));
+	struct tep_record *rec;
+
+	for (int cpu = 0; cpu < cpus; cpu++) {
+		rec = tracecmd_read_cpu_first(rp->file, cpu);
+		if (rec) {
+			tracecmd_free_record(rec);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * No --buffer: a file whose top-level buffer is empty (trace-cmd record
+ * -B, extract -B) is read from its one other buffer, said; with several,
+ * which one is the user's to say. Returns an exit code.
+ */
+static int pick_buffer(struct report *rp)
+{
+	int nr = tracecmd_buffer_instances(rp->file);
+	char names[256] = "";
+	size_t len = 0;
+
+	if (nr < 1 || !tracecmd_get_tep(rp->file) || top_has_records(rp))
+		return TD_EXIT_OK;
+	if (nr == 1 && tracecmd_buffer_instance_name(rp->file, 0)) {
+		rp->buffer = tracecmd_buffer_instance_name(rp->file, 0);
+		td_notice("report: the top-level buffer of %s is empty: reading its one other "
+			  "buffer, '%s' (as --buffer %s)", rp->path, rp->buffer, rp->buffer);
+		return TD_EXIT_OK;
+	}
+	for (int i = 0; i < nr && len < sizeof(names); i++)
+		len += snprintf(names + len, sizeof(names) - len, "%s'%s'", i ? ", " : "",
+				tracecmd_buffer_instance_name(rp->file, i) ?: "?");
+	td_err("report: the top-level buffer of %s is empty; it has %d other buffers, %s%s: "
+	       "say which to read with --buffer NAME", rp->path, nr, names,
+	       len >= sizeof(names) ? "..." : "");
+	return TD_EXIT_USAGE;
+}
+
 static int open_input(struct report *rp)
 {
 	static const unsigned char magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
@@ -431,6 +475,12 @@ static int open_input(struct report *rp)
 		return TD_EXIT_RUNTIME;
 	}
 	rp->input = rp->file;
+	if (!rp->buffer) {
+		int code = pick_buffer(rp);
+
+		if (code)
+			return code;
+	}
 	if (rp->buffer) {
 		int i, nr = tracecmd_buffer_instances(rp->file);
 
@@ -955,11 +1005,6 @@ static void summary(struct report *rp)
 			  "(recorded without user stacks, as by trace-cmd record -T, or only "
 			  "kernel threads' events traced; trace-defer record saves user stacks, "
 			  "as does trace-cmd record -O userstacktrace)", rp->path);
-	if (!rp->records && !rp->buffer && tracecmd_buffer_instances(rp->file) > 0)
-		td_notice("report: the top-level buffer of %s is empty; it has %d other "
-			  "buffer(s), e.g. '%s' (--buffer NAME)", rp->path,
-			  tracecmd_buffer_instances(rp->file),
-			  tracecmd_buffer_instance_name(rp->file, 0));
 	td_info("report: %s: records=%" PRIu64 " events=%" PRIu64 " cookies=%" PRIu64
 		" stacks=%" PRIu64 " malformed=%" PRIu64 " orphan_records=%" PRIu64
 		" interleaved=%" PRIu64,

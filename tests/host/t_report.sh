@@ -336,6 +336,34 @@ check "text and folded both on stdout: status 2" [ $? = 2 ]
 "$TD" report "$SCRATCH/x.dat" --buffer nosuch 2>"$SCRATCH/e5"
 check "unknown --buffer: status 2" [ $? = 2 ]
 check "unknown --buffer: named" grep -q "no buffer 'nosuch'" "$SCRATCH/e5"
+# A file whose top-level buffer is empty (trace-cmd extract -B, record -B):
+# its one other buffer is read, and said; of two, the user says which.
+# (trace-cmd extract -B removes the instances it read.)
+switch_buffers() {
+	for b in "$@"; do
+		mkdir "$TRACEFS/instances/$NAME-$b" &&
+			echo 1 >"$TRACEFS/instances/$NAME-$b/events/sched/sched_switch/enable"
+	done
+	"$BUILD/progs/pingpong" 1 0 1 >/dev/null
+}
+switch_buffers b1 b2
+trace-cmd extract -B "$NAME-b1" -B "$NAME-b2" -o "$SCRATCH/b12.dat" >/dev/null 2>&1
+switch_buffers b1
+trace-cmd extract -B "$NAME-b1" -o "$SCRATCH/b1.dat" >/dev/null 2>&1
+rmdir "$TRACEFS/instances/$NAME-b1" "$TRACEFS/instances/$NAME-b2" 2>/dev/null
+"$TD" report "$SCRATCH/b1.dat" -o "$SCRATCH/b1.jsonl" 2>"$SCRATCH/b1.err"
+check "empty top-level, one other buffer: status 0 (got $?)" [ $? = 0 ]
+check "... says it reads that buffer" \
+	grep -q "top-level buffer .* is empty: reading its one other buffer, '$NAME-b1'" \
+	"$SCRATCH/b1.err"
+"$TD" report "$SCRATCH/b1.dat" --buffer "$NAME-b1" -o "$SCRATCH/b1-named.jsonl" 2>/dev/null
+check "... its events, as with --buffer ($(grep -c . "$SCRATCH/b1.jsonl") lines)" \
+	eval '[ -s "$SCRATCH/b1.jsonl" ] && cmp -s "$SCRATCH/b1.jsonl" "$SCRATCH/b1-named.jsonl"'
+"$TD" report "$SCRATCH/b12.dat" >/dev/null 2>"$SCRATCH/b12.err"
+check "empty top-level, two other buffers: status 2 (got $?)" [ $? = 2 ]
+check "... names both and asks for --buffer" eval \
+	'grep -q "'"'"'$NAME-b1'"'"'.*--buffer NAME" "$SCRATCH/b12.err" &&
+	 grep -q "'"'"'$NAME-b2'"'"'.*--buffer NAME" "$SCRATCH/b12.err"'
 # Files written whole are renamed into place: never over what is not a
 # regular file (we run as root: -f /dev/null once replaced the device), and
 # a symbolic link is written through, not replaced, also one whose target

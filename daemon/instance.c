@@ -402,8 +402,8 @@ int td_instance_open(struct td_instance *inst, const char *run_dir, const char *
 		}
 		if (!prev_pid) {
 			td_err("a tracefs instance named '%s' exists but was not made by trace-defer "
-			       "(%s records no owner): remove it with 'trace-defer --cleanup -i %s' "
-			       "or choose another name with --instance",
+			       "(%s records no owner): remove it with 'trace-defer --cleanup --force "
+			       "-i %s' or choose another name with --instance",
 			       name, inst->lock_path, name);
 			goto fail;
 		}
@@ -465,9 +465,9 @@ int td_instance_close(struct td_instance *inst)
 	return ret;
 }
 
-int td_instance_cleanup(const char *run_dir, const char *name)
+int td_instance_cleanup(const char *run_dir, const char *name, bool force)
 {
-	char *lock_path = NULL;
+	char *lock_path = NULL, comm[32];
 	int prev_pid, fd, ret = 0;
 
 	/* Nothing there, and no run dir: none is made only to say so. */
@@ -478,12 +478,23 @@ int td_instance_cleanup(const char *run_dir, const char *name)
 	fd = lock_open(run_dir, name, &lock_path, &prev_pid, false);
 	if (fd < 0)
 		return -1;
-	if (tracefs_instance_exists(name)) {
+	/* One in use is refused as such (remove_existing()), with its reader named. */
+	if (tracefs_instance_exists(name) && !prev_pid && !force &&
+	    !instance_user(name, comm, sizeof(comm))) {
+		/*
+		 * Another program's (trace-cmd record -B, a person's mkdir),
+		 * or the instance of a start that it made refuse: the unit's
+		 * ExecStopPost runs this after every failed start.
+		 */
+		td_err("tracefs instance '%s' was not made by trace-defer (%s records no "
+		       "owner): left alone; add --force to remove it anyway", name, lock_path);
+		ret = -1;
+	} else if (tracefs_instance_exists(name)) {
 		ret = remove_existing(name);
 		/* Asked for, and it was there: said, as the names instance's removal is. */
 		if (!ret)
 			td_notice("removed tracefs instance '%s'%s", name,
-				  prev_pid ? "" : " (it had no trace-defer marker)");
+				  prev_pid ? "" : " (not made by trace-defer: --force)");
 	} else {
 		td_info("no tracefs instance '%s': nothing to clean", name);
 	}

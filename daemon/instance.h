@@ -54,11 +54,12 @@ int td_instance_open(struct td_instance *inst, const char *run_dir, const char *
 int td_instance_close(struct td_instance *inst);
 
 /*
- * --cleanup: remove instance @name if no live trace-defer holds it, whether
- * or not a marker says it is ours. Returns 0 (removed or nothing to do)
- * or -1 (message printed).
+ * --cleanup: remove instance @name if no live trace-defer holds it and a
+ * marker says trace-defer made it (a dead run's); with @force (--force),
+ * also one another program made. Returns 0 (removed or nothing to do) or
+ * -1 (message printed; another program's instance is left alone).
  */
-int td_instance_cleanup(const char *run_dir, const char *name);
+int td_instance_cleanup(const char *run_dir, const char *name, bool force);
 
 /*
  * Remove instance @name only if a run that died left it: its marker names

@@ -36,6 +36,7 @@ enum {
 	OPT_DEBUG_DIR,
 	OPT_RUN_DIR,
 	OPT_CLEANUP,
+	OPT_FORCE,
 	OPT_PRINT_CONFIG,
 	OPT_RECORD,
 	OPT_JSON_LAYOUT,
@@ -84,6 +85,7 @@ static const struct option long_opts[] = {
 	{ "debug-dir",		required_argument, NULL, OPT_DEBUG_DIR },
 	{ "run-dir",		required_argument, NULL, OPT_RUN_DIR },
 	{ "cleanup",		no_argument,	   NULL, OPT_CLEANUP },
+	{ "force",		no_argument,	   NULL, OPT_FORCE },
 	{ "recover",		required_argument, NULL, OPT_RECOVER },
 	{ "print-config",	no_argument,	   NULL, OPT_PRINT_CONFIG },
 	{ "quiet",		no_argument,	   NULL, 'q' },
@@ -162,6 +164,7 @@ static void usage(FILE *f)
 "  -c, --config FILE      read settings from FILE (key = value lines); options\n"
 "                         given on the command line override it\n"
 "      --cleanup          remove the instance left by a crashed run, then exit\n"
+"      --force            with --cleanup: also an instance another program made\n"
 "      --print-config     print the effective settings and exit\n"
 "  -q, --quiet            errors only (counters too with --stats-interval)\n"
 "  -v, --verbose          more messages (twice: debug)\n"
@@ -189,6 +192,7 @@ struct cli {
 	const char *recover;	/* "trace-defer record --recover DIR" */
 	const char *config;
 	bool cleanup;
+	bool force;		/* --cleanup removes an instance trace-defer did not make */
 	bool print_config;
 	bool events_seen;
 	bool pids_seen;
@@ -394,6 +398,9 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 		case OPT_CLEANUP:
 			cli->cleanup = true;
 			break;
+		case OPT_FORCE:
+			cli->force = true;
+			break;
 		case OPT_RECOVER:
 			cli->recover = optarg;
 			break;
@@ -426,7 +433,7 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 }
 
 /* --cleanup: the instance, and the names instance of a recording (names.h). */
-static int cleanup(const struct td_config *cfg)
+static int cleanup(const struct td_config *cfg, bool force)
 {
 	char *names = td_names_instance(cfg->instance);
 	int ret;
@@ -435,7 +442,7 @@ static int cleanup(const struct td_config *cfg)
 		td_err("out of memory");
 		return TD_EXIT_RUNTIME;
 	}
-	ret = td_tracefs_check() || td_instance_cleanup(cfg->run_dir, cfg->instance);
+	ret = td_tracefs_check() || td_instance_cleanup(cfg->run_dir, cfg->instance, force);
 	/*
 	 * Made only by recordings, and implied, not named: removed only when
 	 * it is a dead run's (someone's own NAME-names is left alone).
@@ -545,8 +552,13 @@ int main(int argc, char **argv)
 		code = TD_EXIT_OK;
 		goto out;
 	}
+	if (cli.force && !cli.cleanup) {
+		td_err("--force goes with --cleanup (try --help)");
+		code = TD_EXIT_USAGE;
+		goto out;
+	}
 	if (cli.cleanup) {
-		code = cleanup(&cfg);
+		code = cleanup(&cfg, cli.force);
 		goto out;
 	}
 	/* Nothing asked for: a person at a terminal wants to see the records. */

@@ -133,8 +133,22 @@ check "foreign instance: refused with status 3 (got $rc)" [ "$rc" = 3 ]
 check "foreign instance: message explains" grep -q "was not made by trace-defer" \
 	"$SCRATCH/foreign.err"
 check "foreign instance left alone" instance_exists
-td --cleanup
-check "--cleanup removes it on request" instance_gone
+check "foreign instance: says how to remove it" grep -q "cleanup --force -i $NAME" \
+	"$SCRATCH/foreign.err"
+# The unit's ExecStopPost runs --cleanup after every stop, a refused start
+# included: another program's instance is not its to remove.
+echo 1 >"$TRACEFS/instances/$NAME/events/sched/sched_wakeup/enable"
+td --cleanup -q 2>"$SCRATCH/foreign-clean.err"
+rc=$?
+check "foreign instance: --cleanup refuses with status 3 (got $rc)" [ "$rc" = 3 ]
+check "foreign instance: --cleanup says why, even with -q" grep -q \
+	"was not made by trace-defer.*--force" "$SCRATCH/foreign-clean.err"
+check "foreign instance: --cleanup left it, its event still on" \
+	grep -q 1 "$TRACEFS/instances/$NAME/events/sched/sched_wakeup/enable"
+td --force 2>"$SCRATCH/force-alone.err"
+check "--force without --cleanup: status 2 (got $?)" [ $? = 2 ]
+td --cleanup --force
+check "--cleanup --force removes it on request" instance_gone
 
 # --- normal exit with --duration.
 td -p "$FP_PID" -d 1 -o /dev/null 2>/dev/null

@@ -432,6 +432,21 @@ void td_capture_stop(struct tracefs_instance *tfs, const struct td_config *cfg)
 		tracefs_event_disable(tfs, fork_names_event.system, fork_names_event.name);
 }
 
+const struct td_event_spec *td_capture_disabled(struct tracefs_instance *tfs,
+						const struct td_config *cfg)
+{
+	for (size_t i = 0; i < cfg->nr_events; i++) {
+		const struct td_event_spec *ev = &cfg->events[i];
+		char *on = tracefs_event_file_read(tfs, ev->system, ev->name, "enable", NULL);
+		bool off = !on || on[0] == '0';
+
+		free(on);
+		if (off)
+			return ev;
+	}
+	return NULL;
+}
+
 static void add_system(const char **sys, size_t *n, const char *system)
 {
 	for (size_t i = 0; i < *n; i++)

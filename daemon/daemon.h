@@ -63,6 +63,7 @@ struct td_daemon {
 	int epfd, sigfd, timerfd;
 	bool stop;
 	bool warned_write;		/* the first failed output write was reported */
+	char changed[320];		/* what instance_changed() found, said when stopping */
 	uint64_t lost_warned;		/* lost events said so far (warn_lost()) */
 	uint64_t lost_warned_ns;	/* CLOCK_MONOTONIC when last said */
 	int exit_code;

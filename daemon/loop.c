@@ -424,6 +424,7 @@ static void warn_lost(struct td_daemon *d, uint64_t now_ns, bool final)
  */
 static const char *instance_changed(struct td_daemon *d)
 {
+	const struct td_event_spec *off;
 	const char *what = NULL;
 	char *events;
 
@@ -442,7 +443,16 @@ static const char *instance_changed(struct td_daemon *d)
 	else if (events[0] == '0')
 		what = "no event of it is enabled";
 	free(events);
-	return what;
+	if (what)
+		return what;
+	/* The events that only name tasks stay on: each event asked for, then. */
+	off = td_capture_disabled(d->inst.tfs, d->cfg);
+	if (off) {
+		snprintf(d->changed, sizeof(d->changed), "its event %s:%s is disabled",
+			 off->system, off->name);
+		return d->changed;
+	}
+	return NULL;
 }
 
 /* The pipeline's, and what it did that a user should hear of. */

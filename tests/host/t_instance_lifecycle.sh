@@ -111,9 +111,10 @@ check "exit status 0 after SIGINT (got $WAIT_RC)" [ "$WAIT_RC" = 0 ]
 check "instance removed after SIGINT" instance_gone
 
 # --- another program turns the instance off, or its events (trace-cmd
-# record -B NAME does both on leaving): the daemon would read nothing
+# record -B NAME does both on leaving), or the one event asked for (the
+# events that only name tasks stay on): the daemon would read nothing
 # more, looking healthy; it stops with a tracefs error instead.
-for knob in tracing_on events/enable; do
+for knob in tracing_on events/enable events/sched/sched_switch/enable; do
 	td_bg -p "$FP_PID" -o /dev/null 2>"$SCRATCH/changed.err"
 	check "$knob: daemon tracing" wait_tracing
 	echo 0 >"$TRACEFS/instances/$NAME/$knob"
@@ -121,6 +122,9 @@ for knob in tracing_on events/enable; do
 	check "$knob turned off: status 3 (got $WAIT_RC)" [ "$WAIT_RC" = 3 ]
 	check "$knob turned off: says what changed" grep -q \
 		"instance '$NAME' was changed by another program" "$SCRATCH/changed.err"
+	[ "$knob" = events/sched/sched_switch/enable ] &&
+		check "$knob turned off: names the event" grep -q \
+			"its event sched:sched_switch is disabled" "$SCRATCH/changed.err"
 	check "$knob turned off: instance removed" instance_gone
 	check "$knob turned off: marker cleared" marker_clear
 done

@@ -107,6 +107,29 @@ found:
 	return ftruncate(fd, end) ? -1 : st.st_size - end;
 }
 
+/*
+ * A new output file's mode: every traced process's stacks and event fields
+ * (file names, command lines' comms) are in it, readable by its owner
+ * alone, as perf.data and the recording's trace.dat are, whatever the
+ * umask. A file that exists keeps its mode when appended to.
+ */
+#define OUTPUT_MODE	0600
+
+/* fopen(@path, "a+e" or "we"), a new file made OUTPUT_MODE. */
+static FILE *open_output(const char *path, bool append)
+{
+	int flags = append ? O_RDWR | O_APPEND : O_WRONLY | O_TRUNC;
+	int fd = open(path, flags | O_CREAT | O_CLOEXEC, OUTPUT_MODE);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, append ? "a+" : "w");
+	if (!f)
+		close(fd);
+	return f;
+}
+
 /* @quiet: a failure is the caller's to say. */
 static int open_json(struct td_outputs *o, bool append, bool quiet)
 {
@@ -119,8 +142,7 @@ static int open_json(struct td_outputs *o, bool append, bool quiet)
 		bool fifo = !stat(o->json_path, &st) && S_ISFIFO(st.st_mode);
 
 		/* Appending: read too, for the check below (through the same file). */
-		o->js.f = fifo ? open_in_place(o->json_path) :
-			  fopen(o->json_path, append ? "a+e" : "we");
+		o->js.f = fifo ? open_in_place(o->json_path) : open_output(o->json_path, append);
 		if (!o->js.f) {
 			if (!quiet)
 				td_err("cannot open output %s: %s%s", o->json_path, strerror(errno),
@@ -167,7 +189,7 @@ static int open_json(struct td_outputs *o, bool append, bool quiet)
  * Files written whole at exit and on SIGHUP (pprof, folded, SVG) go
  * through PATH.tmp.PID, renamed over PATH once complete: a failed write
  * (the disk full) leaves the last good file, not a cut one. Made with
- * O_EXCL and mode 0666 less the umask, as fopen() would. A symbolic link
+ * O_EXCL and OUTPUT_MODE (so the file renamed over PATH has it). A symbolic link
  * is written through (its target replaced, the link kept), and what is
  * not a regular file (a device such as /dev/null, a FIFO) is written in
  * place: a rename() over it would put a file where the device was (we
@@ -192,7 +214,7 @@ static FILE *open_tmp(const char *tmp)
 	FILE *f;
 
 	unlink(tmp);	/* left by a run of the same pid that died */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, OUTPUT_MODE);
 	if (fd < 0)
 		return NULL;
 	f = fdopen(fd, "w");

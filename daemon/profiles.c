@@ -144,7 +144,7 @@ struct td_profiles *td_profiles_open(const struct td_config *cfg, uint64_t mono_
 	p->keep = cfg->profile_keep;
 	p->max_bytes = cfg->profile_max_kb << 10;
 	p->max_mem = cfg->profile_max_mem_kb << 10;
-	if (mkdir(p->dir, 0750) && errno != EEXIST) {
+	if (mkdir(p->dir, 0700) && errno != EEXIST) {
 		td_err("cannot create profile directory %s: %s", p->dir, strerror(errno));
 		goto fail;
 	}
@@ -210,7 +210,7 @@ static int write_tmp(struct td_profiles *p, const char *stem, const char *ext, b
 
 	*bytes = 0;
 	snprintf(tmp, sizeof(tmp), ".%s%s.tmp", stem, ext);
-	fd = openat(p->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	fd = openat(p->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
 		ret = -errno;
@@ -396,7 +396,7 @@ static void dir_again(struct td_profiles *p)
 
 	if (fstat(p->dirfd, &st) || st.st_nlink)
 		return;
-	if (mkdir(p->dir, 0750) && errno != EEXIST) {
+	if (mkdir(p->dir, 0700) && errno != EEXIST) {
 		td_err("profile directory %s was removed and cannot be made again: %s", p->dir,
 		       strerror(errno));
 		return;

@@ -164,6 +164,7 @@ static pid_t spawn(char *const argv[], int log_fd)
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none;
+	mode_t mask;
 	pid_t pid;
 	int err;
 
@@ -179,7 +180,13 @@ static pid_t spawn(char *const argv[], int log_fd)
 	posix_spawn_file_actions_adddup2(&fa, log_fd, STDOUT_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, log_fd, STDERR_FILENO);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	/*
+	 * What trace-cmd writes (the trace.dat, its headers) is as private as
+	 * every output (trace-defer(8), FILES): the child's umask says so.
+	 */
+	mask = umask(077);
 	err = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
+	umask(mask);
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	if (err) {

@@ -49,7 +49,10 @@ void td_capture_say_fallback(enum td_mode wanted, int mode)
 		return;
 	td_warn("this kernel has no deferred user stacks (no events/ftrace/"
 		"user_unwind_cookie): falling back to the in-place 'userstacktrace' "
-		"option, at most 8 user frames, every record marked \"inplace\"");
+		"option, at most 8 user frames, every record marked \"inplace\"; user "
+		"frames are named from /proc/PID/maps when their records are read: those of "
+		"processes that exit before (short-lived programs) stay unnamed, as do those "
+		"of a trace.dat read once its processes are gone");
 }
 
 /* Print what the kernel said in the instance's error_log, if anything. */

@@ -139,10 +139,12 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 			r->js.fields_cached);
 	if (r->has_profiles)
 		fprintf(f, "trace-defer:   profiles: intervals=%" PRIu64 " removed=%" PRIu64
-			" bytes=%" PRIu64 " last_bytes=%" PRIu64 " errors=%" PRIu64
-			" early_cuts=%" PRIu64 " dir_made_again=%" PRIu64 "\n",
+			" bytes=%" PRIu64 " last_bytes=%" PRIu64 " kept=%" PRIu64
+			" kept_bytes=%" PRIu64 " errors=%" PRIu64 " early_cuts=%" PRIu64
+			" dir_made_again=%" PRIu64 "\n",
 			r->prof.written, r->prof.removed, r->prof.bytes, r->prof.last_bytes,
-			r->prof.errors, r->prof.early, r->prof.dir_made_again);
+			r->prof.kept, r->prof.kept_bytes, r->prof.errors, r->prof.early,
+			r->prof.dir_made_again);
 	for (int i = 0; i < c->nr_cpus; i++) {
 		const struct td_cpu_counters *cc = &c->cpu[i];
 

@@ -332,8 +332,10 @@ static void remove_interval(struct td_profiles *p, const char *stem)
 
 /*
  * Make room for an interval of @bytes: remove the oldest until at most
- * keep - 1 remain and their bytes plus @bytes fit, so that the directory
- * never holds more than the bounds, not even for a moment.
+ * keep - 1 remain and their bytes plus @bytes fit, so that the published
+ * intervals never hold more than the bounds, not even for a moment (the
+ * new one's temporary file, written before its size is known, is there
+ * too meanwhile). What is kept, the new one included, is counted.
  */
 static void prune(struct td_profiles *p, uint64_t bytes)
 {
@@ -341,8 +343,6 @@ static void prune(struct td_profiles *p, uint64_t bytes)
 	struct entry *v;
 	size_t n, i;
 
-	if (!p->keep && !p->max_bytes)
-		return;
 	v = list_intervals(p, &n);
 	if (!v) {
 		td_warn("cannot list profile directory %s", p->dir);
@@ -350,12 +350,14 @@ static void prune(struct td_profiles *p, uint64_t bytes)
 	}
 	for (i = 0; i < n; i++)
 		total += v[i].bytes;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && (p->keep || p->max_bytes); i++) {
 		if (!(p->keep && n - i + 1 > p->keep) && !(p->max_bytes && total > p->max_bytes))
 			break;
 		remove_interval(p, v[i].stem);
 		total -= v[i].bytes;
 	}
+	p->st.kept = n - i + 1;
+	p->st.kept_bytes = total;
 	free(v);
 }
 

@@ -31,7 +31,9 @@ struct td_profiles;
 struct td_profiles_stats {
 	uint64_t written;	/* intervals written */
 	uint64_t removed;	/* intervals removed to stay within the bounds */
-	uint64_t bytes;		/* bytes written, over all files */
+	uint64_t bytes;		/* bytes written, over all files, removed ones too */
+	uint64_t kept;		/* intervals in the directory after the last cut */
+	uint64_t kept_bytes;	/* and their bytes: what the bounds bound */
 	uint64_t last_bytes;	/* of the last interval's pprof file */
 	uint64_t errors;	/* cuts that failed (message printed) */
 	uint64_t early;		/* intervals cut early: their tables hit profile_max_mem_kb */

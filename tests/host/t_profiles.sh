@@ -58,6 +58,13 @@ run_bounded() {
 	check "intervals were cut and old ones removed" \
 		[ "${written:-0}" -gt "$keep" -a "${removed:-0}" -gt 0 ]
 	check "written - removed intervals are left" [ "$left" = "$((written - removed))" ]
+	# What the counters say is kept is what is there (the last cut's files).
+	kept=$(grep -o ' kept=[0-9]*' "$SCRATCH/err" | tail -n 1 | cut -d= -f2)
+	kept_bytes=$(grep -o ' kept_bytes=[0-9]*' "$SCRATCH/err" | tail -n 1 | cut -d= -f2)
+	check "counters: kept=${kept:-none} intervals, as in the directory ($left)" \
+		[ "${kept:--1}" = "$left" ]
+	check "counters: kept_bytes=${kept_bytes:-none}, the bytes of those files" \
+		[ "${kept_bytes:--1}" = "$(ours "$dir" | awk '{ s += $2 } END { print s + 0 }')" ]
 	[ "$keep" != 0 ] && check "never more than $keep intervals, and $keep at the end" \
 		[ "$worst_n" -le "$keep" -a "$left" = "$keep" ]
 	[ "$max_kb" != 0 ] && check "never more than $max_kb KiB but in one interval alone" \

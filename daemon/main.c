@@ -455,10 +455,14 @@ static int cleanup(const struct td_config *cfg, bool force)
 
 int main(int argc, char **argv)
 {
+	static char name[] = "trace-defer";
 	struct td_config cfg;
 	struct cli cli = { 0 };
 	sigset_t set;
 	int code;
+
+	/* getopt's messages start as ours do, whatever path ran us (journalctl | grep). */
+	argv[0] = name;
 
 	/* Reading a trace.dat: no tracefs, no signals to wait for, options of its own. */
 	if (argc > 1 && !strcmp(argv[1], "report"))

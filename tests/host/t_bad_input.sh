@@ -38,7 +38,8 @@ expect 3 "kernel error_log says" "bad filter: error_log shown" -- \
 check "error_log text has the caret line" grep -q '\^' "$SCRATCH/err"
 expect 2 "expected SYSTEM:EVENT" "event name with a slash" -- \
 	td -e sched/sched_switch -d 1 -o /dev/null
-expect 2 "unrecognized option|unknown option" "unknown option" -- td --bogus
+expect 2 "^trace-defer: (unrecognized option|unknown option)" "unknown option" -- td --bogus
+expect 2 "^trace-defer: invalid option -- 'Z'" "unknown short option, said as trace-defer" -- td -Z
 # Long options are taken whole: --json is report's, not --json-layout.
 expect 2 "'--json' \\(long options are not abbreviated: --json-layout\\?\\)" \
 	"an abbreviated long option" -- td --json full -d 0.1

@@ -765,10 +765,6 @@ static int setup_pipeline(struct report *rp)
 			return TD_EXIT_RUNTIME;
 		}
 		rp->same_system = same_system(rp->tep);
-		if (!rp->same_system)
-			td_notice("report: %s was not recorded on the running system (its kernel "
-				  "symbols are not where /proc/kallsyms has them): user frames "
-				  "without file identity are not named", rp->path);
 	}
 	td_config_stitch(cfg, &pc.stitch);
 	rp->pl = td_pipeline_new(rp->tep, &pc);
@@ -985,11 +981,18 @@ static void summary(struct report *rp)
 	 * Raw user frames are what a user of a kernel without the series sees
 	 * first, in every trace read after its programs exited: say why.
 	 */
-	if (st.uframes_gone && !ps->file_records)
+	if (st.uframes_gone && !ps->file_records && rp->same_system)
 		td_notice("report: %s records no file identity (its kernel lacks the "
 			  "user_unwind_file event): user frames are named from /proc/PID/maps, "
 			  "so those of processes no longer running are not (%" PRIu64 " of %" PRIu64
 			  " user frames)", rp->path, st.uframes_gone, st.uframes);
+	/* Said once the count is known: none, nothing to say. */
+	else if (st.uframes_gone && !rp->same_system)
+		td_notice("report: %s was not recorded on the running system (its kernel "
+			  "symbols are not where /proc/kallsyms has them): user frames without "
+			  "file identity, which only its processes' /proc/PID/maps could name, are "
+			  "not named (%" PRIu64 " of %" PRIu64 " user frames)", rp->path,
+			  st.uframes_gone, st.uframes);
 	/* -p: none of its processes in the file (a mistyped pid, one reused since). */
 	if (rp->cfg.nr_pids && ps->events && !st.resolved)
 		td_notice("report: %s holds no event of the process%s given with -p (%" PRIu64

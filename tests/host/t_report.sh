@@ -245,8 +245,11 @@ trace-cmd restore -c -k "$SCRATCH/fake.kallsyms" -o "$raw/head.dat" >/dev/null 2
 check "foreign trace.dat built" [ -s "$SCRATCH/foreign.dat" ]
 "$TD" report "$SCRATCH/foreign.dat" --json >"$SCRATCH/foreign.jsonl" 2>"$SCRATCH/foreign.err"
 check "foreign: exit 0" [ $? = 0 ]
-check "foreign: says it is not this system's" grep -q 'not recorded on the running system' \
+check "foreign: says it is not this system's, and how many user frames that left raw" \
+	grep -Eq 'not recorded on the running system.*\([1-9][0-9]* of [0-9]+ user frames\)' \
 	"$SCRATCH/foreign.err"
+check "foreign: said once, not also as the fallback's notice" \
+	[ "$(grep -c 'user frames)' "$SCRATCH/foreign.err")" = 1 ]
 # The reference: the same raw files with the real kernel symbols.
 trace-cmd restore -c -o "$raw/head2.dat" >/dev/null 2>&1 &&
 	trace-cmd restore -i "$raw/head2.dat" -o "$SCRATCH/native.dat" $cpus >/dev/null 2>&1

@@ -554,14 +554,17 @@ static uint64_t suspended_ns(void)
 
 /*
  * When @tid started, in ns since boot (/proc/TID/stat's starttime, in
- * clock ticks: the start is at most a tick after), or 0 when unknown.
+ * clock ticks: the start is at most a tick after), or 0 when unknown; its
+ * state letter in *@state if asked (0 when unknown).
  */
-static uint64_t start_ns_of(const char *proc_root, int tid)
+static uint64_t stat_of(const char *proc_root, int tid, char *state)
 {
 	long tck = sysconf(_SC_CLK_TCK);
 	char buf[1024], *p;
 	uint64_t ticks;
 
+	if (state)
+		*state = 0;
 	if (tck <= 0 || read_small(proc_root, tid, "stat", buf, sizeof(buf)) <= 0)
 		return 0;
 	/* After the comm, which may hold spaces and parentheses: field 3 on. */
@@ -569,6 +572,8 @@ static uint64_t start_ns_of(const char *proc_root, int tid)
 	if (!p)
 		return 0;
 	p++;
+	if (state && p[0] == ' ')
+		*state = p[1];
 	/* starttime is field 22: the 20th after the comm. */
 	for (int field = 3; field <= 22; field++) {
 		while (*p == ' ')
@@ -585,7 +590,7 @@ static uint64_t start_ns_of(const char *proc_root, int tid)
 
 int td_task_start(const char *proc_root, int pid, uint64_t *boot_ns, uint64_t *real_ns)
 {
-	uint64_t start = start_ns_of(proc_root ? proc_root : "/proc", pid);
+	uint64_t start = stat_of(proc_root ? proc_root : "/proc", pid, NULL);
 	struct timespec b, r;
 	int64_t off;
 
@@ -626,7 +631,17 @@ int td_task_check(struct td_task_check *tc, int tid, const char *comm, uint64_t 
 			return 0;
 		now[strcspn(now, "\n")] = '\0';
 		if (!strcmp(now, comm)) {
-			uint64_t start = start_ns_of(tc->proc_root, tid), off = suspended_ns();
+			uint64_t off = suspended_ns(), start;
+			char state;
+
+			start = stat_of(tc->proc_root, tid, &state);
+			/*
+			 * Exited, not reaped yet (a zombie): /proc shows no maps
+			 * of it any more (nor of a group leader that exited
+			 * before its threads), so nothing of it can be named.
+			 */
+			if (state == 'Z' || state == 'X')
+				return 0;
 
 			s->tgid = read_tgid_at(tc->proc_root, tid);
 			/*

@@ -313,8 +313,11 @@ static void test_check(void **state)
 	td_task_check_free(tc);
 }
 
-/* /proc/TID/stat with a comm that has what a parser trips on, started @ticks after boot. */
-static void set_start(int tid, unsigned long long ticks)
+/*
+ * /proc/TID/stat with a comm that has what a parser trips on, in @state,
+ * started @ticks after boot.
+ */
+static void set_stat(int tid, unsigned long long ticks, char state)
 {
 	char path[128];
 	FILE *f;
@@ -322,9 +325,14 @@ static void set_start(int tid, unsigned long long ticks)
 	snprintf(path, sizeof(path), "%s/%d/stat", root, tid);
 	f = fopen(path, "w");
 	assert_non_null(f);
-	fprintf(f, "%d (a) b (c)) S 1 %d %d 0 -1 4194560 10 0 0 0 0 0 0 0 20 0 1 0 %llu "
-		   "1000 100 18446744073709551615\n", tid, tid, tid, ticks);
+	fprintf(f, "%d (a) b (c)) %c 1 %d %d 0 -1 4194560 10 0 0 0 0 0 0 0 20 0 1 0 %llu "
+		   "1000 100 18446744073709551615\n", tid, state, tid, tid, ticks);
 	fclose(f);
+}
+
+static void set_start(int tid, unsigned long long ticks)
+{
+	set_stat(tid, ticks, 'S');
 }
 
 /* CLOCK_BOOTTIME - CLOCK_MONOTONIC: what td_task_check() takes off a start. */
@@ -372,6 +380,31 @@ static void test_check_start(void **state)
 	set_comm(212, "cron");
 	assert_int_equal(td_task_check(tc, 212, "cron", 1), 212);
 	remove_task(212);
+	td_task_check_free(tc);
+}
+
+/*
+ * A process that exited and is not reaped yet (a zombie) still has its
+ * /proc entry and name, but no maps: nothing of it can be named, it is
+ * taken as gone.
+ */
+static void test_check_zombie(void **state)
+{
+	struct td_task_check *tc = td_task_check_new(root);
+
+	(void)state;
+	assert_non_null(tc);
+	fake_task(221, 221);
+	set_comm(221, "fp_chain");
+	set_stat(221, 100000, 'Z');
+	assert_int_equal(td_task_check(tc, 221, "fp_chain", 0), 0);
+	remove_task(221);
+	/* The same, running: its process. */
+	fake_task(222, 222);
+	set_comm(222, "fp_chain");
+	set_stat(222, 100000, 'R');
+	assert_int_equal(td_task_check(tc, 222, "fp_chain", 0), 222);
+	remove_task(222);
 	td_task_check_free(tc);
 }
 
@@ -506,6 +539,7 @@ int main(void)
 		cmocka_unit_test(test_many_gone_told),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_check_start),
+		cmocka_unit_test(test_check_zombie),
 		cmocka_unit_test(test_comm),
 		cmocka_unit_test(test_comm_after_many),
 		cmocka_unit_test(test_nspid),

@@ -9,7 +9,7 @@
 umask 022
 out=$SCRATCH/out
 mkdir "$out"
-: >"$out/kept.jsonl"
+echo '{"v":2,"type":"note"}' >"$out/kept.jsonl"
 chmod 644 "$out/kept.jsonl"
 td_bg -d 2 -o "$out/a.jsonl" -f "$out/a.folded" -F "$out/a.svg" --pprof "$out/a.pb.gz" \
 	--profile-dir "$out/profiles" --record "$out/a.dat" 2>"$SCRATCH/d.err"
@@ -25,10 +25,11 @@ check "daemon: its profiles are 0600 ($(ls "$out/profiles" | wc -l) files)" \
 	eval '[ -n "$(ls "$out/profiles")" ] &&
 	      [ "$(stat -c %a "$out"/profiles/* | sort -u)" = 600 ]'
 
-td_bg -d 1 -o "$out/kept.jsonl" 2>/dev/null
+td_bg -d 1 -a -o "$out/kept.jsonl" 2>/dev/null
 wait_exit "$D" 100
-check "daemon: a JSON file appended to keeps its mode (644)" \
-	[ "$(stat -c %a "$out/kept.jsonl")" = 644 ]
+check "daemon: a JSON file appended to (-a) keeps its first line" \
+	[ "$(head -n 1 "$out/kept.jsonl")" = '{"v":2,"type":"note"}' ]
+check "daemon: ... and its mode (644)" [ "$(stat -c %a "$out/kept.jsonl")" = 644 ]
 
 "$TD" report "$out/a.dat" -o "$out/r.jsonl" -f "$out/r.folded" -F "$out/r.svg" \
 	--pprof "$out/r.pb.gz" 2>"$SCRATCH/r.err"

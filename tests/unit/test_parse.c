@@ -1251,7 +1251,8 @@ static void check_fork_names(struct ctx *c, unsigned int (*rec)(uint8_t *, const
 	td_parser_set_comm_fn(c->p, comm_now_true, NULL);
 	page_start(c, 100);
 	page_add(c, 100, r, rec_switch(r, "bash", 1600, "x", 1501));
-	page_add(c, 200, r, rec(r, "bash", 1600, "bash", 1700));
+	/* The child's name differs from its parent's only here: child_comm is read. */
+	page_add(c, 200, r, rec(r, "bash", 1600, "bash-child", 1700));
 	page_add(c, 300, r, rec_sys_enter(r, 1700, 0));
 	page_add(c, 400, r, rec_exec(r, 1700, "/usr/bin/make", 0));
 	page_add(c, 500, r, rec_sys_enter(r, 1700, 0));
@@ -1260,7 +1261,7 @@ static void check_fork_names(struct ctx *c, unsigned int (*rec)(uint8_t *, const
 	assert_int_equal(c->nr_out, 5);
 	assert_string_equal(out_at(c, 200)->name, "sched_process_fork");
 	assert_string_equal(out_at(c, 200)->comm, "bash");
-	assert_string_equal(out_at(c, 300)->comm, "bash");
+	assert_string_equal(out_at(c, 300)->comm, "bash-child");
 	assert_string_equal(out_at(c, 500)->comm, "make");
 	assert_int_equal(fork_asked, 0);
 }

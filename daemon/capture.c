@@ -436,13 +436,14 @@ void td_capture_stop(struct tracefs_instance *tfs, const struct td_config *cfg)
 }
 
 const struct td_event_spec *td_capture_disabled(struct tracefs_instance *tfs,
-						const struct td_config *cfg)
+						const struct td_config *cfg, bool *gone)
 {
 	for (size_t i = 0; i < cfg->nr_events; i++) {
 		const struct td_event_spec *ev = &cfg->events[i];
 		char *on = tracefs_event_file_read(tfs, ev->system, ev->name, "enable", NULL);
 		bool off = !on || on[0] == '0';
 
+		*gone = !on;
 		free(on);
 		if (off)
 			return ev;

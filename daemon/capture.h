@@ -92,12 +92,14 @@ void td_capture_stop(struct tracefs_instance *tfs, const struct td_config *cfg);
 
 /*
  * The first configured event that is no longer enabled in @tfs (another
- * program turned it off), or NULL. The events traced only to name tasks
- * are not asked: they keep the instance's events/enable from reading 0
- * while nothing the user asked for is traced.
+ * program turned it off; *@gone: its enable file cannot be read, the
+ * event removed, as a kprobe or a module's), or NULL. The events traced
+ * only to name tasks are not asked: they keep the instance's
+ * events/enable from reading 0 while nothing the user asked for is
+ * traced.
  */
 const struct td_event_spec *td_capture_disabled(struct tracefs_instance *tfs,
-						const struct td_config *cfg);
+						const struct td_config *cfg, bool *gone);
 
 /*
  * Should a recording name its programs from their exec (names.h)? When

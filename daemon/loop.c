@@ -426,6 +426,7 @@ static const char *instance_changed(struct td_daemon *d)
 {
 	const struct td_event_spec *off;
 	const char *what = NULL;
+	bool all = false, gone;
 	char *events;
 
 	switch (tracefs_trace_is_on(d->inst.tfs)) {
@@ -442,14 +443,19 @@ static const char *instance_changed(struct td_daemon *d)
 		what = "its events/enable cannot be read";
 	else if (events[0] == '0')
 		what = "no event of it is enabled";
+	else
+		all = events[0] == '1';
 	free(events);
-	if (what)
+	/*
+	 * The events that only name tasks stay on: each event asked for,
+	 * then (one file each, every 5 s: not when every event reads on).
+	 */
+	if (what || all)
 		return what;
-	/* The events that only name tasks stay on: each event asked for, then. */
-	off = td_capture_disabled(d->inst.tfs, d->cfg);
+	off = td_capture_disabled(d->inst.tfs, d->cfg, &gone);
 	if (off) {
-		snprintf(d->changed, sizeof(d->changed), "its event %s:%s is disabled",
-			 off->system, off->name);
+		snprintf(d->changed, sizeof(d->changed), "its event %s:%s %s", off->system,
+			 off->name, gone ? "is gone (its enable file cannot be read)" : "is disabled");
 		return d->changed;
 	}
 	return NULL;

@@ -401,9 +401,9 @@ int td_instance_open(struct td_instance *inst, const char *run_dir, const char *
 			goto fail;
 		}
 		if (!prev_pid) {
-			td_err("a tracefs instance named '%s' exists but was not made by trace-defer "
-			       "(%s records no owner): remove it with 'trace-defer --cleanup --force "
-			       "-i %s' or choose another name with --instance",
+			td_err("a tracefs instance named '%s' exists but was not made by "
+			       "trace-defer (%s records no owner): remove it with 'trace-defer "
+			       "--cleanup --force -i %s' or choose another name with --instance",
 			       name, inst->lock_path, name);
 			goto fail;
 		}
@@ -478,16 +478,21 @@ int td_instance_cleanup(const char *run_dir, const char *name, bool force)
 	fd = lock_open(run_dir, name, &lock_path, &prev_pid, false);
 	if (fd < 0)
 		return -1;
-	/* One in use is refused as such (remove_existing()), with its reader named. */
-	if (tracefs_instance_exists(name) && !prev_pid && !force &&
-	    !instance_user(name, comm, sizeof(comm))) {
+	if (tracefs_instance_exists(name) && !prev_pid && !force) {
 		/*
 		 * Another program's (trace-cmd record -B, a person's mkdir),
 		 * or the instance of a start that it made refuse: the unit's
 		 * ExecStopPost runs this after every failed start.
 		 */
-		td_err("tracefs instance '%s' was not made by trace-defer (%s records no "
-		       "owner): left alone; add --force to remove it anyway", name, lock_path);
+		int user = instance_user(name, comm, sizeof(comm));
+
+		if (user)
+			td_err("tracefs instance '%s' is in use: pid %d (%s) has its files open; "
+			       "not touching it", name, user, comm);
+		else
+			td_err("tracefs instance '%s' was not made by trace-defer (%s records no "
+			       "owner): left alone; add --force to remove it anyway", name,
+			       lock_path);
 		ret = -1;
 	} else if (tracefs_instance_exists(name)) {
 		ret = remove_existing(name);

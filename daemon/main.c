@@ -510,6 +510,11 @@ int main(int argc, char **argv)
 	if (cfg.verbosity > TD_LOG_DEBUG)
 		cfg.verbosity = TD_LOG_DEBUG;
 	td_log_level = cfg.verbosity;
+	if (cli.force && !cli.cleanup) {
+		td_err("--force goes with --cleanup (try --help)");
+		code = TD_EXIT_USAGE;
+		goto out;
+	}
 	if (cli.recover) {
 		if (!cli.record_cmd) {
 			td_err("--recover goes with 'trace-defer record' (try --help)");
@@ -554,11 +559,6 @@ int main(int argc, char **argv)
 	if (cli.print_config) {
 		td_config_dump(&cfg, stdout);
 		code = TD_EXIT_OK;
-		goto out;
-	}
-	if (cli.force && !cli.cleanup) {
-		td_err("--force goes with --cleanup (try --help)");
-		code = TD_EXIT_USAGE;
 		goto out;
 	}
 	if (cli.cleanup) {

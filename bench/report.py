@@ -344,7 +344,9 @@ def cpu_split(rows):
     """Per reader, its steps' user and system CPU per event (us), from clock ticks."""
     acc = {}
     for x in rows:
-        if "user_ticks" not in x or not x.get("clk_tck") or not x["events"]:
+        # A reader gone before the step's end reads "0 0": no split of that step.
+        if ("user_ticks" not in x or not x.get("clk_tck") or not x["events"]
+                or x["user_ticks"] < 0 or x["sys_ticks"] < 0):
             continue
         a = acc.setdefault(x["reader"], [0, 0, 0])
         a[0] += x["user_ticks"] / x["clk_tck"]

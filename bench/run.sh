@@ -240,9 +240,6 @@ instr_section() {
 }
 
 # ---- 2. live ------------------------------------------------------------------
-# CPU time of a process in ns, summed over its threads: the scheduler's
-# own count (schedstat) when the kernel keeps it, else utime + stime in
-# clock ticks (10 ms each: too coarse for a reader using a few ms a second).
 # cpu_ticks PID: "UTIME STIME" in clock ticks (/proc/PID/stat), "0 0" if gone.
 # The split of the step's CPU into user and system time: whether a
 # reader's cost over the drain loop is its own code or its system calls.
@@ -250,6 +247,9 @@ cpu_ticks() {
 	sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $12, $13}' | grep . || echo 0 0
 }
 
+# CPU time of a process in ns, summed over its threads: the scheduler's
+# own count (schedstat) when the kernel keeps it, else utime + stime in
+# clock ticks (10 ms each: too coarse for a reader using a few ms a second).
 cpu_ns() {
 	local hz
 	if [ -r "/proc/$1/schedstat" ]; then

@@ -455,7 +455,8 @@ static const char *instance_changed(struct td_daemon *d)
 	off = td_capture_disabled(d->inst.tfs, d->cfg, &gone);
 	if (off) {
 		snprintf(d->changed, sizeof(d->changed), "its event %s:%s %s", off->system,
-			 off->name, gone ? "is gone (its enable file cannot be read)" : "is disabled");
+			 off->name,
+			 gone ? "is gone (its enable file cannot be read)" : "is disabled");
 		return d->changed;
 	}
 	return NULL;

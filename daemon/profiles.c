@@ -335,14 +335,17 @@ static void remove_interval(struct td_profiles *p, const char *stem)
  * keep - 1 remain and their bytes plus @bytes fit, so that the published
  * intervals never hold more than the bounds, not even for a moment (the
  * new one's temporary file, written before its size is known, is there
- * too meanwhile). What is kept, the new one included, is counted.
+ * too meanwhile). What is then kept, the new one included, goes to
+ * *@kept and *@kept_bytes, counted once it is published.
  */
-static void prune(struct td_profiles *p, uint64_t bytes)
+static void prune(struct td_profiles *p, uint64_t bytes, uint64_t *kept, uint64_t *kept_bytes)
 {
 	uint64_t total = bytes;
 	struct entry *v;
 	size_t n, i;
 
+	if (!p->keep && !p->max_bytes)
+		return;
 	v = list_intervals(p, &n);
 	if (!v) {
 		td_warn("cannot list profile directory %s", p->dir);
@@ -350,14 +353,14 @@ static void prune(struct td_profiles *p, uint64_t bytes)
 	}
 	for (i = 0; i < n; i++)
 		total += v[i].bytes;
-	for (i = 0; i < n && (p->keep || p->max_bytes); i++) {
+	for (i = 0; i < n; i++) {
 		if (!(p->keep && n - i + 1 > p->keep) && !(p->max_bytes && total > p->max_bytes))
 			break;
 		remove_interval(p, v[i].stem);
 		total -= v[i].bytes;
 	}
-	p->st.kept = n - i + 1;
-	p->st.kept_bytes = total;
+	*kept = n - i + 1;
+	*kept_bytes = total;
 	free(v);
 }
 
@@ -422,6 +425,7 @@ static int cut(struct td_profiles *p, uint64_t mono_ns)
 	int ret = 0;
 
 	if (p->events) {
+		uint64_t kept = 0, kept_bytes = 0;
 		size_t pb = 0, fb = 0;
 
 		dir_again(p);
@@ -432,7 +436,7 @@ static int cut(struct td_profiles *p, uint64_t mono_ns)
 			ret = -1;
 		/* One interval bigger than the bound on its own is still written. */
 		if (!ret)
-			prune(p, pb + fb);
+			prune(p, pb + fb, &kept, &kept_bytes);
 		if (publish(p, stem, EXT_PPROF, !ret))
 			ret = -1;
 		if (p->fo && publish(p, stem, EXT_FOLDED, !ret))
@@ -443,6 +447,8 @@ static int cut(struct td_profiles *p, uint64_t mono_ns)
 			p->st.written++;
 			p->st.bytes += pb + fb;
 			p->st.last_bytes = pb;
+			p->st.kept = kept;
+			p->st.kept_bytes = kept_bytes;
 		}
 	}
 	td_pprof_reset(p->pp, end_real);

@@ -186,7 +186,6 @@ static bool is_stdout(const char *path)
 	return path && !strcmp(path, "-");
 }
 
-/* Does an output go to standard output? */
 /*
  * Does standard output reach a person's screen? A terminal, or a pipe: a
  * pager or a filter (less, grep) that draws on the same terminal.
@@ -198,6 +197,7 @@ static bool stdout_shown(void)
 	return isatty(STDOUT_FILENO) || (!fstat(STDOUT_FILENO, &st) && S_ISFIFO(st.st_mode));
 }
 
+/* Does an output go to standard output? */
 static bool to_stdout(const struct report *rp)
 {
 	return rp->text || is_stdout(rp->cfg.output) || is_stdout(rp->cfg.folded) ||
@@ -392,11 +392,6 @@ static void catch_faults(const char *path, bool on)
 	sigaction(SIGBUS, &sa, NULL);
 }
 
-/*
- * What libtracecmd does not say when it cannot open a file: missing or
- * unreadable (usage), not a trace.dat at all (usage), or a trace.dat it
- * cannot read (truncated, damaged: runtime). Returns an exit status.
- */
 /* Does the top-level buffer of rp->file hold a record? */
 static bool top_has_records(struct report *rp)
 {
@@ -441,6 +436,11 @@ static int pick_buffer(struct report *rp)
 	return TD_EXIT_USAGE;
 }
 
+/*
+ * What libtracecmd does not say when it cannot open a file: missing or
+ * unreadable (usage), not a trace.dat at all (usage), or a trace.dat it
+ * cannot read (truncated, damaged: runtime). Returns an exit status.
+ */
 static int open_input(struct report *rp)
 {
 	static const unsigned char magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };

@@ -58,8 +58,9 @@ check "terminal, -q: no progress" sh -c "! grep -q '%, ' '$SCRATCH/tty-q.out'"
 # longer than the progress period.
 script -qec "'$TD' report '$SCRATCH/p.dat' | (sleep 3; wc -c >'$SCRATCH/piped.bytes')" /dev/null \
 	>"$SCRATCH/tty-pipe.out"
-check "terminal, text piped to a slow pager: more than a pipe's buffer ($(cat "$SCRATCH/piped.bytes") bytes)" \
-	[ "$(cat "$SCRATCH/piped.bytes")" -gt 1048576 ]
+piped=$(cat "$SCRATCH/piped.bytes")
+check "terminal, text piped to a slow pager: more than a pipe's buffer ($piped bytes)" \
+	[ "$piped" -gt 1048576 ]
 check "terminal, text piped to a pager: no progress by default" \
 	sh -c "! grep -q '%, ' '$SCRATCH/tty-pipe.out'"
 

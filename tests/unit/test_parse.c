@@ -116,10 +116,10 @@ static void parse_format(struct tep_handle *tep, const char *fmt, const char *sy
 	assert_int_equal(tep_parse_event(tep, fmt, strlen(fmt), sys), TEP_ERRNO__SUCCESS);
 }
 
-/* @stack_fmt: the user_unwind_stack format (with file fields: the file event too). */
 /* Set by a setup: sched_process_fork's format for the next tep, or none. */
 static const char *fork_fmt;
 
+/* @stack_fmt: the user_unwind_stack format (with file fields: the file event too). */
 static struct tep_handle *make_tep_layout(bool unwind_events, const char *stack_fmt)
 {
 	bool files = stack_fmt == fmt_unwind_stack_files || stack_fmt == fmt_unwind_stack_full;

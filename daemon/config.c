@@ -707,6 +707,67 @@ static int same_file_outputs(const struct td_config *cfg)
 	return ret;
 }
 
+/* A program or a library: an ELF file, or a file anybody may execute. */
+static bool is_program(const char *path, const struct stat *st)
+{
+	char magic[4];
+	bool elf = false;
+	FILE *f;
+
+	if (st->st_mode & 0111)
+		return true;
+	f = fopen(path, "re");
+	if (f) {
+		elf = fread(magic, 1, sizeof(magic), f) == sizeof(magic) &&
+		      !memcmp(magic, "\177ELF", sizeof(magic));
+		fclose(f);
+	}
+	return elf;
+}
+
+/*
+ * Outputs given by a hand used to trace-cmd, whose record takes -F for
+ * "trace only this program" and -f for a filter: here they name the flame
+ * graph and the folded stacks, and would replace the program, or write a
+ * file named after the filter. A program is never an output; a value
+ * that reads as a filter must be written as a path to be one.
+ */
+static int unsafe_outputs(const struct td_config *cfg)
+{
+	const struct { const char *key, *opt, *path; } out[] = {
+		{ "output", "-o", cfg->output }, { "folded", "-f", cfg->folded },
+		{ "flamegraph", "-F", cfg->flamegraph }, { "pprof", "--pprof", cfg->pprof },
+		{ "record", "record -o, --record", cfg->record },
+	};
+	struct stat st;
+
+	for (size_t i = 0; i < ARRAY_SIZE(out); i++) {
+		const char *path = out[i].path;
+
+		if (!path || !strcmp(path, "-"))
+			continue;
+		if (!stat(path, &st)) {
+			if (S_ISREG(st.st_mode) && is_program(path, &st)) {
+				td_err("%s (%s) '%s' is a program: not overwritten with an output%s",
+				       out[i].key, out[i].opt, path,
+				       out[i].opt[1] == 'F' ?
+				       " (trace-cmd record's -F, trace only this program, is "
+				       "-p PID here)" : "");
+				return -1;
+			}
+			continue;
+		}
+		if ((out[i].opt[1] == 'f' || out[i].opt[1] == 'F') && !strchr(path, '/') &&
+		    strpbrk(path, "=<>&|~")) {
+			td_err("%s (%s) '%s' reads as an ftrace filter, not a file name: filters "
+			       "go with their event, -e SYS:NAME:FILTER; a file of that name is "
+			       "./%s", out[i].key, out[i].opt, path, path);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int td_config_check(struct td_config *cfg)
 {
 	if (!cfg->nr_events && add_event(cfg, "sched:sched_switch", "default event"))
@@ -719,7 +780,7 @@ int td_config_check(struct td_config *cfg)
 		td_err("run_dir '%s' must be an absolute path", cfg->run_dir);
 		return -1;
 	}
-	if (same_file_outputs(cfg))
+	if (same_file_outputs(cfg) || unsafe_outputs(cfg))
 		return -1;
 	if (cfg->folded && !strcmp(cfg->folded, "-") && cfg->output &&
 	    !strcmp(cfg->output, "-")) {

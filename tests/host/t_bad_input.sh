@@ -98,6 +98,30 @@ expect 1 "cannot open output .*/ro/x.jsonl: Permission denied" "output in a read
 	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
 	"$TD" -i "$NAME" --run-dir "$RUN_DIR" -d 1 -o "$SCRATCH/ro/x.jsonl"
 expect 1 "flame graph needs a file name" "SVG to stdout" -- td -d 1 -F -
+# trace-cmd habits: its record's -F PROGRAM and -f FILTER are outputs here.
+# A program is never overwritten (executable, or an ELF file that is not);
+# a filter is not taken for a file name, unless written as a path.
+cp /bin/true "$SCRATCH/prog" && cp /bin/true "$SCRATCH/lib.so" && chmod 0644 "$SCRATCH/lib.so"
+expect 2 "flamegraph \\(-F\\) '.*/prog' is a program: not overwritten .* is -p PID here" \
+	"-F a program (trace-cmd's -F)" -- td -d 1 -F "$SCRATCH/prog"
+check "... the program is intact" cmp -s /bin/true "$SCRATCH/prog"
+expect 2 "record \\(record -o, --record\\) '.*/lib.so' is a program" \
+	"record -o an ELF file without execute permission" -- \
+	"$TD" record -i "$NAME" --run-dir "$RUN_DIR" -d 1 -o "$SCRATCH/lib.so"
+check "... the ELF file is intact" cmp -s /bin/true "$SCRATCH/lib.so"
+expect 2 "output \\(-o\\) '.*/prog' is a program" "report -o a program" -- \
+	"$TD" report "$SCRATCH/missing.dat" -o "$SCRATCH/prog"
+check "... the program is intact" cmp -s /bin/true "$SCRATCH/prog"
+if cd "$SCRATCH"; then
+	expect 2 "folded \\(-f\\) 'prev_pid==1' reads as an ftrace filter.* -e SYS:NAME:FILTER; \
+a file of that name is \\./prev_pid==1" "-f a filter (trace-cmd's -f)" -- td -d 1 -f 'prev_pid==1'
+	check "... no file of that name" [ ! -e 'prev_pid==1' ]
+	check "-f ./FILTER-LIKE-NAME is a file name, taken as given" eval \
+		"td -f './prev_pid==1' --print-config | grep -qx 'folded = ./prev_pid==1'"
+	cd - >/dev/null || exit 1
+else
+	fail "-f filter cases: cannot enter $SCRATCH"
+fi
 # A full disk, found when the buffered JSON is flushed (a few events: less
 # than the buffer), is said at once and fails the run.
 ( sleep 0.5; for _ in 1 2 3 4 5; do /bin/true; done ) &

@@ -670,6 +670,10 @@ static int write_pprof(struct td_outputs *o)
 	ret = td_pprof_write(o->pprof, w.f, end, NULL);
 	ret = whole_close(&w, o->pprof_path, ret);
 	td_pprof_stats(o->pprof, &st);
+	if (!ret && st.folded_events)
+		td_notice("%s: %" PRIu64 " event(s) of processes first met with the profile's tables "
+			  "three quarters full counted without their pid (one sample per stack, "
+			  "comm and event)", o->pprof_path, st.folded_events);
 	if (!ret && st.over_events)
 		td_notice("%s: %" PRIu64 " event(s) of new stacks counted as [memory_bound]: the "
 			  "profile's tables reached profile_max_mem_kb", o->pprof_path,

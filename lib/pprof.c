@@ -105,15 +105,20 @@ struct td_pprof {
 	uint64_t max_mem;		/* td_pprof_set_max_mem(); 0: none */
 	uint64_t over_events;		/* counted in @over, the tables full */
 	struct psample *over;		/* the sample of those, once made */
+	uint64_t folded_events;		/* counted in samples without their pid */
 	const char *last_event;		/* event name pointer -> its string */
 	uint32_t last_event_idx;
 	bool broken;			/* a reset ran out of memory: tables unusable */
 	/* The tables are full: entries are looked up, none added (NOT_THERE). */
 	bool find_only;
+	/* The tables are nearly full: the sample being built has no pid. */
+	bool fold;
 };
 
 /* What a lookup of the tables returns, find_only, for an entry not there. */
 #define NOT_THERE	(-2)
+/* The pid of a sample counting the events of any process (written with no pid label). */
+#define PID_FOLDED	(-1)
 
 static int vec_push(struct vec *a, void *p)
 {
@@ -418,6 +423,7 @@ static void empty_tables(struct td_pprof *pp)
 	pp->last_event = NULL;
 	pp->over = NULL;
 	pp->over_events = 0;
+	pp->folded_events = 0;
 }
 
 static size_t table_bytes(const struct htab *t)
@@ -627,7 +633,8 @@ static int part_locations(struct td_pprof *pp, const struct td_frame *f, unsigne
 		locs[i] = loc;
 	}
 	*n += nr;
-	if (!id || !nr || pp->find_only)
+	/* Folding: each process's stacks have ids of their own, not worth their room. */
+	if (!id || !nr || pp->find_only || pp->fold)
 		return 0;
 	/* Not remembering only costs time. */
 	st = arena_alloc(&pp->arena, sizeof(*st) + nr * sizeof(*st->loc));
@@ -673,7 +680,7 @@ static int count_event(struct td_pprof *pp, const struct td_resolved *r, struct 
 	}
 	if (c < 0)
 		return c == NOT_THERE ? -ENOENT : -ENOMEM;
-	*out = count_sample(pp, n, c, pp->last_event_idx,
+	*out = count_sample(pp, n, c, pp->last_event_idx, pp->fold ? PID_FOLDED :
 			    r->ev->pid > 0 ? r->ev->pid : r->ev->tid);
 	if (!*out)
 		return pp->find_only ? -ENOENT : -ENOMEM;
@@ -715,18 +722,33 @@ int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
 		pp->loccap = nr;
 	}
 	/*
-	 * Full: a sample already there still counts (its stacks may have
-	 * new ids: a symbolizer started again names them anew), looked up
-	 * frame by frame, nothing added; any other event counts in one
-	 * sample of its own, made once.
+	 * Three quarters full: a sample already there still counts (its
+	 * stacks may have new ids: a symbolizer started again names them
+	 * anew), looked up frame by frame, nothing added. Any other event
+	 * counts in the sample of its stacks, comm and event without a pid,
+	 * made if need be until the tables are full: a machine of ever new
+	 * processes running the same programs (a build, a shell loop, cron)
+	 * adds nothing then, where a sample per process would fill the
+	 * tables and leave every new stack out. Full, what has no sample
+	 * counts in one of its own, made once.
 	 */
-	if (pp->max_mem && pp->mem >= pp->max_mem) {
+	if (pp->max_mem && pp->mem >= pp->max_mem - pp->max_mem / 4) {
 		pp->find_only = true;
 		ret = count_event(pp, r, &s);
+		if (ret == -ENOENT) {
+			pp->fold = true;
+			pp->find_only = pp->mem >= pp->max_mem;
+			ret = count_event(pp, r, &s);
+			pp->fold = false;
+			if (!ret)
+				pp->folded_events++;
+		}
 		pp->find_only = false;
 		if (ret != -ENOENT) {
-			if (!ret)
+			if (!ret) {
+				account(pp);
 				pp->events++;
+			}
 			return ret;
 		}
 		if (pp->over) {
@@ -805,6 +827,7 @@ void td_pprof_stats(const struct td_pprof *pp, struct td_pprof_stats *st)
 	st->strings = pp->strv.nr;
 	st->mem_bytes = pp->mem;
 	st->over_events = pp->over_events;
+	st->folded_events = pp->folded_events;
 }
 
 void td_pprof_set_max_mem(struct td_pprof *pp, uint64_t bytes)
@@ -923,7 +946,8 @@ static int msg_build(struct td_pprof *pp, struct msg *m, uint64_t end_ns)
 		l[1].str = ps->event;
 		l[2].key = pp->s_pid;
 		l[2].num = ps->pid;
-		s->n_label = NR_LABELS;
+		/* The last label, left out: a folded sample is of no one process. */
+		s->n_label = ps->pid == PID_FOLDED ? NR_LABELS - 1 : NR_LABELS;
 		s->label = &m->labelp[i * NR_LABELS];
 		m->samplep[i] = s;
 	}

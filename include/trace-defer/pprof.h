@@ -10,7 +10,8 @@
  * whose user stack is missing (status user_lost or unwind_failed) gets a
  * location "[user_lost]" or "[unwind_failed]" in its place, as in folded
  * stacks. Labels: "comm" and "event" (strings), "pid" (the process id,
- * else the thread id). Frames are named as in folded stacks (symbol, else
+ * else the thread id; none on a sample of any process, see
+ * td_pprof_set_max_mem()). Frames are named as in folded stacks (symbol, else
  * "object+0xOFFSET" for user frames, else "0xADDR"); every function's
  * file name is its object; one mapping per (object, build-id), marked as
  * already symbolized so readers do not look for binaries. A user frame's
@@ -43,6 +44,8 @@ struct td_pprof_stats {
 	uint64_t mem_bytes;	/* bytes the tables hold: entries, buckets, arrays */
 	/* Added later: events counted in the [memory_bound] sample (td_pprof_set_max_mem()). */
 	uint64_t over_events;
+	/* Added later: events counted in samples without a pid (td_pprof_set_max_mem()). */
+	uint64_t folded_events;
 };
 
 /* @start_ns: wall-clock (CLOCK_REALTIME) start of the first interval. */
@@ -50,15 +53,18 @@ struct td_pprof *td_pprof_new(uint64_t start_ns);
 void td_pprof_free(struct td_pprof *pp);
 
 /*
- * Added later. Once the tables hold @bytes (0: no bound, the default),
- * an event whose sample is there counts there (found by its stacks' ids,
- * else frame by frame by name, adding nothing: frames named anew, by a
- * symbolizer started again, find theirs), and every other one counts in
- * one sample of its own, its one
- * location "[memory_bound]" (comm and event "[unknown]", pid 0): a
- * profile of a long run on a machine of ever new processes stays within
- * its bound, and says how much it left out (over_events; a reset counts
- * again from 0).
+ * Added later. Once the tables hold three quarters of @bytes (0: no
+ * bound, the default), an event whose sample is there counts there
+ * (found by its stacks' ids, else frame by frame by name, adding nothing:
+ * frames named anew, by a symbolizer started again, find theirs), and
+ * every other one counts in the sample of its stacks, comm and event
+ * that has no pid label, made if new (folded_events): the processes of
+ * one program, started again and again, share one sample each stack.
+ * Once the tables hold @bytes, what has neither sample counts in one
+ * sample of its own, its one location "[memory_bound]" (comm and event
+ * "[unknown]", pid 0): a profile of a long run on a machine of ever new
+ * processes stays within its bound, and says how much it left out
+ * (over_events; a reset counts both again from 0).
  */
 void td_pprof_set_max_mem(struct td_pprof *pp, uint64_t bytes);
 

@@ -221,6 +221,37 @@ check "bounded --folded counts every event ($ftotal = $nev)" [ "$ftotal" = "$nev
 check "bounded --folded: the events past the bound in [memory_bound], as said at exit" \
 	eval '[ "${fover:-0}" -gt 0 ] && [ "${fbound:-x}" = "$fover" ]'
 
+# Churn of one program (a shell loop): three quarters full, the whole
+# run's profile counts new processes without their pid, one sample per
+# stack, so it does not fill with a sample per process (before: 44% of
+# the events in [memory_bound] at 64 KiB). The samples with no pid label
+# (the idle task's aside, pid 0) hold exactly the events said at exit,
+# with those of [memory_bound] (pid 0 too).
+( sleep 0.5; for _ in $(seq 1000); do /bin/true; sh -c 'exit 0'; done ) &
+churn=$!
+"$TD" -i "$NAME" --run-dir "$RUN_DIR" -e sched:sched_switch -d 5 --profile-max-mem-kb 64 \
+	--pprof "$SCRATCH/churn.pb.gz" -o /dev/null 2>"$SCRATCH/churn.err"
+check "churn: daemon exits 0" [ $? = 0 ]
+wait $churn
+folded=$(sed -n 's/.*churn.pb.gz: \([0-9]*\) event(s) of processes first met .* without their pid.*/\1/p' \
+	"$SCRATCH/churn.err")
+over=$(sed -n 's/.*churn.pb.gz: \([0-9]*\) event(s) of new stacks counted as.*/\1/p' \
+	"$SCRATCH/churn.err")
+nopid=$(go tool pprof -raw "$SCRATCH/churn.pb.gz" 2>/dev/null | awk '
+	/^Samples:/ { on = 1; next }
+	/^Locations/ { on = 0 }
+	on && /^ +[0-9]+:/ { if (n != "" && !pid && !idle) s += n; n = $1 + 0; pid = idle = 0; next }
+	on && /pid:\[/ { pid = 1 }
+	on && /comm:\[<idle>\]/ { idle = 1 }
+	END { if (n != "" && !pid && !idle) s += n; print s + 0 }')
+total=$(pprof_total "$SCRATCH/churn.pb.gz")
+log "churn at 64 KiB: $total events, ${folded:-none} counted without pid (${nopid} in the file)," \
+	"${over:-0} in [memory_bound]"
+check "churn: new processes counted without their pid, as said at exit" \
+	eval '[ "${folded:-0}" -gt 0 ] && [ "$nopid" = "$((folded + ${over:-0}))" ]'
+check "churn: fewer events in [memory_bound] than folded (${over:-0} < ${folded:-0})" \
+	[ "${over:-0}" -lt "${folded:-0}" ]
+
 # Bad settings
 "$TD" -i "$NAME" --run-dir "$RUN_DIR" --pprof - -d 1 2>"$SCRATCH/e1"
 check "--pprof - is refused (exit 2)" [ $? = 2 ]

@@ -641,6 +641,69 @@ static void test_memory_bound(void **state)
 }
 
 /*
+ * Churn, three quarters of the bound reached: the events of processes new
+ * since count in one sample of their stacks, comm and event, with no pid
+ * label, and the tables stop growing there, far from full; the processes
+ * that had their own samples keep them. No event is left out. Without the
+ * folding every process of the 400 adds a sample, and the tables fill.
+ */
+static void test_memory_fold(void **state)
+{
+	enum { NR = 400 };
+	struct td_pprof *pp = td_pprof_new(0);
+	struct td_event *ev[NR];
+	struct td_pprof_stats st;
+	uint64_t bound, own = 0, folded = 0, nfolded = 0, grown;
+	Profile *p;
+	size_t i;
+	int k;
+
+	(void)state;
+	assert_non_null(pp);
+	for (k = 0; k < NR; k++)
+		ev[k] = event("make", 2000 + k, 2000 + k);
+	add_processes(pp, ev, 8);
+	td_pprof_stats(pp, &st);
+	bound = 2 * st.mem_bytes;
+	td_pprof_set_max_mem(pp, bound);
+	add_processes(pp, ev, NR / 2);
+	td_pprof_stats(pp, &st);
+	grown = st.mem_bytes;
+	assert_true(st.folded_events > 0);
+	add_processes(pp, ev, NR);
+	td_pprof_stats(pp, &st);
+	assert_int_equal(st.events, 8 + NR / 2 + NR);
+	assert_int_equal(st.over_events, 0);
+	assert_true(st.mem_bytes <= bound);
+	/* Another 200 processes: no byte more (one sample, no stack ids kept). */
+	assert_int_equal(st.mem_bytes, grown);
+	p = read_back(pp, 0);
+	for (i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = p->sample[i];
+
+		assert_string_equal(label_str(p, s, "comm"), "make");
+		assert_string_equal(frame(p, s, 0), "__schedule");
+		if (label_num(p, s, "pid") < 0) {
+			assert_int_equal(s->n_label, 2);
+			folded += s->value[0];
+			nfolded++;
+		} else {
+			own += s->value[0];
+		}
+	}
+	assert_int_equal(nfolded, 1);
+	assert_int_equal(folded, st.folded_events);
+	assert_int_equal(own + folded, st.events);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	td_pprof_reset(pp, 0);
+	td_pprof_stats(pp, &st);
+	assert_int_equal(st.folded_events, 0);
+	for (k = 0; k < NR; k++)
+		td_event_free(ev[k]);
+	td_pprof_free(pp);
+}
+
+/*
  * The kernel and the user part of a stack are remembered apart, each by
  * its own id: a kernel part known from one stack serves a new user part, a
  * user part known from one stack serves another kernel part, and a kernel
@@ -845,6 +908,7 @@ int main(void)
 		cmocka_unit_test(test_id_key),
 		cmocka_unit_test(test_stack_ids_new_process),
 		cmocka_unit_test(test_memory_bound),
+		cmocka_unit_test(test_memory_fold),
 		cmocka_unit_test(test_memory_bound_renamed),
 		cmocka_unit_test(test_part_ids),
 		cmocka_unit_test(test_sanitize_and_reset),

@@ -144,6 +144,13 @@ struct td_profiles *td_profiles_open(const struct td_config *cfg, uint64_t mono_
 	p->keep = cfg->profile_keep;
 	p->max_bytes = cfg->profile_max_kb << 10;
 	p->max_mem = cfg->profile_max_mem_kb << 10;
+	/*
+	 * Cut at max_mem (below), the pprof never finds its tables full, but
+	 * it counts new processes without their pid from three quarters on:
+	 * a shell loop's processes then share their samples, and cut no
+	 * interval early, which would cost profile_keep's slots.
+	 */
+	td_pprof_set_max_mem(p->pp, p->max_mem);
 	if (mkdir(p->dir, 0700) && errno != EEXIST) {
 		td_err("cannot create profile directory %s: %s", p->dir, strerror(errno));
 		goto fail;

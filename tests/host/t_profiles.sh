@@ -226,13 +226,19 @@ check "bounded --folded: the events past the bound in [memory_bound], as said at
 # stack, so it does not fill with a sample per process (before: 44% of
 # the events in [memory_bound] at 64 KiB). The samples with no pid label
 # (the idle task's aside, pid 0) hold exactly the events said at exit,
-# with those of [memory_bound] (pid 0 too).
+# with those of [memory_bound] (pid 0 too). The intervals do the same,
+# and are not cut early for it (before: 40 early cuts in 6 s of it).
 ( sleep 0.5; for _ in $(seq 1000); do /bin/true; sh -c 'exit 0'; done ) &
 churn=$!
 "$TD" -i "$NAME" --run-dir "$RUN_DIR" -e sched:sched_switch -d 5 --profile-max-mem-kb 64 \
-	--pprof "$SCRATCH/churn.pb.gz" -o /dev/null 2>"$SCRATCH/churn.err"
+	--pprof "$SCRATCH/churn.pb.gz" --profile-dir "$SCRATCH/churn.d" --profile-interval 60 \
+	-o /dev/null -v 2>"$SCRATCH/churn.err"
 check "churn: daemon exits 0" [ $? = 0 ]
 wait $churn
+early=$(grep -o 'early_cuts=[0-9]*' "$SCRATCH/churn.err" | tail -n 1 | cut -d= -f2)
+n=$(find "$SCRATCH/churn.d" -name 'profile-*.pb.gz' | wc -l)
+check "churn: intervals seldom cut early (early_cuts=${early:-none}, $n files)" \
+	eval '[ -n "$early" ] && [ "$early" -le 10 ]'
 folded=$(sed -n 's/.*churn.pb.gz: \([0-9]*\) event(s) of processes first met .* without their pid.*/\1/p' \
 	"$SCRATCH/churn.err")
 over=$(sed -n 's/.*churn.pb.gz: \([0-9]*\) event(s) of new stacks counted as.*/\1/p' \

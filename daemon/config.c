@@ -707,22 +707,24 @@ static int same_file_outputs(const struct td_config *cfg)
 	return ret;
 }
 
-/* A program or a library: an ELF file, or a file anybody may execute. */
-static bool is_program(const char *path, const struct stat *st)
+/*
+ * A program or a library: an ELF file, or a script ("#!"). Told by its
+ * first bytes, not its mode: vfat, CIFS and some 9p mounts show every
+ * file executable, an output written there before among them.
+ */
+static bool is_program(const char *path)
 {
 	char magic[4];
-	bool elf = false;
+	size_t n = 0;
 	FILE *f;
 
-	if (st->st_mode & 0111)
-		return true;
 	f = fopen(path, "re");
 	if (f) {
-		elf = fread(magic, 1, sizeof(magic), f) == sizeof(magic) &&
-		      !memcmp(magic, "\177ELF", sizeof(magic));
+		n = fread(magic, 1, sizeof(magic), f);
 		fclose(f);
 	}
-	return elf;
+	return (n == sizeof(magic) && !memcmp(magic, "\177ELF", sizeof(magic))) ||
+	       (n >= 2 && magic[0] == '#' && magic[1] == '!');
 }
 
 /*
@@ -747,7 +749,7 @@ static int unsafe_outputs(const struct td_config *cfg)
 		if (!path || !strcmp(path, "-"))
 			continue;
 		if (!stat(path, &st)) {
-			if (S_ISREG(st.st_mode) && is_program(path, &st)) {
+			if (S_ISREG(st.st_mode) && is_program(path)) {
 				td_err("%s (%s) '%s' is a program: not overwritten with an output%s",
 				       out[i].key, out[i].opt, path,
 				       out[i].opt[1] == 'F' ?

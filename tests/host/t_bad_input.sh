@@ -99,8 +99,10 @@ expect 1 "cannot open output .*/ro/x.jsonl: Permission denied" "output in a read
 	"$TD" -i "$NAME" --run-dir "$RUN_DIR" -d 1 -o "$SCRATCH/ro/x.jsonl"
 expect 1 "flame graph needs a file name" "SVG to stdout" -- td -d 1 -F -
 # trace-cmd habits: its record's -F PROGRAM and -f FILTER are outputs here.
-# A program is never overwritten (executable, or an ELF file that is not);
-# a filter is not taken for a file name, unless written as a path.
+# A program (an ELF file, executable or not, or a script) is never
+# overwritten; a filter is not taken for a file name, unless written as a
+# path. Told by content, not mode: an output written before on a mount
+# that shows every file executable (vfat) is still an output.
 cp /bin/true "$SCRATCH/prog" && cp /bin/true "$SCRATCH/lib.so" && chmod 0644 "$SCRATCH/lib.so"
 expect 2 "flamegraph \\(-F\\) '.*/prog' is a program: not overwritten .* is -p PID here" \
 	"-F a program (trace-cmd's -F)" -- td -d 1 -F "$SCRATCH/prog"
@@ -109,6 +111,12 @@ expect 2 "record \\(record -o, --record\\) '.*/lib.so' is a program" \
 	"record -o an ELF file without execute permission" -- \
 	"$TD" record -i "$NAME" --run-dir "$RUN_DIR" -d 1 -o "$SCRATCH/lib.so"
 check "... the ELF file is intact" cmp -s /bin/true "$SCRATCH/lib.so"
+printf '#!/bin/sh\nexit 0\n' >"$SCRATCH/run.sh"
+expect 2 "pprof \\(--pprof\\) '.*/run.sh' is a program" "--pprof a script" -- \
+	td --pprof "$SCRATCH/run.sh" --print-config
+printf '{}\n' >"$SCRATCH/old.jsonl" && chmod 0755 "$SCRATCH/old.jsonl"
+check "-o an output of before, mode 0755 (vfat), is taken" \
+	eval "td -o '$SCRATCH/old.jsonl' --print-config | grep -qx 'output = $SCRATCH/old.jsonl'"
 expect 2 "output \\(-o\\) '.*/prog' is a program" "report -o a program" -- \
 	"$TD" report "$SCRATCH/missing.dat" -o "$SCRATCH/prog"
 check "... the program is intact" cmp -s /bin/true "$SCRATCH/prog"

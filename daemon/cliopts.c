@@ -4,6 +4,7 @@
  */
 #include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cliopts.h"
 #include "log.h"
@@ -77,4 +78,21 @@ int td_cli_exact_long_opts(int argc, char **argv, const char *short_opts,
 		}
 	}
 	return 0;
+}
+
+/* An ftrace filter's operator in @s: == != < <= > >= & && | || or " ~". */
+static bool has_filter_op(const char *s)
+{
+	return strstr(s, "==") || strstr(s, "!=") || strpbrk(s, "<>&|") || strstr(s, " ~");
+}
+
+int td_cli_output_name(const char *opt, const char *value)
+{
+	struct stat st;
+
+	if (strchr(value, '/') || !has_filter_op(value) || !lstat(value, &st))
+		return 0;
+	td_err("%s '%s' reads as an ftrace filter, not a file name: a filter goes with its "
+	       "event, -e SYS:NAME:FILTER; a file of that name is ./%s", opt, value, value);
+	return -1;
 }

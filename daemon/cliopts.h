@@ -19,4 +19,14 @@
 int td_cli_exact_long_opts(int argc, char **argv, const char *short_opts,
 			   const struct option *long_opts);
 
+/*
+ * trace-cmd record takes -f for a filter; here -f and -F name outputs,
+ * and a filter goes with its event (-e SYS:NAME:FILTER). A value of
+ * option @opt that reads as a filter (an ftrace operator: == != < > & |,
+ * or ~ after a space) with no '/' and naming no file is refused: returns
+ * -1 after saying how to give a filter, or a file of that name (./NAME).
+ * For the command line only: a configuration file names its keys.
+ */
+int td_cli_output_name(const char *opt, const char *value);
+
 #endif /* TD_DAEMON_CLIOPTS_H */

@@ -712,7 +712,7 @@ static int same_file_outputs(const struct td_config *cfg)
  * first bytes, not its mode: vfat, CIFS and some 9p mounts show every
  * file executable, an output written there before among them.
  */
-static bool is_program(const char *path)
+bool td_is_program(const char *path)
 {
 	char magic[4];
 	size_t n = 0;
@@ -728,13 +728,12 @@ static bool is_program(const char *path)
 }
 
 /*
- * Outputs given by a hand used to trace-cmd, whose record takes -F for
- * "trace only this program" and -f for a filter: here they name the flame
- * graph and the folded stacks, and would replace the program, or write a
- * file named after the filter. A program is never an output; a value
- * that reads as a filter must be written as a path to be one.
+ * An output naming a program would replace it: trace-cmd record takes -F
+ * for "trace only this program", here the flame graph (record -F ./prog).
+ * A program is never an output. (A filter given to -f or -F is told
+ * apart on the command line: cliopts.h.)
  */
-static int unsafe_outputs(const struct td_config *cfg)
+static int program_outputs(const struct td_config *cfg)
 {
 	const struct { const char *key, *opt, *path; } out[] = {
 		{ "output", "-o", cfg->output }, { "folded", "-f", cfg->folded },
@@ -746,26 +745,13 @@ static int unsafe_outputs(const struct td_config *cfg)
 	for (size_t i = 0; i < ARRAY_SIZE(out); i++) {
 		const char *path = out[i].path;
 
-		if (!path || !strcmp(path, "-"))
+		if (!path || !strcmp(path, "-") || stat(path, &st) || !S_ISREG(st.st_mode) ||
+		    !td_is_program(path))
 			continue;
-		if (!stat(path, &st)) {
-			if (S_ISREG(st.st_mode) && is_program(path)) {
-				td_err("%s (%s) '%s' is a program: not overwritten with an output%s",
-				       out[i].key, out[i].opt, path,
-				       out[i].opt[1] == 'F' ?
-				       " (trace-cmd record's -F, trace only this program, is "
-				       "-p PID here)" : "");
-				return -1;
-			}
-			continue;
-		}
-		if ((out[i].opt[1] == 'f' || out[i].opt[1] == 'F') && !strchr(path, '/') &&
-		    strpbrk(path, "=<>&|~")) {
-			td_err("%s (%s) '%s' reads as an ftrace filter, not a file name: filters "
-			       "go with their event, -e SYS:NAME:FILTER; a file of that name is "
-			       "./%s", out[i].key, out[i].opt, path, path);
-			return -1;
-		}
+		td_err("%s (%s) '%s' is a program: not overwritten with an output%s", out[i].key,
+		       out[i].opt, path, !strcmp(out[i].opt, "-F") ?
+		       " (trace-cmd record's -F, trace only this program, is -p PID here)" : "");
+		return -1;
 	}
 	return 0;
 }
@@ -782,7 +768,7 @@ int td_config_check(struct td_config *cfg)
 		td_err("run_dir '%s' must be an absolute path", cfg->run_dir);
 		return -1;
 	}
-	if (same_file_outputs(cfg) || unsafe_outputs(cfg))
+	if (same_file_outputs(cfg) || program_outputs(cfg))
 		return -1;
 	if (cfg->folded && !strcmp(cfg->folded, "-") && cfg->output &&
 	    !strcmp(cfg->output, "-")) {

@@ -133,6 +133,13 @@ void td_config_clear_pids(struct td_config *cfg);
 /* Cross-checks once everything is set. Returns 0 or -1 (message printed). */
 int td_config_check(struct td_config *cfg);
 
+/*
+ * Whether @path is a program or a library: an ELF file (executable or
+ * not) or a script ("#!"), told by its first bytes. An output never
+ * replaces one. False when it cannot be read.
+ */
+bool td_is_program(const char *path);
+
 /* Print the effective configuration in config-file syntax. */
 void td_config_dump(const struct td_config *cfg, FILE *f);
 

@@ -323,10 +323,12 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 			cfg->output_append = true;
 			break;
 		case 'f':
-			ret = apply(cfg, "folded", optarg, "--folded");
+			ret = td_cli_output_name("-f (--folded)", optarg) ?:
+			      apply(cfg, "folded", optarg, "--folded");
 			break;
 		case 'F':
-			ret = apply(cfg, "flamegraph", optarg, "--flamegraph");
+			ret = td_cli_output_name("-F (--flamegraph)", optarg) ?:
+			      apply(cfg, "flamegraph", optarg, "--flamegraph");
 			break;
 		case 'd':
 			ret = apply(cfg, "duration", optarg, "--duration");

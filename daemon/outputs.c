@@ -294,6 +294,11 @@ static int whole_open(const char *path, struct whole *w)
 		td_err("cannot write %s: %s", path, strerror(errno));
 		goto fail;
 	}
+	/* Checked at start too (td_config_check()); written maybe days later. */
+	if (!in_place && td_is_program(w->target)) {
+		td_err("cannot write %s: a program is there now, not overwritten", path);
+		goto fail;
+	}
 	w->f = in_place ? open_in_place(w->target) : open_tmp(w->tmp);
 	if (!w->f) {
 		int err = errno;
@@ -671,9 +676,10 @@ static int write_pprof(struct td_outputs *o)
 	ret = whole_close(&w, o->pprof_path, ret);
 	td_pprof_stats(o->pprof, &st);
 	if (!ret && st.folded_events)
-		td_notice("%s: %" PRIu64 " event(s) of processes first met with the profile's tables "
-			  "three quarters full counted without their pid (one sample per stack, "
-			  "comm and event)", o->pprof_path, st.folded_events);
+		td_notice("%s: %" PRIu64 " event(s) with no sample of their own once the "
+			  "profile's tables were three quarters full counted without their pid "
+			  "(one sample per stack, comm and event)", o->pprof_path,
+			  st.folded_events);
 	if (!ret && st.over_events)
 		td_notice("%s: %" PRIu64 " event(s) of new stacks counted as [memory_bound]: the "
 			  "profile's tables reached profile_max_mem_kb", o->pprof_path,

@@ -145,10 +145,11 @@ struct td_profiles *td_profiles_open(const struct td_config *cfg, uint64_t mono_
 	p->max_bytes = cfg->profile_max_kb << 10;
 	p->max_mem = cfg->profile_max_mem_kb << 10;
 	/*
-	 * Cut at max_mem (below), the pprof never finds its tables full, but
-	 * it counts new processes without their pid from three quarters on:
-	 * a shell loop's processes then share their samples, and cut no
-	 * interval early, which would cost profile_keep's slots.
+	 * Cut at max_mem (td_profiles_add()), the pprof never finds its
+	 * tables full, but it counts new processes without their pid from
+	 * three quarters on: a shell loop's processes then share their
+	 * samples, and cut fewer intervals early, each of which takes one of
+	 * profile_keep's files.
 	 */
 	td_pprof_set_max_mem(p->pp, p->max_mem);
 	if (mkdir(p->dir, 0700) && errno != EEXIST) {
@@ -187,7 +188,15 @@ static int cut(struct td_profiles *p, uint64_t mono_ns);
 int td_profiles_add(struct td_profiles *p, const struct td_resolved *r)
 {
 	struct td_pprof_stats st;
-	int ret = td_pprof_add(p->pp, r);
+	int ret;
+
+	/* The folded lines share the bound: the pprof's three quarters are of what they leave. */
+	if (p->max_mem && p->fo) {
+		uint64_t fm = td_folded_mem(p->fo);
+
+		td_pprof_set_max_mem(p->pp, fm < p->max_mem ? p->max_mem - fm : 1);
+	}
+	ret = td_pprof_add(p->pp, r);
 
 	if (!ret && p->fo)
 		ret = td_folded_add(p->fo, r);

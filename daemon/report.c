@@ -243,10 +243,12 @@ static int parse_options(struct report *rp, int argc, char **argv)
 			ret = apply(&rp->cfg, "json_layout", optarg, "--json-layout");
 			break;
 		case 'f':
-			ret = apply(&rp->cfg, "folded", optarg, "--folded");
+			ret = td_cli_output_name("-f (--folded)", optarg) ?:
+			      apply(&rp->cfg, "folded", optarg, "--folded");
 			break;
 		case 'F':
-			ret = apply(&rp->cfg, "flamegraph", optarg, "--flamegraph");
+			ret = td_cli_output_name("-F (--flamegraph)", optarg) ?:
+			      apply(&rp->cfg, "flamegraph", optarg, "--flamegraph");
 			break;
 		case OPT_PPROF:
 			ret = apply(&rp->cfg, "pprof", optarg, "--pprof");

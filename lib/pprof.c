@@ -87,6 +87,24 @@ struct pstack {
 	uint32_t loc[];
 };
 
+#define RAW_HEAD	6	/* words before the frames' */
+#define RAW_FRAME	4	/* words per frame */
+#define RAW_IDS		(RAW_HEAD + 2)	/* words of a key by stack ids */
+
+/*
+ * A folded sample found by an event's raw key (by stack ids): direct
+ * mapped, a few, so that a busy process first met with the tables three
+ * quarters full finds its folded samples in one probe, as the raw table
+ * finds the others, and yet takes no room per process.
+ */
+#define FOLD_SLOTS	16
+
+struct fold_slot {
+	struct psample *sample;		/* NULL: empty */
+	uint64_t hash;
+	uint64_t w[RAW_IDS];
+};
+
 struct td_pprof {
 	uint64_t start_ns, events;
 	uint64_t mem;			/* see account() */
@@ -113,6 +131,7 @@ struct td_pprof {
 	bool find_only;
 	/* The tables are nearly full: the sample being built has no pid. */
 	bool fold;
+	struct fold_slot fold_cache[FOLD_SLOTS];	/* emptied with the tables */
 };
 
 /* What a lookup of the tables returns, find_only, for an entry not there. */
@@ -424,6 +443,7 @@ static void empty_tables(struct td_pprof *pp)
 	pp->over = NULL;
 	pp->over_events = 0;
 	pp->folded_events = 0;
+	memset(pp->fold_cache, 0, sizeof(pp->fold_cache));
 }
 
 static size_t table_bytes(const struct htab *t)
@@ -512,8 +532,6 @@ static struct psample *count_sample(struct td_pprof *pp, uint32_t nloc, uint32_t
 	return s;
 }
 
-#define RAW_HEAD	6	/* words before the frames' */
-#define RAW_FRAME	4	/* words per frame */
 
 /*
  * The raw key of @r in pp->rawbuf; false when @r cannot have one: frames
@@ -633,8 +651,8 @@ static int part_locations(struct td_pprof *pp, const struct td_frame *f, unsigne
 		locs[i] = loc;
 	}
 	*n += nr;
-	/* Folding: each process's stacks have ids of their own, not worth their room. */
-	if (!id || !nr || pp->find_only || pp->fold)
+	/* Folding: a process's user stacks have ids of its own, not worth their room. */
+	if (!id || !nr || pp->find_only || (pp->fold && user))
 		return 0;
 	/* Not remembering only costs time. */
 	st = arena_alloc(&pp->arena, sizeof(*st) + nr * sizeof(*st->loc));
@@ -687,6 +705,75 @@ static int count_event(struct td_pprof *pp, const struct td_resolved *r, struct 
 	return 0;
 }
 
+/*
+ * The tables hold three quarters of max_mem (their raw table had no entry
+ * for @r). Its own sample still counts it when there, found frame by frame
+ * (its stacks may have new ids: a symbolizer started again names them
+ * anew); not looked for when @r has a raw key, which would have found it
+ * (a sample of the same frames under other ids is then not found: the
+ * event counts without its pid). Else it counts in the sample of its
+ * stacks, comm and event without a pid, made if need be until the tables
+ * are full: the processes of one program started again and again (a
+ * shell loop, a build, cron) add only their new stacks, where a sample
+ * per process would fill the tables and leave every new stack out. Full,
+ * what has neither sample counts in one of its own, made once.
+ */
+static int add_near_full(struct td_pprof *pp, const struct td_resolved *r, bool raw,
+			 uint32_t nw, uint64_t rhash)
+{
+	bool full = pp->mem >= pp->max_mem, ids = raw && nw == RAW_IDS;
+	struct fold_slot *fs = &pp->fold_cache[rhash & (FOLD_SLOTS - 1)];
+	struct psample *s;
+	int ret = -ENOENT;
+
+	if (ids && fs->sample && fs->hash == rhash &&
+	    !memcmp(fs->w, pp->rawbuf, sizeof(fs->w))) {
+		fs->sample->value++;
+		goto folded;
+	}
+	if (!raw || full) {
+		pp->find_only = true;
+		ret = count_event(pp, r, &s);
+		pp->find_only = false;
+		if (!ret) {
+			pp->events++;
+			return 0;
+		}
+		if (ret != -ENOENT)
+			return ret;
+	}
+	pp->fold = true;
+	pp->find_only = full;
+	ret = count_event(pp, r, &s);
+	pp->fold = pp->find_only = false;
+	if (!ret) {
+		if (ids) {
+			fs->sample = s;
+			fs->hash = rhash;
+			memcpy(fs->w, pp->rawbuf, sizeof(fs->w));
+		}
+		account(pp);
+		goto folded;
+	}
+	if (ret != -ENOENT)
+		return ret;
+	if (pp->over) {
+		pp->over->value++;
+	} else {
+		pp->locbuf[0] = pp->loc_bound;
+		pp->over = count_sample(pp, 1, pp->s_unknown, pp->s_unknown, 0);
+		if (!pp->over)
+			return -ENOMEM;
+	}
+	pp->over_events++;
+	pp->events++;
+	return 0;
+folded:
+	pp->folded_events++;
+	pp->events++;
+	return 0;
+}
+
 int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
 {
 	unsigned int nr = r->nr_kframes + r->nr_uframes + 1;
@@ -721,48 +808,8 @@ int td_pprof_add(struct td_pprof *pp, const struct td_resolved *r)
 		pp->locbuf = b;
 		pp->loccap = nr;
 	}
-	/*
-	 * Three quarters full: a sample already there still counts (its
-	 * stacks may have new ids: a symbolizer started again names them
-	 * anew), looked up frame by frame, nothing added. Any other event
-	 * counts in the sample of its stacks, comm and event without a pid,
-	 * made if need be until the tables are full: a machine of ever new
-	 * processes running the same programs (a build, a shell loop, cron)
-	 * adds nothing then, where a sample per process would fill the
-	 * tables and leave every new stack out. Full, what has no sample
-	 * counts in one of its own, made once.
-	 */
-	if (pp->max_mem && pp->mem >= pp->max_mem - pp->max_mem / 4) {
-		pp->find_only = true;
-		ret = count_event(pp, r, &s);
-		if (ret == -ENOENT) {
-			pp->fold = true;
-			pp->find_only = pp->mem >= pp->max_mem;
-			ret = count_event(pp, r, &s);
-			pp->fold = false;
-			if (!ret)
-				pp->folded_events++;
-		}
-		pp->find_only = false;
-		if (ret != -ENOENT) {
-			if (!ret) {
-				account(pp);
-				pp->events++;
-			}
-			return ret;
-		}
-		if (pp->over) {
-			pp->over->value++;
-		} else {
-			pp->locbuf[0] = pp->loc_bound;
-			pp->over = count_sample(pp, 1, pp->s_unknown, pp->s_unknown, 0);
-			if (!pp->over)
-				return -ENOMEM;
-		}
-		pp->over_events++;
-		pp->events++;
-		return 0;
-	}
+	if (pp->max_mem && pp->mem >= pp->max_mem - pp->max_mem / 4)
+		return add_near_full(pp, r, raw, nw, rhash);
 	ret = count_event(pp, r, &s);
 	if (ret)
 		return ret;

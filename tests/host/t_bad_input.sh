@@ -121,9 +121,17 @@ expect 2 "output \\(-o\\) '.*/prog' is a program" "report -o a program" -- \
 	"$TD" report "$SCRATCH/missing.dat" -o "$SCRATCH/prog"
 check "... the program is intact" cmp -s /bin/true "$SCRATCH/prog"
 if cd "$SCRATCH"; then
-	expect 2 "folded \\(-f\\) 'prev_pid==1' reads as an ftrace filter.* -e SYS:NAME:FILTER; \
+	expect 2 "-f \\(--folded\\) 'prev_pid==1' reads as an ftrace filter.* -e SYS:NAME:FILTER; \
 a file of that name is \\./prev_pid==1" "-f a filter (trace-cmd's -f)" -- td -d 1 -f 'prev_pid==1'
 	check "... no file of that name" [ ! -e 'prev_pid==1' ]
+	expect 2 "-F \\(--flamegraph\\) 'comm ~ \"sh\\*\"' reads as an ftrace filter" \
+		"report -F a glob filter" -- "$TD" report x.dat -F 'comm ~ "sh*"'
+	# One '=' is no filter's operator; a configuration file names its keys.
+	check "-f pid=1.folded is a file name" \
+		eval "td -f pid=1.folded --print-config | grep -qx 'folded = pid=1.folded'"
+	printf 'folded = cpu==1.folded\n' >"$SCRATCH/fold.conf"
+	check "folded = cpu==1.folded in a configuration file is a file name" \
+		eval "td -c '$SCRATCH/fold.conf' --print-config | grep -qx 'folded = cpu==1.folded'"
 	check "-f ./FILTER-LIKE-NAME is a file name, taken as given" eval \
 		"td -f './prev_pid==1' --print-config | grep -qx 'folded = ./prev_pid==1'"
 	cd - >/dev/null || exit 1

@@ -239,7 +239,8 @@ early=$(grep -o 'early_cuts=[0-9]*' "$SCRATCH/churn.err" | tail -n 1 | cut -d= -
 n=$(find "$SCRATCH/churn.d" -name 'profile-*.pb.gz' | wc -l)
 check "churn: intervals seldom cut early (early_cuts=${early:-none}, $n files)" \
 	eval '[ -n "$early" ] && [ "$early" -le 10 ]'
-folded=$(sed -n 's/.*churn.pb.gz: \([0-9]*\) event(s) of processes first met .* without their pid.*/\1/p' \
+folded=$(sed -n \
+	's/.*churn.pb.gz: \([0-9]*\) event(s) with no sample of their own .* without their pid.*/\1/p' \
 	"$SCRATCH/churn.err")
 over=$(sed -n 's/.*churn.pb.gz: \([0-9]*\) event(s) of new stacks counted as.*/\1/p' \
 	"$SCRATCH/churn.err")

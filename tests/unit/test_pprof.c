@@ -677,6 +677,17 @@ static void test_memory_fold(void **state)
 	assert_true(st.mem_bytes <= bound);
 	/* Another 200 processes: no byte more (one sample, no stack ids kept). */
 	assert_int_equal(st.mem_bytes, grown);
+	/* A busy process met now: its events find the folded sample, no byte more. */
+	for (k = 0; k < 1000; k++) {
+		struct td_resolved r = resolved(ev[NR - 1], "x:y", TD_STITCHED, 3, 3);
+
+		r.kstack_id = 21;
+		r.ustack_id = 100 + NR + 1;
+		assert_int_equal(td_pprof_add(pp, &r), 0);
+	}
+	td_pprof_stats(pp, &st);
+	assert_int_equal(st.events, 8 + NR / 2 + NR + 1000);
+	assert_int_equal(st.mem_bytes, grown);
 	p = read_back(pp, 0);
 	for (i = 0; i < p->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = p->sample[i];

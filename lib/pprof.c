@@ -41,6 +41,7 @@ struct ploc {
 	struct hnode node;
 	uint32_t id, map, func;
 	uint64_t addr;
+	bool user;			/* a user frame's */
 };
 
 /* A frame as a symbolizer handed it out, to its location: no string hashed. */
@@ -290,7 +291,8 @@ static int64_t function(struct td_pprof *pp, uint32_t name, uint32_t file)
 	return pair(pp, &pp->funcs, &pp->funcv, name, file);
 }
 
-static int64_t location(struct td_pprof *pp, uint32_t map, uint32_t func, uint64_t addr)
+static int64_t location(struct td_pprof *pp, uint32_t map, uint32_t func, uint64_t addr,
+			bool user)
 {
 	uint64_t h = htab_hash_u64(htab_hash_u64(htab_hash_u64(HTAB_SEED, map), func), addr);
 	struct hnode *n;
@@ -310,6 +312,7 @@ static int64_t location(struct td_pprof *pp, uint32_t map, uint32_t func, uint64
 	l->map = map;
 	l->func = func;
 	l->addr = addr;
+	l->user = user;
 	htab_add(&pp->locs, &l->node, h);
 	return l->id;
 }
@@ -322,7 +325,7 @@ static int64_t pseudo_location(struct td_pprof *pp, const char *name)
 	if (s < 0)
 		return -1;
 	f = function(pp, s, 0);
-	return f < 0 ? -1 : location(pp, 0, f, 0);
+	return f < 0 ? -1 : location(pp, 0, f, 0, false);
 }
 
 /* The name folded stacks give a frame (see trace-defer/output.h). */
@@ -405,7 +408,7 @@ static int64_t frame_location(struct td_pprof *pp, const struct td_frame *fr, bo
 	if (name < 0)
 		return name;
 	func = function(pp, name, file);
-	loc = func < 0 ? func : location(pp, map, func, addr);
+	loc = func < 0 ? func : location(pp, map, func, addr, user);
 	if (loc < 0 || !fr->strings_id || pp->find_only)
 		return loc;
 	/* Not caching only costs time. */
@@ -919,6 +922,65 @@ static void msg_free(struct msg *m)
 
 #define NR_LABELS 3
 
+/* A shared library's file name ("libc.so.6", "ld-linux-x86-64.so.2"), or the vDSO. */
+static bool shared_object(const char *file)
+{
+	const char *base = strrchr(file, '/'), *so;
+
+	base = base ? base + 1 : file;
+	if (!strcmp(base, "[vdso]"))
+		return true;
+	for (so = strstr(base, ".so"); so; so = strstr(so + 1, ".so"))
+		if (so[3] == '\0' || so[3] == '.')
+			return true;
+	return false;
+}
+
+/*
+ * The index in pp->mapv of the profile's main binary: pprof takes the
+ * first mapping for it ("File:" heading its reports), which would be the
+ * kernel's, met first in every stack. For each sample, the mapping of its
+ * outermost user frame that is not in a shared library (a program's own
+ * code below libc's start and thread functions), else of its outermost
+ * user frame; of those, the one of the most events. 0 when no user frame
+ * has a mapping.
+ */
+static size_t main_mapping(const struct td_pprof *pp)
+{
+	size_t nm = pp->mapv.nr, best = 0, i;
+	uint64_t *w = calloc(2 * (nm + 1), sizeof(*w)), *any = w + nm + 1;
+
+	if (!w)
+		return 0;
+	for (i = 0; i < pp->samplev.nr; i++) {
+		const struct psample *ps = pp->samplev.v[i];
+		uint32_t outer = 0;
+
+		for (uint32_t j = ps->nloc; j-- > 0;) {
+			const struct ploc *l = pp->locv.v[ps->loc[j] - 1];
+			const struct ppair *m;
+
+			if (!l->user || !l->map)
+				continue;
+			if (!outer)
+				outer = l->map;
+			m = pp->mapv.v[l->map - 1];
+			if (!shared_object(pp->strv.v[m->a])) {
+				w[l->map] += ps->value;
+				outer = 0;
+				break;
+			}
+		}
+		if (outer)
+			any[outer] += ps->value;
+	}
+	for (i = 1; i <= nm; i++)
+		if (w[i] > w[best + 1] || (!w[best + 1] && any[i] > any[best + 1]))
+			best = i - 1;
+	free(w);
+	return best;
+}
+
 static int msg_build(struct td_pprof *pp, struct msg *m, uint64_t end_ns)
 {
 	static const Perftools__Profiles__Profile prof0 = PERFTOOLS__PROFILES__PROFILE__INIT;
@@ -930,7 +992,7 @@ static int msg_build(struct td_pprof *pp, struct msg *m, uint64_t end_ns)
 	static const Perftools__Profiles__Line li0 = PERFTOOLS__PROFILES__LINE__INIT;
 	static const Perftools__Profiles__Function f0 = PERFTOOLS__PROFILES__FUNCTION__INIT;
 	size_t ns = pp->samplev.nr, nl = pp->locv.nr, nm = pp->mapv.nr, nf = pp->funcv.nr;
-	size_t i, j, nids = 0;
+	size_t i, j, nids = 0, main;
 
 	for (i = 0; i < ns; i++)
 		nids += ((struct psample *)pp->samplev.v[i])->nloc;
@@ -1001,6 +1063,7 @@ static int msg_build(struct td_pprof *pp, struct msg *m, uint64_t end_ns)
 	m->prof.n_sample = ns;
 	m->prof.sample = m->samplep;
 
+	main = main_mapping(pp);
 	for (i = 0; i < nm; i++) {
 		struct ppair *pm = pp->mapv.v[i];
 
@@ -1009,7 +1072,8 @@ static int msg_build(struct td_pprof *pp, struct msg *m, uint64_t end_ns)
 		m->maps[i].filename = pm->a;
 		m->maps[i].build_id = pm->b;
 		m->maps[i].has_functions = 1;
-		m->mapp[i] = &m->maps[i];
+		/* The main one first, the others in their order. */
+		m->mapp[i < main ? i + 1 : i > main ? i : 0] = &m->maps[i];
 	}
 	m->prof.n_mapping = nm;
 	m->prof.mapping = m->mapp;

@@ -110,6 +110,11 @@ check "whole-run profile: one sample per JSON event" [ "${total:-x}" = "$nev" ]
 dur=$(pprof_top "$SCRATCH/d1.pb.gz" | sed -n 's/.*Duration: \([0-9.]*\)s.*/\1/p')
 check "whole-run profile: its duration is the tracing's (-d 1 --record: ${dur:-none} s)" \
 	awk -v d="${dur:-0}" 'BEGIN { exit !(d >= 0.95 && d <= 1.6) }'
+# With -p, pprof's "File:" (the first mapping) is the program, not the kernel.
+"$TD" -i "$NAME" --run-dir "$RUN_DIR" -p "$FP_PID" -d 1 -o /dev/null --pprof "$SCRATCH/p.pb.gz" \
+	2>/dev/null
+file=$(pprof_top "$SCRATCH/p.pb.gz" | sed -n 's/^File: //p')
+check "-p fp_chain: pprof's File is fp_chain (${file:-none})" [ "$file" = fp_chain ]
 nc=$(jq -c 'select(.comm == "fp_chain") | select([.user_stack[].sym] | index("c"))' \
 	"$SCRATCH/ev.jsonl" | wc -l)
 pc=$(pprof_top -tagfocus=comm=fp_chain "$SCRATCH/all.pb.gz" | awk '$6 == "c" { print $4 }')

@@ -225,6 +225,14 @@ static void test_aggregate_and_order(void **state)
 	assert_string_equal(label_str(p, s, "event"), "sched:sched_switch");
 	assert_int_equal(label_num(p, s, "pid"), 100);
 
+	/*
+	 * The main binary (pprof's "File:") is the first mapping: the
+	 * program's, under libc's outermost frame, not the kernel's, met
+	 * first in the stacks.
+	 */
+	assert_true(p->n_mapping >= 3);
+	assert_string_equal(str(p, p->mapping[0]->filename), "/bin/fp_chain");
+
 	/* a user frame: its offset in the object, a mapping with the build-id */
 	assert_int_equal(loc(p, s->location_id[3])->address, 0x1000);
 	m = mapping(p, loc(p, s->location_id[3])->mapping_id);

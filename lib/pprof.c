@@ -535,7 +535,6 @@ static struct psample *count_sample(struct td_pprof *pp, uint32_t nloc, uint32_t
 	return s;
 }
 
-
 /*
  * The raw key of @r in pp->rawbuf; false when @r cannot have one: frames
  * not all from one symbolizer, whose strings could change under the same
@@ -727,7 +726,7 @@ static int add_near_full(struct td_pprof *pp, const struct td_resolved *r, bool 
 	bool full = pp->mem >= pp->max_mem, ids = raw && nw == RAW_IDS;
 	struct fold_slot *fs = &pp->fold_cache[rhash & (FOLD_SLOTS - 1)];
 	struct psample *s;
-	int ret = -ENOENT;
+	int ret;
 
 	if (ids && fs->sample && fs->hash == rhash &&
 	    !memcmp(fs->w, pp->rawbuf, sizeof(fs->w))) {
@@ -948,10 +947,11 @@ static bool shared_object(const char *file)
 static size_t main_mapping(const struct td_pprof *pp)
 {
 	size_t nm = pp->mapv.nr, best = 0, i;
-	uint64_t *w = calloc(2 * (nm + 1), sizeof(*w)), *any = w + nm + 1;
+	uint64_t *w = calloc(2 * (nm + 1), sizeof(*w)), *any;
 
 	if (!w)
 		return 0;
+	any = w + nm + 1;
 	for (i = 0; i < pp->samplev.nr; i++) {
 		const struct psample *ps = pp->samplev.v[i];
 		uint32_t outer = 0;

@@ -60,7 +60,7 @@ static void grow(struct htab *t)
 void htab_add(struct htab *t, struct hnode *n, uint64_t hash)
 {
 	n->hash = hash;
-	if (t->nr + 1 > t->mask + 1)
+	if (2 * (t->nr + 1) > t->mask + 1)
 		grow(t);
 	n->next = t->b[hash & t->mask];
 	t->b[hash & t->mask] = n;

@@ -3,9 +3,12 @@
  * The library's one hash table: chained, intrusive (embed a struct hnode in
  * your entry and get back to it with container_of()), keyed by a 64-bit hash
  * the caller computes; equal hashes are told apart by the caller, walking
- * htab_first()/htab_next(). The table doubles when it holds as many entries
- * as buckets; when that allocation fails it keeps its size (longer chains,
- * never an error). Not thread-safe.
+ * htab_first()/htab_next(). The table doubles when it would hold more
+ * entries than half its buckets: a lookup then mostly finds its entry first
+ * in its bucket, or an empty bucket, instead of walking a chain through
+ * lines of cache it has no use for (some 3% of the replay's time at load 1,
+ * for 8 more bytes per entry). When that allocation fails it keeps its
+ * size (longer chains, never an error). Not thread-safe.
  */
 #ifndef TD_LIB_HTAB_H
 #define TD_LIB_HTAB_H

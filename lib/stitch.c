@@ -279,13 +279,13 @@ static inline uint32_t key_tag(int tid, uint64_t cookie)
 {
 	uint64_t h = cookie ^ ((uint64_t)(uint32_t)tid * 0x9e3779b97f4a7c15ULL);
 
-	/* splitmix64 finalizer: cookies differ mostly in their high half. */
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebULL;
-	h ^= h >> 31;
-	return (uint32_t)h;
+	/*
+	 * The high half of one product: each of its bits depends on every
+	 * bit of @h below it, so on both halves of the cookie (which differ
+	 * mostly in their high half). A full mix (splitmix64's finalizer)
+	 * cost 20 instructions per event more for no fewer probes.
+	 */
+	return (uint32_t)((h * 0xbf58476d1ce4e5b9ULL) >> 32);
 }
 
 static __always_inline bool ref_is(const struct td_stitcher *st, uint32_t ref, int tid,

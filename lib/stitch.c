@@ -661,18 +661,20 @@ static void twait_note(struct td_stitcher *st, int tid, uint64_t cookie, uint64_
 	t->wts = ts;
 }
 
-/* Stack @us came: its key waits no more, and an older waiting key of its task is superseded. */
-static void twait_stack(struct td_stitcher *st, const struct td_ustack *us)
+/*
+ * Stack @us came, @t is its task's entry (or NULL): its key waits no more,
+ * and an older waiting key of its task is superseded. @t stays even if it
+ * holds nothing now: the caller makes the stack its current, or puts it.
+ */
+static void twait_stack(struct td_stitcher *st, struct ttask *t, const struct td_ustack *us)
 {
-	struct ttask *t = task_find(st, us->tid);
-
 	if (!t || !t->waiting)
 		return;
 	if (t->wcookie == us->cookie) {
-		twait_del(st, t);
+		t->waiting = false;
 	} else if (us->ts > t->wts) {
 		supersede(st, us->tid, t->wcookie, us->ts);
-		twait_del(st, t);
+		t->waiting = false;
 	}
 }
 
@@ -771,12 +773,11 @@ static void stack_done(struct td_stitcher *st, uint32_t k, uint64_t later_ts)
  * Key entry @k, not listed yet, becomes its tid's current stack, or done at
  * once if its tid has a later one (records of two CPUs come out of order),
  * or if there is no memory for its task's entry (then kept only until
- * every event before it was fed).
+ * every event before it was fed). @t is the tid's entry, or NULL if none.
  */
-static void stack_keep(struct td_stitcher *st, uint32_t k)
+static void stack_keep(struct td_stitcher *st, uint32_t k, struct ttask *t)
 {
 	struct key_entry *ke = kent(st, k);
-	struct ttask *t = task_find(st, ke->tid);
 	uint32_t c = t ? t->current : NIL;
 
 	if (!t)
@@ -1028,13 +1029,16 @@ void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us)
 	uint32_t ref, tag, k;
 	struct key_entry *ke;
 	bool used = false;
+	struct ttask *t;
 	size_t s;
 
 	st->stats.stacks++;
 	if (us->flags & TD_USTACK_EXEC)
 		st->stats.exec_stacks++;
+	/* One lookup of the task for all below; the rare paths that may free it find it again. */
+	t = task_find(st, us->tid);
 	if (!st->cfg.keep_superseded)
-		twait_stack(st, us);
+		twait_stack(st, t, us);
 	tag = key_tag(us->tid, us->cookie);
 	s = table_find(st, us->tid, us->cookie, tag);
 	ref = st->tab.slots[s].ref;
@@ -1043,11 +1047,14 @@ void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us)
 		if (within(us->ts, ke->us->ts, st->cfg.max_wait_ns)) {
 			st->stats.duplicate_stacks++;
 			td_ustack_free(us);
+			if (t)
+				task_put(st, t);
 			return;
 		}
 		st->stats.stale_records++;
 		stack_drop(st, ref & ~REF_STACK);
 		st->tab.slots[s].ref = 0;	/* taken again below, same key */
+		t = task_find(st, us->tid);
 	} else if (ref) {
 		/* Waiting events: all of them get this stack (or are stale). */
 		st->tab.slots[s].ref = 0;
@@ -1063,6 +1070,8 @@ void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us)
 		st->stats.alloc_failures++;
 		st->stats.orphan_stacks++;
 		td_ustack_free(us);
+		if (t)
+			task_put(st, t);
 		return;
 	}
 	if (ref) {
@@ -1085,8 +1094,9 @@ void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us)
 		else
 			st->stats.evicted_stacks++;
 		stack_expire(st, old);
+		t = task_find(st, us->tid);
 	}
-	stack_keep(st, k);
+	stack_keep(st, k, t);
 	st->stats.pending_stacks++;
 }
 

@@ -898,13 +898,40 @@ static unsigned int parse_stages(const char *list)
 	return mask;
 }
 
+static const char usage_text[] =
+	"usage: replay --formats DIR --prog FP_CHAIN [--events N] [--repeat R]\n"
+	"              [--procs N] [--raw-dir DIR] [--json FILE] [--memory] [--no-memo]\n"
+	"              [--gap-ns MIN,MAX] [--seed N]\n"
+	"              [--stages parse,stitch,symbol,json,json_interned,pprof,json_compact]\n";
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: replay --formats DIR --prog FP_CHAIN [--events N] [--repeat R]\n"
-			"              [--procs N] [--raw-dir DIR] [--json FILE] [--memory] [--no-memo]\n"
-			"              [--gap-ns MIN,MAX] [--seed N]\n"
-			"              [--stages parse,stitch,symbol,json,json_interned,pprof,json_compact]\n");
+	fputs(usage_text, stderr);
 	return 2;
+}
+
+static int help(void)
+{
+	printf("%s\n"
+	       "Synthesizes a capture of N events with deferred user stacks of\n"
+	       "running FP_CHAIN processes, then times each stage of the library's\n"
+	       "pipeline on its pages (best of R rounds) and prints one JSON object.\n"
+	       "bench/run.sh runs it for `make bench`; bench/ab.sh compares two builds.\n"
+	       "\n"
+	       "  --formats DIR   event formats saved by bench/formats.sh\n"
+	       "  --prog PATH     the fp_chain binary whose symbols the stacks name\n"
+	       "  --events N      events in the capture (default 3000000)\n"
+	       "  --repeat R      rounds per stage, the best counted (default 3)\n"
+	       "  --procs N       processes in the capture (default 8)\n"
+	       "  --raw-dir DIR   also write the pages as cpuN.raw (trace-cmd restore)\n"
+	       "  --json FILE     the json stages' output (default /dev/null)\n"
+	       "  --memory        bytes per pending event instead of speed\n"
+	       "  --no-memo       no stack memo in the symbolizer\n"
+	       "  --gap-ns MIN,MAX  trace time between two events\n"
+	       "  --seed N        the generator's seed\n"
+	       "  --stages LIST   the stages to run (default all)\n"
+	       "Exit: 0, 1 on a failed run, 2 on bad arguments.\n", usage_text);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -922,6 +949,7 @@ int main(int argc, char **argv)
 		{ "stages", required_argument, NULL, 's' },
 		{ "gap-ns", required_argument, NULL, 'g' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .events = 3000000, .repeat = 3, .procs = 8,
@@ -978,6 +1006,8 @@ int main(int argc, char **argv)
 		case 'S':
 			o.seed = strtoull(optarg, NULL, 0);
 			break;
+		case 'h':
+			return help();
 		default:
 			return usage();
 		}

@@ -77,4 +77,8 @@ check "no --prog: usage, exit 2" [ "$?" = 2 ]
 "$REPLAY" --formats "$SCRATCH/formats" --prog "$FP_CHAIN" --procs 17 >/dev/null 2>"$SCRATCH/procs.err"
 rc=$?
 check "--procs 17: exit 2 with the range ($(cat "$SCRATCH/procs.err"))" [ "$rc" = 2 ]
+"$REPLAY" --help >"$SCRATCH/help.out" 2>&1
+rc=$?
+check "--help: exit 0 (rc $rc)" [ "$rc" = 0 ]
+check "--help: says each option, --stages too" grep -q -- '--stages LIST' "$SCRATCH/help.out"
 finish

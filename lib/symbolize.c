@@ -30,11 +30,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <elfutils/debuginfod.h>
-
 #include <trace-defer/filetab.h>
 #include <trace-defer/symbolize.h>
 
+#include "debuginfod.h"
 #include "elfsyms.h"
 #include "htab.h"
 #include "kallsyms.h"
@@ -532,7 +531,7 @@ void td_sym_free(struct td_symbolizer *sym)
 	files_take(&files, sym);
 	files_free(&files);
 	if (sym->dbgd)
-		debuginfod_end(sym->dbgd);
+		td_debuginfod()->end(sym->dbgd);
 	free(sym->debug_dirs[0]);
 	free(sym->debug_dirs[1]);
 	td_kallsyms_free(sym->ksyms);
@@ -865,23 +864,28 @@ static struct object *object_debuginfod(struct td_symbolizer *sym, const struct 
 					bool *mismatch)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
+	const struct td_debuginfod *dbgd;
 	struct object *o = NULL;
 	char *path = NULL;
 	int fd, pass;
 
 	if (!urls || !*urls || !f->build_id_len)
 		return NULL;
+	/* Not installed: as if no server had the file. */
+	dbgd = td_debuginfod();
+	if (!dbgd)
+		return NULL;
 	if (!sym->dbgd) {
-		sym->dbgd = debuginfod_begin();
+		sym->dbgd = dbgd->begin();
 		if (!sym->dbgd)
 			return NULL;
 	}
 	sym->stats.debuginfod_queries++;
 	for (pass = 0; pass < 2 && !o; pass++) {
-		fd = pass ? debuginfod_find_executable(sym->dbgd, f->build_id,
-						       (int)f->build_id_len, &path)
-			  : debuginfod_find_debuginfo(sym->dbgd, f->build_id,
-						      (int)f->build_id_len, &path);
+		fd = pass ? dbgd->find_executable(sym->dbgd, f->build_id, (int)f->build_id_len,
+						  &path)
+			  : dbgd->find_debuginfo(sym->dbgd, f->build_id, (int)f->build_id_len,
+						 &path);
 		if (fd < 0)
 			continue;
 		o = object_for_fd(sym, fd, path ? path : f->path);

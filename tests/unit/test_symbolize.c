@@ -18,9 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <arpa/inet.h>
 #include <linux/capability.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -2890,6 +2893,146 @@ static void test_file_id_debuginfod_opt_in(void **state)
 	td_filetab_free(ft);
 }
 
+/*
+ * A debuginfod server of one file, for test_file_id_debuginfod_served():
+ * GET /buildid/@hex/debuginfo answers @file, anything else 404, one
+ * request per connection, in a child process until killed. Returns its
+ * pid and sets *@port.
+ */
+static pid_t serve_debuginfo(const char *hex, const char *file, int *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	pid_t pid, parent;
+	char want[128];
+	int ls, fd;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(ls >= 0);
+	assert_int_equal(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(ls, 4), 0);
+	assert_int_equal(getsockname(ls, (struct sockaddr *)&sa, &len), 0);
+	*port = ntohs(sa.sin_port);
+	snprintf(want, sizeof(want), "GET /buildid/%s/debuginfo ", hex);
+	parent = getpid();
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid) {
+		close(ls);
+		return pid;
+	}
+	/*
+	 * Gone with the test, should an assertion end it first; and never
+	 * holding the output the test runner reads to its end.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(1);
+	alarm(120);
+	fd = open("/dev/null", O_RDWR);
+	if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+		_exit(1);
+	close(fd);
+	for (;;) {
+		char req[4096], head[128], body[65536];
+		int c = accept(ls, NULL, NULL);
+		ssize_t n, got = 0;
+		struct stat st;
+
+		if (c < 0)
+			_exit(1);
+		/* The request line is all that matters; its headers end it. */
+		while (got < (ssize_t)sizeof(req) - 1 &&
+		       (n = read(c, req + got, sizeof(req) - 1 - got)) > 0) {
+			got += n;
+			req[got] = '\0';
+			if (strstr(req, "\r\n\r\n"))
+				break;
+		}
+		req[got > 0 ? got : 0] = '\0';
+		fd = strncmp(req, want, strlen(want)) ? -1 : open(file, O_RDONLY);
+		if (fd < 0 || fstat(fd, &st)) {
+			dprintf(c, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n"
+				   "Connection: close\r\n\r\n");
+		} else {
+			snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: %lld\r\n"
+				 "Connection: close\r\n\r\n", (long long)st.st_size);
+			if (write(c, head, strlen(head)) < 0)
+				_exit(1);
+			while ((n = read(fd, body, sizeof(body))) > 0)
+				if (write(c, body, n) != n)
+					_exit(1);
+		}
+		if (fd >= 0)
+			close(fd);
+		close(c);
+	}
+}
+
+/*
+ * The binary moved away, no debug file here: a debuginfod server has it
+ * (libdebuginfod, loaded when first asked for), and names the frames.
+ */
+static void test_file_id_debuginfod_served(void **state)
+{
+	char full[PATH_MAX], gone[PATH_MAX], debug[PATH_MAX], bid_hex[256], url[64], cache[64];
+	char *saved = getenv("DEBUGINFOD_URLS") ? strdup(getenv("DEBUGINFOD_URLS")) : NULL;
+	struct td_symbolizer *sym;
+	struct td_filetab *ft = td_filetab_new(0);
+	struct td_sym_stats st;
+	struct elf_expect ex;
+	struct td_frame fr;
+	struct td_file *f;
+	int port, status;
+	pid_t server;
+
+	assert_non_null(ft);
+	fx_path(full, "fx_bid.full");
+	fx_path(gone, "moved-away/fx_bid");
+	readelf_build_id(full, bid_hex, sizeof(bid_hex));
+	assert_true(strlen(bid_hex) == 40);
+	/* Where the fixtures keep it by build-id: served, not found here (no debug dir). */
+	snprintf(debug, sizeof(debug), "%.*s/debug/.build-id/%.2s/%s.debug",
+		 (int)(strrchr(full, '/') - full), full, bid_hex, bid_hex + 2);
+	assert_int_equal(access(debug, R_OK), 0);
+	server = serve_debuginfo(bid_hex, debug, &port);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	snprintf(cache, sizeof(cache), "/tmp/td-dbgd-%d", (int)getpid());
+	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	setenv("DEBUGINFOD_TIMEOUT", "10", 1);
+	setenv("DEBUGINFOD_URLS", url, 1);
+
+	sym = new_sym(0, "no-debug-dir");
+	f = record_file(ft, 12, gone, bid_hex);
+	elf_lookup(full, prog_funcs[0], &ex);
+	assert_int_equal(td_sym_file_id(sym, f, 0x7000, ex.offset + 2, false, &fr), 0);
+	assert_non_null(fr.symbol);
+	assert_string_equal(fr.symbol, prog_funcs[0]);
+	assert_int_equal(fr.sym_offset, 2);
+	assert_string_equal(fr.object, gone);
+	/* Another function of the file: no second question. */
+	elf_lookup(full, prog_funcs[1], &ex);
+	assert_int_equal(td_sym_file_id(sym, f, 0x7000, ex.offset, false, &fr), 0);
+	assert_string_equal(fr.symbol, prog_funcs[1]);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.debuginfod_queries, 1);
+	assert_int_equal(st.files_debuginfod, 1);
+	assert_int_equal(st.files_debug_dir, 0);
+	td_sym_free(sym);
+
+	kill(server, SIGKILL);
+	assert_int_equal(waitpid(server, &status, 0), server);
+	if (saved)
+		setenv("DEBUGINFOD_URLS", saved, 1);
+	else
+		unsetenv("DEBUGINFOD_URLS");
+	free(saved);
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	unsetenv("DEBUGINFOD_TIMEOUT");
+	assert_int_equal(system("rm -rf /tmp/td-dbgd-[0-9]*"), 0);
+	td_filetab_free(ft);
+}
+
 /* td_sym_ufile: every kind of frame, an unknown id never named. */
 static void test_file_id_frames(void **state)
 {
@@ -3278,6 +3421,7 @@ int main(void)
 		cmocka_unit_test(test_file_id_build_id_mismatch),
 		cmocka_unit_test(test_file_id_debug_dir),
 		cmocka_unit_test(test_file_id_debuginfod_opt_in),
+		cmocka_unit_test(test_file_id_debuginfod_served),
 		cmocka_unit_test(test_file_id_frames),
 		cmocka_unit_test(test_file_not_regular),
 	};

@@ -2839,6 +2839,19 @@ static void test_file_id_debug_dir(void **state)
 	td_sym_free(sym);
 }
 
+/* After a test that set DEBUGINFOD_*: the URLs it found (@saved, freed), its cache gone. */
+static void dbgd_env_restore(char *saved)
+{
+	if (saved)
+		setenv("DEBUGINFOD_URLS", saved, 1);
+	else
+		unsetenv("DEBUGINFOD_URLS");
+	free(saved);
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	unsetenv("DEBUGINFOD_TIMEOUT");
+	assert_int_equal(system("rm -rf /tmp/td-dbgd-[0-9]*"), 0);
+}
+
 /* Found nowhere: debuginfod only with DEBUGINFOD_URLS, never without. */
 static void test_file_id_debuginfod_opt_in(void **state)
 {
@@ -2882,14 +2895,7 @@ static void test_file_id_debuginfod_opt_in(void **state)
 	assert_int_equal(st.debuginfod_queries, 1);
 	td_sym_free(sym);
 
-	if (saved)
-		setenv("DEBUGINFOD_URLS", saved, 1);
-	else
-		unsetenv("DEBUGINFOD_URLS");
-	free(saved);
-	unsetenv("DEBUGINFOD_CACHE_PATH");
-	unsetenv("DEBUGINFOD_TIMEOUT");
-	assert_int_equal(system("rm -rf /tmp/td-dbgd-[0-9]*"), 0);
+	dbgd_env_restore(saved);
 	td_filetab_free(ft);
 }
 
@@ -3022,14 +3028,7 @@ static void test_file_id_debuginfod_served(void **state)
 
 	kill(server, SIGKILL);
 	assert_int_equal(waitpid(server, &status, 0), server);
-	if (saved)
-		setenv("DEBUGINFOD_URLS", saved, 1);
-	else
-		unsetenv("DEBUGINFOD_URLS");
-	free(saved);
-	unsetenv("DEBUGINFOD_CACHE_PATH");
-	unsetenv("DEBUGINFOD_TIMEOUT");
-	assert_int_equal(system("rm -rf /tmp/td-dbgd-[0-9]*"), 0);
+	dbgd_env_restore(saved);
 	td_filetab_free(ft);
 }
 

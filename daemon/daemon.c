@@ -14,7 +14,6 @@
 
 #include <tracefs.h>
 
-#include <trace-defer/parse.h>
 #include <trace-defer/pipeline.h>
 #include <trace-defer/task.h>
 
@@ -64,7 +63,7 @@ static int load_formats(struct td_daemon *d)
 		td_err("out of memory");
 		return -1;
 	}
-	d->tep = td_local_events(NULL, systems);
+	d->tep = tracefs_local_events_system(NULL, systems);
 	free(systems);
 	if (!d->tep) {
 		td_err("cannot read the event formats from tracefs: %s", strerror(errno));

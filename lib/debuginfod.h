@@ -3,9 +3,11 @@
  * libdebuginfod, loaded the first time it is asked for (only ever with
  * DEBUGINFOD_URLS set), not linked. Linked, it brings libcurl and the TLS,
  * Kerberos, LDAP and SSH libraries curl is built with (some 30) into every
- * process that uses the library, whether or not it ever asks a server:
- * the daemon, `trace-defer report`, and trace-cmd or KernelShark through
- * the plugin. elfutils' own libdwfl loads it the same way.
+ * process that uses the library, whether or not it ever asks a server.
+ * elfutils' libdwfl loads it the same way, though elfutils 0.188 does so
+ * the first time a file has no local debug file, URLs or not: a process
+ * that names user frames gets it all the same; one that names none
+ * (--help, --cleanup, record) does not.
  *
  * Promises: the functions come from the library's soname of this ABI
  * (libdebuginfod.so.1); loaded at most once per process, thread-safe, never

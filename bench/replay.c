@@ -46,6 +46,7 @@
 
 #include <trace-defer/output.h>
 #include <trace-defer/pagegen.h>
+#include <trace-defer/parse.h>
 #include <trace-defer/pipeline.h>
 #include <trace-defer/pprof.h>
 #include "addrs.h"
@@ -1021,7 +1022,7 @@ int main(int argc, char **argv)
 	/* As the daemon should: no network lookups of debug files. */
 	unsetenv("DEBUGINFOD_URLS");
 
-	tep = tracefs_local_events(o.formats);
+	tep = td_local_events(o.formats, NULL);
 	if (!tep) {
 		fprintf(stderr, "replay: cannot read the formats in %s\n", o.formats);
 		goto out;

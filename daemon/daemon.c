@@ -14,6 +14,7 @@
 
 #include <tracefs.h>
 
+#include <trace-defer/parse.h>
 #include <trace-defer/pipeline.h>
 #include <trace-defer/task.h>
 
@@ -63,7 +64,7 @@ static int load_formats(struct td_daemon *d)
 		td_err("out of memory");
 		return -1;
 	}
-	d->tep = tracefs_local_events_system(NULL, systems);
+	d->tep = td_local_events(NULL, systems);
 	free(systems);
 	if (!d->tep) {
 		td_err("cannot read the event formats from tracefs: %s", strerror(errno));

@@ -62,6 +62,19 @@ typedef bool (*td_comm_fn)(int tid, char *comm, void *arg);
 struct td_parser;
 
 /*
+ * Added later. A tep handle for td_parser_new(): the header page and the
+ * event formats of @systems (NULL-terminated; list "ftrace" too; NULL:
+ * every system) under @tracing_dir (the mounted tracefs when NULL, or a
+ * copy of one), with its saved_cmdlines and printk_formats when it has
+ * them. Unlike tracefs_local_events_system(), no kernel symbols: the
+ * parser never looks one up, and /proc/kallsyms in a tep costs several
+ * MiB. Formats that do not parse are left out, as libtracefs does. NULL
+ * with errno when the header page cannot be read (not a tracefs) or out
+ * of memory. Free with tep_free().
+ */
+struct tep_handle *td_local_events(const char *tracing_dir, const char *const *systems);
+
+/*
  * @tep must already know the formats (ftrace and the traced events); the
  * ftrace event ids and field handles are looked up here, once. Events the
  * kernel lacks (user_unwind_* before the patches) are simply never seen.

@@ -109,6 +109,7 @@ struct run {
 	size_t max_pending;
 	long rss_at_max_kb;
 	size_t bodies_at_max, body_bytes_at_max;	/* packed bodies then */
+	size_t max_kept_stacks;		/* the most stacks kept at once, at any time */
 	uint64_t page_ts[REPLAY_CPUS];
 	unsigned long pages;
 };
@@ -410,6 +411,8 @@ static int feed_page(int cpu, const void *page, unsigned int size, void *arg)
 		r->bodies_at_max = st.stitch.packed_bodies;
 		r->body_bytes_at_max = st.stitch.packed_bytes;
 	}
+	if (st.stitch.pending_stacks > r->max_kept_stacks)
+		r->max_kept_stacks = st.stitch.pending_stacks;
 	return 0;
 }
 
@@ -872,6 +875,7 @@ static int memory(const struct opts *o, struct tep_handle *tep, struct capgen_cf
 	add_dbl(out, "rss_at_max_pending_mib", r->rss_at_max_kb / 1024.0);
 	add_dbl(out, "vm_hwm_mib", vm_kb("VmHWM:") / 1024.0);
 	add_u64(out, "packed_bodies_at_max", r->bodies_at_max);
+	add_u64(out, "max_kept_stacks", r->max_kept_stacks);
 	add_u64(out, "packed_body_bytes_at_max", r->body_bytes_at_max);
 	add_dbl(out, "bytes_per_pending_event",
 		r->max_pending ? (r->rss_at_max_kb - base_rss) * 1024.0 / r->max_pending : 0);

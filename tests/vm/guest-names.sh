@@ -41,14 +41,14 @@ user_frames() {
 		| map(tostring) | join(" ")'
 }
 
-# check_right NAME JSONL MIN: every named frame that lies in one of the
-# test binaries (by its recorded object, " (deleted)" or not) is named
-# right for its recorded file offset, by that binary's symbol table; at
-# least MIN of them are checked.
-check_right() {
-	local name=$1 jsonl=$2 min=$3 res n w
+# right_counts NAME JSONL: "checked wrong" for the named frames that lie
+# in one of the test binaries (by their recorded object, " (deleted)" or
+# not): each is named right for its recorded file offset, by that
+# binary's symbol table, or counted wrong (the first five on stderr).
+right_counts() {
+	local name=$1 jsonl=$2
 	user_frames "$jsonl" "" > /tmp/$name.frames
-	res=$(gawk '
+	gawk '
 		FILENAME == ARGV[1] && $2 == "S" { k = ++ns[$1]; s[$1, k] = $3; e[$1, k] = $4; nm[$1, k] = $5; next }
 		FILENAME == ARGV[1] && $2 == "L" { k = ++nl[$1]; lo[$1, k] = $3; va[$1, k] = $4; sz[$1, k] = $5; next }
 		FILENAME == ARGV[1] { next }
@@ -63,8 +63,14 @@ check_right() {
 			n++
 			if ($3 != want) { w++; if (w <= 5) print "wrong:", $0, "want", want > "/dev/stderr" }
 		}
-		END { print n + 0, w + 0 }' /tmp/all.elf /tmp/$name.frames)
-	read -r n w <<< "$res"
+		END { print n + 0, w + 0 }' /tmp/all.elf /tmp/$name.frames
+}
+
+# check_right NAME JSONL MIN: right_counts finds no frame named wrongly,
+# and checks at least MIN.
+check_right() {
+	local name=$1 min=$3 n w
+	read -r n w <<< "$(right_counts "$name" "$2")"
 	echo "$name: $n named frames in the test binaries checked, $w wrongly named"
 	if [ "$n" -ge "$min" ] && [ "$w" -eq 0 ]; then
 		pass "$name"
@@ -315,21 +321,48 @@ check_jit names_jit_short_lived_report_saved_maps /tmp/n-jits.out \
 cp /tmp/n-hard.jsonl "$TD_OUT/" 2>/dev/null
 
 # --- overruns: a tiny buffer under a flood, nothing named wrongly ---------
-run_daemon /tmp/n-flood -e sched:sched_switch -b 8 -o /tmp/n-flood.jsonl --stats-interval 1
-workload
-stop /tmp/n-flood
-over=$(grep -oiE 'overrun[a-z ]*[:=] *[0-9]+' /tmp/n-flood.stderr | grep -oE '[0-9]+$' |
-	sort -n | tail -n 1)
-unk=$("$TD_RESOLVE" /tmp/n-flood.jsonl |
-	jq -r '.user_stack // [] | .[] | select(.sym == null and .file_id != null) | .file_id' |
-	wc -l)
-echo "names_flood: overruns ${over:-none}, $unk frames with an id not (yet) known"
-check names_flood_overruns test "${over:-0}" -gt 0
-check_right names_flood_right /tmp/n-flood.jsonl 20
-user_frames /tmp/n-flood.jsonl > /tmp/n-flood.frames
-read -r t nd w <<< "$(score addr /tmp/fp.elf /tmp/n-flood.frames)"
-echo "names_flood_nopie: $t frames in fp_chain, $nd named, $w wrongly"
-check names_flood_nopie_none_wrong test "$w" -eq 0 -a "$t" -gt 0
+# The kernel writes a file's record before the first stack that uses it in
+# each CPU buffer, and again a second later; an overrun may take both, and
+# then the frames in that file stay unnamed, as they should. How many
+# survive is up to timing (from run to run in one CI, 953 to 12,592
+# overruns; once none of fp_chain's frames was named): with too few to
+# check, the run is made again, at most 3 runs. A frame named wrongly in
+# any run fails. The reader runs in the real-time class, as in
+# guest-daemon.sh's flood: the overruns are the tiny buffer's, not a
+# starved reader's.
+flood_names_once() {
+	local d=/tmp/n-flood.$1 u
+	PRIO="chrt -f 10" run_daemon $d -e sched:sched_switch -b 8 -o $d.jsonl \
+		--stats-interval 1
+	workload
+	stop $d
+	over=$(grep -oiE 'overrun[a-z ]*[:=] *[0-9]+' $d.stderr | grep -oE '[0-9]+$' |
+		sort -n | tail -n 1)
+	u=$("$TD_RESOLVE" $d.jsonl |
+		jq -r '.user_stack // [] | .[] | select(.sym == null and .file_id != null) | .file_id' |
+		wc -l)
+	read -r fchecked fwrong <<< "$(right_counts names_flood_right.$1 $d.jsonl)"
+	user_frames $d.jsonl > $d.frames
+	read -r ft fnd fw <<< "$(score addr /tmp/fp.elf $d.frames)"
+	cp $d.jsonl "$TD_OUT/" 2>/dev/null
+	echo "names_flood run $1: overruns ${over:-none}, $u frames with an id not (yet)" \
+	     "known; $fchecked named frames in the test binaries checked, $fwrong wrongly;" \
+	     "$ft frames in fp_chain, $fnd named, $fw wrongly"
+}
+runs=0 all_over=0 checked=0 wrong=0 fp_t=0 fp_w=0
+for k in 1 2 3; do
+	flood_names_once $k
+	runs=$k
+	[ "${over:-0}" -gt 0 ] && all_over=$((all_over + 1))
+	checked=$((checked + fchecked)) wrong=$((wrong + fwrong))
+	fp_t=$((fp_t + ft)) fp_w=$((fp_w + fw))
+	[ "$fchecked" -ge 20 ] && [ "$ft" -gt 0 ] && break
+done
+echo "names_flood: $runs run(s), $all_over with overruns; $checked named frames checked," \
+     "$wrong wrongly; $fp_t frames in fp_chain, $fp_w named wrongly"
+check names_flood_overruns test "$all_over" -eq "$runs"
+check names_flood_right test "$wrong" -eq 0 -a "$checked" -ge 20
+check names_flood_nopie_none_wrong test "$fp_w" -eq 0 -a "$fp_t" -gt 0
 
 # --- trace-cmd report with the plugin, after every process exited ---------
 # plugin_frames FILE: "index addr name" per user frame of fp_chain's stack

@@ -275,7 +275,10 @@ for stage in $stages; do
 		;;
 	names)
 		say "names: user frames named from the file identity in the records"
-		boot patched names guest-names.sh "$build"
+		# About 345 s of TCG on an idle machine (2026-11-30); over 900 s
+		# on a slower one (2026-12-02: the daemon stage took 232 s there
+		# against 94-112 s): 1800 s leaves room.
+		VM_TIMEOUT=${VM_TIMEOUT:-1800} boot patched names guest-names.sh "$build"
 		;;
 	systemd)
 		say "systemd: trace-defer.service with systemd as PID 1"

@@ -150,7 +150,9 @@ struct td_kmodules *td_kmodules_from_tep(struct tep_handle *tep)
 		}
 	}
 	free(text);
-	qsort(km->funcs, km->nr, sizeof(*km->funcs), by_start);
+	/* No module symbol at all (no modules, no BPF programs): funcs is NULL. */
+	if (km->nr)
+		qsort(km->funcs, km->nr, sizeof(*km->funcs), by_start);
 	return km;
 }
 

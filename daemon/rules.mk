@@ -6,3 +6,4 @@ $(BUILD)/tests/test_daemon_config: $(BUILD)/obj/daemon/config.o $(BUILD)/obj/dae
 # config.o asks the library for the stitcher's defaults: the archive again, after it.
 $(BUILD)/tests/test_daemon_config: LDLIBS := $(LIB) $(LDLIBS)
 $(BUILD)/tests/test_daemon_cmdlines: $(BUILD)/obj/daemon/cmdlines.o $(BUILD)/obj/daemon/log.o
+$(BUILD)/tests/test_daemon_kmodules: $(BUILD)/obj/daemon/kmodules.o

@@ -262,13 +262,19 @@ cp "$fp" /tmp/del/fp_chain
 run_daemon /tmp/n-hard -e sched:sched_switch -o /tmp/n-hard.jsonl --record /tmp/n-hard.dat
 "$fid" dlopen "$libfid" 20 1 > /dev/null
 "$fid" exec 1 "$fp" sleep 1 3 > /dev/null
-# These two remove their perf map at exit: the daemon must have read it
-# while they ran, so they run for a second (50 sleeps of 20 ms). With 20,
-# 400 ms, none of their stacks was named in a guest running at half its
-# usual speed (the daemon stage in 232 s, not 94-112 s): most likely the
-# reader came to their records only after they were gone.
-"$build/progs/jit_sleep" 20 50 > /tmp/n-jit.out
-"$build/progs/jit_sleep" 20 50 /tmp memfd > /tmp/n-jitm.out
+# These two remove their perf map at exit: the daemon must read it while
+# they run. It looks for a process's map at most once a second of its own
+# time (lib/perfmap.c, ABSENT_RECHECK_NS), and its first look may come
+# before the JIT wrote the map (an event of its start-up, in ld.so). So
+# they run for two seconds (100 sleeps of 20 ms), and only once the reader
+# has had 2 s to catch up with the programs before, whose files it reads
+# for the first time here. In a guest at half its usual speed (the daemon
+# stage in 232 s, not 94-112 s), with 20 sleeps and no pause none of
+# either's stacks was named; with 50, none of the first's (54 stacks, the
+# JIT frame unnamed) and all 50 of the memfd one's.
+sleep 2
+"$build/progs/jit_sleep" 20 100 > /tmp/n-jit.out
+"$build/progs/jit_sleep" 20 100 /tmp memfd > /tmp/n-jitm.out
 # Short-lived JITs that leave their maps behind (Node, CPython -X perf).
 for i in 1 2 3 4 5; do "$build/progs/jit_sleep" 5 2 /tmp anon keep; done > /tmp/n-jits.out
 /tmp/del/fp_chain sleep 100 8 > /dev/null &

@@ -266,13 +266,12 @@ run_daemon /tmp/n-hard -e sched:sched_switch -o /tmp/n-hard.jsonl --record /tmp/
 # they run. It looks for a process's map at most once a second of its own
 # time (lib/perfmap.c, ABSENT_RECHECK_NS), and its first look may come
 # before the JIT wrote the map (an event of its start-up, in ld.so). So
-# they run for two seconds (100 sleeps of 20 ms), and only once the reader
-# has had 2 s to catch up with the programs before, whose files it reads
-# for the first time here. In a guest at half its usual speed (the daemon
-# stage in 232 s, not 94-112 s), with 20 sleeps and no pause none of
-# either's stacks was named; with 50, none of the first's (54 stacks, the
-# JIT frame unnamed) and all 50 of the memfd one's.
-sleep 2
+# they run for two seconds (100 sleeps of 20 ms), not 400 ms: in a guest
+# at half its usual speed (the daemon stage in 232 s, not 94-112 s), with
+# 20 sleeps none of either's stacks was named; with 50, none of the
+# first's (54 stacks, the JIT frame unnamed) and all 50 of the memfd
+# one's. No pause for the reader first: a JIT that deletes its map soon
+# after it starts is what users run, and the daemon should name it.
 "$build/progs/jit_sleep" 20 100 > /tmp/n-jit.out
 "$build/progs/jit_sleep" 20 100 /tmp memfd > /tmp/n-jitm.out
 # Short-lived JITs that leave their maps behind (Node, CPython -X perf).

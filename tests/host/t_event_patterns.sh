@@ -25,10 +25,12 @@ enabled() {
 		sed "s|^$inst/events/||; s|/enable$||" |
 		grep -vx 'sched/sched_process_exec\|sched/sched_process_fork' | sort
 }
-# run_with ARGS...: the daemon for 2 s; the events enabled meanwhile in $ON.
+# run_with ARGS...: the daemon for 5 s; the events enabled meanwhile in $ON.
+# Reading 2,300 enable files takes a while on a loaded machine: with 2 s,
+# the daemon once ended (and took its instance away) while they were read.
 run_with() {
-	td_bg -d 2 -o /dev/null --stats-interval 0 "$@" 2>"$SCRATCH/err"
-	wait_tracing || { ON=; wait_exit "$D" 50; return 1; }
+	td_bg -d 5 -o /dev/null --stats-interval 0 "$@" 2>"$SCRATCH/err"
+	wait_tracing || { ON=; wait_exit "$D" 100; return 1; }
 	ON=$(enabled)
 	NAMING=$(cat "$inst/events/sched/sched_process_exec/enable")
 	wait_exit "$D" 100
@@ -67,7 +69,7 @@ check "a bare event name (sched_switch) enables sched:sched_switch alone" \
 
 # The filter of the event named on its own stays; the pattern's others
 # have only the daemon's own (common_pid != its pid).
-td_bg -d 2 -o /dev/null --stats-interval 0 -e 'sched:sched_switch:prev_pid == 0' \
+td_bg -d 5 -o /dev/null --stats-interval 0 -e 'sched:sched_switch:prev_pid == 0' \
 	-e sched 2>"$SCRATCH/err"
 check "tracing with a pattern and a filtered event" wait_tracing
 check "... the named event keeps its filter" \

@@ -31,11 +31,24 @@ for b in "$fp" "$fppie" "$fid" "$libfid"; do
 	elfinfo "$b" | sed "s|^|${b##*/} |"
 done > /tmp/all.elf
 
+# resolved JSONL: the file's events with their stacks inline (TD_RESOLVE),
+# made once per file and kept beside it as JSONL.full (its exit status in
+# JSONL.full.rc): the checks read each file several times, and python in
+# TCG took ~25 s a time on a slow machine (2026-12-02).
+resolved() {
+	local r=$1.full
+	if [ ! -e "$r.rc" ] || [ "$1" -nt "$r.rc" ]; then
+		"$TD_RESOLVE" "$1" > "$r" 2> "$r.err"
+		echo $? > "$r.rc"
+	fi
+	cat "$r"
+}
+
 # user_frames JSONL [COMM_PREFIX]: "index addr sym file_off obj" for every
 # user frame of every record of those tasks ("-" for null; obj's spaces
 # turned to _). Default: fp_chain's. Stack ids resolved (layout interned).
 user_frames() {
-	"$TD_RESOLVE" "$1" | jq -r --arg c "${2-fp_chain}" 'select(.comm // "" | startswith($c))
+	resolved "$1" | jq -r --arg c "${2-fp_chain}" 'select(.comm // "" | startswith($c))
 		| .user_stack // [] | to_entries[] | .key as $i | .value
 		| [$i, .addr, .sym // "-", .file_off // "-", (.obj // "-" | gsub(" "; "_"))]
 		| map(tostring) | join(" ")'
@@ -168,7 +181,7 @@ check_pids() {
 	local name=$1 jsonl=$2 tpid tids zero nthr bad
 	tpid=$(sed -n 's/^fp_chain pid=//p' "$3")
 	tids=$(sed -n 's/^fp_chain thread tid=\([0-9]*\) .*/\1/p' "$3" | paste -sd,)
-	"$TD_RESOLVE" "$jsonl" | jq -r 'select(.status == "stitched" and
+	resolved "$jsonl" | jq -r 'select(.status == "stitched" and
 		(.comm // "" | startswith("fp_chain"))) | "\(.tid) \(.pid)"' > /tmp/$name.pids
 	zero=$(awk '$2 == 0' /tmp/$name.pids | wc -l)
 	nthr=$(awk -v t=",$tids," 'index(t, "," $1 ",")' /tmp/$name.pids | wc -l)
@@ -285,7 +298,7 @@ sleep 1
 stop /tmp/n-hard
 check_right names_hard_live_right /tmp/n-hard.jsonl 50
 # The library's frames are named although it was unloaded long before
-nlib=$("$TD_RESOLVE" /tmp/n-hard.jsonl |
+nlib=$(resolved /tmp/n-hard.jsonl |
 	jq -r '.user_stack // [] | .[] | select(.sym == "fid_lib_inner") | .sym' | wc -l)
 echo "names_hard: $nlib frames named fid_lib_inner"
 check names_dlclosed_library_named test "$nlib" -ge 10
@@ -296,11 +309,12 @@ check names_dlclosed_library_named test "$nlib" -ge 10
 check_jit() {
 	local name=$1 out=$2 what=$3 json=${4:-/tmp/n-hard.jsonl} dir=${5:-/tmp} min=${6:-10}
 	local jpid njit=0 n
+	# "tid sym obj" of every stitched stack's innermost frame, one jq pass
+	resolved "$json" | jq -r 'select(.status == "stitched") | (.user_stack[0] // {}) as $f
+		| "\(.tid) \($f.sym // "-") \($f.obj // "-" | gsub(" "; "_"))"' > /tmp/$name.inner
 	for jpid in $(sed -n 's/^jit_sleep pid=\([0-9]*\) .*/\1/p' "$out"); do
-		n=$("$TD_RESOLVE" "$json" | jq -r --argjson p "$jpid" --arg d "$dir" \
-			'select(.tid == $p and .status == "stitched") | .user_stack[0] // {} |
-			 select(.sym == "jit_sleeper" and .obj == "\($d)/perf-\($p).map") | .sym' |
-			wc -l)
+		n=$(gawk -v p="$jpid" -v m="$dir/perf-$jpid.map" \
+			'$1 == p && $2 == "jit_sleeper" && $3 == m' /tmp/$name.inner | wc -l)
 		njit=$((njit + n))
 	done
 	echo "names_hard: $njit stacks of jit_sleep ($(grep -c '^jit_sleep pid=' "$out") runs)" \
@@ -348,7 +362,7 @@ flood_names_once() {
 	stop $d
 	over=$(grep -oiE 'overrun[a-z ]*[:=] *[0-9]+' $d.stderr | grep -oE '[0-9]+$' |
 		sort -n | tail -n 1)
-	u=$("$TD_RESOLVE" $d.jsonl |
+	u=$(resolved $d.jsonl |
 		jq -r '.user_stack // [] | .[] | select(.sym == null and .file_id != null) | .file_id' |
 		wc -l)
 	read -r fchecked fwrong <<< "$(right_counts names_flood_right.$1 $d.jsonl)"
@@ -494,7 +508,8 @@ check names_record_burst_instance_gone test ! -d /sys/kernel/tracing/instances/t
 # Every JSON file of the stage, live or reported, resolves on its own
 bad=
 for f in /tmp/n-*.jsonl; do
-	"$TD_RESOLVE" "$f" > /dev/null 2>&1 || bad="$bad ${f##*/}"
+	resolved "$f" > /dev/null
+	[ "$(cat "$f.full.rc")" = 0 ] || bad="$bad ${f##*/}"
 done
 check names_json_ids_resolve test -z "$bad"
 

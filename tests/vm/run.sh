@@ -55,7 +55,9 @@
 #         processes, traces read later, moved and replaced binaries
 # systemd trace-defer.service under systemd 252 as PID 1 (patched kernel):
 #         make install, start, status, journal, reload, watchdog, kill -9
-# stress  churn under KASAN, lockdep and PROVE_RCU (debug kernel)
+# stress  churn under KASAN, lockdep and PROVE_RCU (debug kernel), which
+#         is built beside the stages before it (niced, one job) unless
+#         VM_DEBUG_BESIDE=0
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -208,6 +210,24 @@ ft_timeout=${FTRACE_CASE_TIMEOUT:-$(sed -n 's/^# FTRACE_CASE_TIMEOUT="\(.*\)"$/\
 	"$top/tests/vm/ftrace-full-base.expected")}
 ft_timeout=${ft_timeout:-240}
 
+# The debug kernel is built while the other stages run: each guest is one
+# TCG thread, so one core is free beside it, and a second kernel build
+# after them would take 15 of CI's 90 minutes on a slow machine (902 s
+# for the patched kernel there, 2026-12-02). Niced, one job: the guests
+# and their timing come first.
+debug_pid=
+case " $stages " in
+*" stress "*)
+	if [ "${VM_DEBUG_BESIDE:-1}" = 1 ] && [ "$stages" != stress ]; then
+		echo "vm: building the debug kernel beside the other stages" \
+		     "(vm-out/build-debug-beside.log)"
+		JOBS=1 nice -n 19 "$top/kernel/build.sh" debug \
+			> "$outtop/build-debug-beside.log" 2>&1 &
+		debug_pid=$!
+	fi
+	;;
+esac
+
 for stage in $stages; do
 	case "$stage" in
 	kernel)
@@ -287,6 +307,13 @@ for stage in $stages; do
 		;;
 	stress)
 		say "stress: debug kernel (KASAN, lockdep, PROVE_RCU)"
+		if [ -n "$debug_pid" ]; then
+			t0=$SECONDS
+			wait "$debug_pid"
+			echo "vm: the debug kernel built beside the other stages" \
+			     "(exit $?, waited $((SECONDS - t0)) s more for it)"
+			tail -n 1 "$outtop/build-debug-beside.log"
+		fi
 		# Under KASAN and lockdep, TCG runs ACPI's AML so slowly that the
 		# PCI interrupt routing method (_PRT) hits ACPICA's 30 s loop
 		# timeout and virtio gets no IRQ; acpi=noirq takes the routing

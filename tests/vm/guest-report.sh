@@ -13,10 +13,22 @@ build=$1
 td=$build/trace-defer
 fp=$build/progs/fp_chain
 
+# full JSONL: its events with their stacks inline; the X.v1.jsonl that
+# resolve (lib.sh) wrote of it when there is one: td-json-resolve is
+# python, slow in TCG, and the big files are read several times.
+full() {
+	local v=${1%.jsonl}.v1.jsonl
+	if [ -s "$v" ] && [ ! "$1" -nt "$v" ]; then
+		cat "$v"
+	else
+		"$TD_RESOLVE" "$1"
+	fi
+}
+
 # The fp_chain switch sleeping in nanosleep (prev_state 1: S) of JSON file
 # $2 (layout interned: the ids resolved)
 switch_of() {
-	"$TD_RESOLVE" "$2" | jq -c --argjson p "$1" 'select(.tid == $p and
+	full "$2" | jq -c --argjson p "$1" 'select(.tid == $p and
 		.event == "sched:sched_switch" and .fields.prev_state == 1)' | head -n 1
 }
 # Everything a record says but the pid (live, /proc places a task that no
@@ -24,7 +36,7 @@ switch_of() {
 # ask /proc; guest-names.sh checks the pids that stack records give) and
 # the frames' names.
 canon() {
-	"$TD_RESOLVE" "$1" | jq -c '[.ts, .tid, .event, .comm, .cookie, .status, .fields,
+	full "$1" | jq -c '[.ts, .tid, .event, .comm, .cookie, .status, .fields,
 		[.user_stack[].addr], [.kernel_stack[].addr]]' | sort
 }
 

@@ -28,12 +28,27 @@ enabled() {
 # run_with ARGS...: the daemon for 5 s; the events enabled meanwhile in $ON.
 # Reading 2,300 enable files takes a while on a loaded machine: with 2 s,
 # the daemon once ended (and took its instance away) while they were read.
+# With -e all beside a kernel build, it took 4 s to start and 6 s after
+# its 5 to drain and take 2,300 events down: 11 s after tracing began, more
+# than the 10 s once waited, and the next case then met its instance
+# (2026-12-02). The wait ends when the daemon does; one that never does
+# is stopped, so that it fails its own case and not the next.
 run_with() {
 	td_bg -d 5 -o /dev/null --stats-interval 0 "$@" 2>"$SCRATCH/err"
-	wait_tracing || { ON=; wait_exit "$D" 100; return 1; }
+	WAIT_RC=
+	wait_tracing || { ON=; reap_daemon; return 1; }
 	ON=$(enabled)
 	NAMING=$(cat "$inst/events/sched/sched_process_exec/enable")
-	wait_exit "$D" 100
+	reap_daemon
+}
+# reap_daemon: wait up to 60 s for $D, else SIGINT it (its status is then
+# not 0) and wait for it to clean up.
+reap_daemon() {
+	wait_exit "$D" 600 && return 0
+	log "the daemon did not end within 60 s of its -d 5: stopped"
+	kill -INT "$D" 2>/dev/null
+	wait_exit "$D" 300 || kill -KILL "$D" 2>/dev/null
+	WAIT_RC=timeout
 }
 
 run_with -e 'sched:sched_wak*'
@@ -77,7 +92,7 @@ check "... the named event keeps its filter" \
 check "... the pattern's other events (sched_wakeup) are on, without it" \
 	test "$(cat "$inst/events/sched/sched_wakeup/enable")" = 1 \
 	-a -z "$(grep prev_pid "$inst/events/sched/sched_wakeup/filter")"
-wait_exit "$D" 100
+reap_daemon
 
 before=$(ls "$TRACEFS/instances" | sort)
 td -d 1 -o /dev/null -e 'sched:no_such_*' 2>"$SCRATCH/err"

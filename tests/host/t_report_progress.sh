@@ -19,10 +19,15 @@ check "recording: tracing on" wait_tracing
 kill -INT "$D"
 check "recording exits 0" eval 'wait_exit "$D" && [ "$WAIT_RC" = 0 ]'
 
-"$TD" report "$SCRATCH/p.dat" -o "$SCRATCH/plain.jsonl" 2>"$SCRATCH/plain.err"
+# Compared without names: on this kernel user frames are named through
+# /proc while their processes run, and a system-wide trace holds
+# processes that end between two reports (beside a kernel build, a
+# compiler's frames were named in one and raw in the other, 2026-12-02).
+"$TD" report "$SCRATCH/p.dat" --no-symbolize -o "$SCRATCH/plain.jsonl" 2>"$SCRATCH/plain.err"
 check "default, stderr not a terminal: no progress line" \
 	sh -c "! grep -q '%, ' '$SCRATCH/plain.err'"
-"$TD" report "$SCRATCH/p.dat" -o "$SCRATCH/p.jsonl" --progress 0.000001 2>"$SCRATCH/p.err"
+"$TD" report "$SCRATCH/p.dat" --no-symbolize -o "$SCRATCH/p.jsonl" --progress 0.000001 \
+	2>"$SCRATCH/p.err"
 check "--progress: exits 0 (got $?)" [ $? = 0 ]
 check "--progress: the same output" cmp -s "$SCRATCH/plain.jsonl" "$SCRATCH/p.jsonl"
 total=$(trace-cmd report "$SCRATCH/p.dat" 2>/dev/null | grep -c ': [a-z_]*: ')

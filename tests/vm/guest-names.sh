@@ -284,9 +284,12 @@ run_daemon /tmp/n-hard -e sched:sched_switch -o /tmp/n-hard.jsonl --record /tmp/
 # 20 sleeps none of either's stacks was named; with 50, none of the
 # first's (54 stacks, the JIT frame unnamed) and all 50 of the memfd
 # one's. No pause for the reader first: a JIT that deletes its map soon
-# after it starts is what users run, and the daemon should name it.
-"$build/progs/jit_sleep" 20 100 > /tmp/n-jit.out
-"$build/progs/jit_sleep" 20 100 /tmp memfd > /tmp/n-jitm.out
+# after it starts is what users run, and the daemon should name it. With
+# the debug kernel building beside the stage (make check, 2026-12-02: the
+# stage in 1,120 s, not 409 s) the reader was more than the 2 s behind
+# and named none of either: 6 s now (300 sleeps).
+"$build/progs/jit_sleep" 20 300 > /tmp/n-jit.out
+"$build/progs/jit_sleep" 20 300 /tmp memfd > /tmp/n-jitm.out
 # Short-lived JITs that leave their maps behind (Node, CPython -X perf).
 for i in 1 2 3 4 5; do "$build/progs/jit_sleep" 5 2 /tmp anon keep; done > /tmp/n-jits.out
 /tmp/del/fp_chain sleep 100 8 > /dev/null &

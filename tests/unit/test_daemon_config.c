@@ -4,6 +4,7 @@
  * values and their bounds, config files with their line numbers in error
  * messages, precedence helpers, and the defaults td_config_check() fills.
  */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -312,28 +313,49 @@ static void test_file(void **state)
 
 static void test_check(void **state)
 {
+	char priv[] = "/tmp/td-config-check-XXXXXX", a[96], b[96];
 	struct td_config c;
 
+	/*
+	 * Paths in a directory of the test's own: a fixed name such as /tmp/x
+	 * may be anything on the machine (CI clones the project there), and
+	 * an existing directory or device is rightly not a "same file".
+	 */
+	assert_non_null(mkdtemp(priv));
+	snprintf(a, sizeof(a), "%s/x", priv);
 	td_config_init(&c);
-	assert_int_equal(td_config_set(&c, "output", "/tmp/x", "t"), 0);
-	assert_int_equal(td_config_set(&c, "folded", "/tmp/x", "t"), 0);
+	assert_int_equal(td_config_set(&c, "output", a, "t"), 0);
+	assert_int_equal(td_config_set(&c, "folded", a, "t"), 0);
 	assert_int_equal(td_config_check(&c), -1);
 	assert_non_null(strstr(err_text(), "same file"));
 	td_config_free(&c);
 
 	/* Any two outputs, however the path is spelt. */
+	snprintf(a, sizeof(a), "%s/td-same-out", priv);
+	snprintf(b, sizeof(b), "%s/../%s/./td-same-out", priv, strrchr(priv, '/') + 1);
 	td_config_init(&c);
-	assert_int_equal(td_config_set(&c, "output", "/tmp/td-same-out", "t"), 0);
-	assert_int_equal(td_config_set(&c, "pprof", "/tmp/../tmp/./td-same-out", "t"), 0);
+	assert_int_equal(td_config_set(&c, "output", a, "t"), 0);
+	assert_int_equal(td_config_set(&c, "pprof", b, "t"), 0);
 	assert_int_equal(td_config_check(&c), -1);
 	assert_non_null(strstr(err_text(), "output and pprof name the same file"));
 	td_config_free(&c);
+	snprintf(b, sizeof(b), "%s//td-same-out", priv);
 	td_config_init(&c);
-	assert_int_equal(td_config_set(&c, "flamegraph", "/tmp/td-same-out", "t"), 0);
-	assert_int_equal(td_config_set(&c, "record", "/tmp//td-same-out", "t"), 0);
+	assert_int_equal(td_config_set(&c, "flamegraph", a, "t"), 0);
+	assert_int_equal(td_config_set(&c, "record", b, "t"), 0);
 	assert_int_equal(td_config_check(&c), -1);
 	assert_non_null(strstr(err_text(), "flamegraph and record name the same file"));
 	td_config_free(&c);
+	/* Still one file once it exists: the check must not rely on absence. */
+	assert_int_equal(close(open(a, O_CREAT | O_WRONLY, 0600)), 0);
+	td_config_init(&c);
+	assert_int_equal(td_config_set(&c, "output", a, "t"), 0);
+	assert_int_equal(td_config_set(&c, "folded", b, "t"), 0);
+	assert_int_equal(td_config_check(&c), -1);
+	assert_non_null(strstr(err_text(), "output and folded name the same file"));
+	td_config_free(&c);
+	assert_int_equal(unlink(a), 0);
+	assert_int_equal(rmdir(priv), 0);
 	/* The profile directory is made at start: no output may be it (not made yet). */
 	{
 		char base[] = "/tmp/td-same-prof-XXXXXX", dir[64], out[96];

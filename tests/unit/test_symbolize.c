@@ -1684,8 +1684,8 @@ static void test_exited_keeps_maps(void **state)
 	assert_string_equal(fr.symbol, "fx_alpha");
 
 	td_sym_free(sym);
-	fx_stop(&f);
 	remove_fake_proc(fake, f.pid);
+	fx_stop(&f);
 }
 
 /* ---- the user lookup cache -------------------------------------------- */
@@ -1836,8 +1836,8 @@ static void test_user_cache(void **state)
 	check_user_cached(sym, fake, &f);
 
 	td_sym_free(sym);
-	fx_stop(&f);
 	remove_fake_proc(fake, f.pid);
+	fx_stop(&f);
 }
 
 /* ---- kallsyms --------------------------------------------------------- */

@@ -124,9 +124,13 @@ flood_once() {
 	PRIO="chrt -f 10" run_daemon $d -e sched:sched_switch -b 8 -o $d.jsonl \
 		--stats-interval 1
 	# Short-lived processes first: each new one costs the reader /proc
-	# reads and ELF loads, long enough to overrun 8 KiB; then the threads.
+	# reads and ELF loads, long enough to overrun 8 KiB; then the threads,
+	# for as long as the reader may take to come back to the buffer: with
+	# a kernel build beside the guest (make check, 2026-12-03) 300 sleeps
+	# of 1 ms had ended before it did, in all three runs, and the records
+	# left for it were others' (0 thread records to check).
 	"$fp" spawn 30 > /dev/null
-	"$fp" threads 6 1 300 > $d.threads
+	"$fp" threads 6 1 1500 > $d.threads
 	sleep 1.5
 	stop_daemon
 	tail -n 25 $d.stderr

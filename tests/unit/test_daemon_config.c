@@ -311,6 +311,20 @@ static void test_file(void **state)
 	td_config_free(&c);
 }
 
+/* Outputs @k1 at @p1 and @k2 at @p2 refused by td_config_check() with @why. */
+static void refused_pair(const char *k1, const char *p1, const char *k2, const char *p2,
+			 const char *why)
+{
+	struct td_config c;
+
+	td_config_init(&c);
+	assert_int_equal(td_config_set(&c, k1, p1, "t"), 0);
+	assert_int_equal(td_config_set(&c, k2, p2, "t"), 0);
+	assert_int_equal(td_config_check(&c), -1);
+	assert_non_null(strstr(err_text(), why));
+	td_config_free(&c);
+}
+
 static void test_check(void **state)
 {
 	char priv[] = "/tmp/td-config-check-XXXXXX", a[96], b[96];
@@ -323,37 +337,17 @@ static void test_check(void **state)
 	 */
 	assert_non_null(mkdtemp(priv));
 	snprintf(a, sizeof(a), "%s/x", priv);
-	td_config_init(&c);
-	assert_int_equal(td_config_set(&c, "output", a, "t"), 0);
-	assert_int_equal(td_config_set(&c, "folded", a, "t"), 0);
-	assert_int_equal(td_config_check(&c), -1);
-	assert_non_null(strstr(err_text(), "same file"));
-	td_config_free(&c);
+	refused_pair("output", a, "folded", a, "same file");
 
 	/* Any two outputs, however the path is spelt. */
 	snprintf(a, sizeof(a), "%s/td-same-out", priv);
 	snprintf(b, sizeof(b), "%s/../%s/./td-same-out", priv, strrchr(priv, '/') + 1);
-	td_config_init(&c);
-	assert_int_equal(td_config_set(&c, "output", a, "t"), 0);
-	assert_int_equal(td_config_set(&c, "pprof", b, "t"), 0);
-	assert_int_equal(td_config_check(&c), -1);
-	assert_non_null(strstr(err_text(), "output and pprof name the same file"));
-	td_config_free(&c);
+	refused_pair("output", a, "pprof", b, "output and pprof name the same file");
 	snprintf(b, sizeof(b), "%s//td-same-out", priv);
-	td_config_init(&c);
-	assert_int_equal(td_config_set(&c, "flamegraph", a, "t"), 0);
-	assert_int_equal(td_config_set(&c, "record", b, "t"), 0);
-	assert_int_equal(td_config_check(&c), -1);
-	assert_non_null(strstr(err_text(), "flamegraph and record name the same file"));
-	td_config_free(&c);
+	refused_pair("flamegraph", a, "record", b, "flamegraph and record name the same file");
 	/* Still one file once it exists: the check must not rely on absence. */
 	assert_int_equal(close(open(a, O_CREAT | O_WRONLY, 0600)), 0);
-	td_config_init(&c);
-	assert_int_equal(td_config_set(&c, "output", a, "t"), 0);
-	assert_int_equal(td_config_set(&c, "folded", b, "t"), 0);
-	assert_int_equal(td_config_check(&c), -1);
-	assert_non_null(strstr(err_text(), "output and folded name the same file"));
-	td_config_free(&c);
+	refused_pair("output", a, "folded", b, "output and folded name the same file");
 	assert_int_equal(unlink(a), 0);
 	assert_int_equal(rmdir(priv), 0);
 	/* The profile directory is made at start: no output may be it (not made yet). */

@@ -294,21 +294,36 @@ static int read_cpu(struct td_daemon *d, struct td_cpu_reader *r, int budget, bo
  * One round: up to batch_per_cpu sub-buffers of every CPU, read one CPU
  * after the other and handed on as one batch. The pipeline merges them by
  * time, so the exec or fork of a task read on a later CPU still comes
- * before the task's events read on an earlier one. Returns 1 when every
- * CPU was emptied, 0 if one has more, -1 on a read error.
+ * before the task's events read on an earlier one. And the other way: a
+ * CPU read first may write a fork after its read, whose child's records
+ * on a CPU read later are in the batch. So only records older than the
+ * round's start (the trace clock then, from the first CPU's stats) are
+ * parsed now, every CPU read since; the rest wait for the next round
+ * (as perf's rounds of ordered events do). A CPU left unemptied (its
+ * budget spent) may still hold older ones: under such load, names can
+ * come from /proc, as before. @flush (at the end): no cut. Returns 1
+ * when every CPU was emptied, 0 if one has more, -1 on a read error.
  */
 static int drain_round(struct td_daemon *d, bool flush)
 {
+	uint64_t cut = UINT64_MAX;
 	unsigned int nr = 0;
 	int all = 1, ret;
 
+	for (int i = 0; !flush && cut == UINT64_MAX && i < d->nr_readers; i++)
+		if (!d->readers[i].dead) {
+			uint64_t t = read_stats(d, &d->readers[i]);
+
+			cut = t ? t : UINT64_MAX;
+			break;
+		}
 	for (int i = 0; i < d->nr_readers && all >= 0; i++) {
 		ret = read_cpu(d, &d->readers[i], d->batch_per_cpu, flush, &nr);
 		if (ret < 1)
 			all = ret;
 	}
 	/* A page the pipeline refuses (a short read): the others one by one, as ever. */
-	if (nr && td_pipeline_pages(d->pl, d->refs, nr) == -EINVAL)
+	if (nr && td_pipeline_pages_until(d->pl, d->refs, nr, cut) == -EINVAL)
 		for (unsigned int i = 0; i < nr; i++)
 			td_pipeline_page(d->pl, d->refs[i].cpu, d->refs[i].page, d->refs[i].size);
 	return all;

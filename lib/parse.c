@@ -88,6 +88,22 @@ struct held {
 	struct hold h[HOLD_DEPTH];
 };
 
+/*
+ * The records of a batch at or after its cut (td_parser_pages_until()),
+ * kept for the next: copies of their pages, each CPU's cursor on the
+ * first of them, and the pages of that CPU no cursor has opened yet.
+ */
+struct td_carry {
+	uint8_t *buf;
+	size_t cap;
+	struct batch_cpu *bc;
+	unsigned int nr_bc;
+	size_t cap_bc;
+	struct td_page_ref *refs;
+	unsigned int nr_refs;
+	size_t cap_refs;
+};
+
 struct td_parser {
 	struct tep_handle *tep;
 	struct td_parser_out out;	/* where events and stacks go */
@@ -142,6 +158,10 @@ struct td_parser {
 	} *comms;
 
 	struct batch_cpu *batch;	/* td_parser_pages()'s, one per CPU; on first use */
+	struct td_carry carry[2];	/* what a cut batch left, and room for the next's */
+	unsigned int cur;		/* carry[cur]: the one that holds it */
+	struct td_page_ref *all;	/* a carry's pages and a batch's, as one list */
+	size_t cap_all;
 	struct td_parser_stats stats;
 	struct held held[];
 };
@@ -349,6 +369,12 @@ void td_parser_free(struct td_parser *p)
 		free_info(p->info[i]);
 	free(p->info);
 	free(p->batch);
+	for (i = 0; i < 2; i++) {
+		free(p->carry[i].buf);
+		free(p->carry[i].bc);
+		free(p->carry[i].refs);
+	}
+	free(p->all);
 	td_kstacks_free(p->kstacks);
 	td_kstacks_free(p->ustacks);
 	free(p->comms);
@@ -1045,10 +1071,13 @@ static int parse_record(struct td_parser *p, int cpu, uint64_t ts, void *data, i
 	return new_event(p, h, info, cpu, tid, ts, data, size);
 }
 
+static int carry_flush(struct td_parser *p);
+
 int td_parser_record(struct td_parser *p, int cpu, struct tep_record *rec)
 {
 	if (!p || !rec || !rec->data || cpu < 0 || cpu >= p->nr_cpus || rec->size < 0)
 		return -EINVAL;
+	carry_flush(p);
 	if (rec->missed_events) {
 		p->stats.missed_pages++;
 		if (rec->missed_events > 0)
@@ -1117,6 +1146,8 @@ int td_parser_page(struct td_parser *p, int cpu, void *page, int size)
 
 	if (!p || !page || cpu < 0 || cpu >= p->nr_cpus || size < (int)TD_PAGE_HDR_SIZE)
 		return -EINVAL;
+	/* Records a batch kept come first: they were read before this page. */
+	carry_flush(p);
 	page_open(p, cpu, &pw, page, size);
 	while (td_pagewalk_next(&pw.w, &ts, &data, &len)) {
 		err = parse_record(p, cpu, ts, (void *)data, (int)len);
@@ -1178,38 +1209,129 @@ static int pages_in_order(struct td_parser *p, const struct td_page_ref *pages, 
 	return ret ? ret : count;
 }
 
-int td_parser_pages(struct td_parser *p, const struct td_page_ref *pages, unsigned int n)
+/* At least @want elements of @size at *@buf, *@cap of them now. */
+static int room(void *buf, size_t *cap, size_t want, size_t size)
 {
-	unsigned int i, j, nr = 0, seen = 0, best;
-	int count = 0, ret = 0, err;
-	struct batch_cpu *bc;
+	void *old, *b;
 
-	if (!p || (n && !pages))
-		return -EINVAL;
-	for (i = 0; i < n; i++)
-		if (!pages[i].page || pages[i].cpu < 0 || pages[i].cpu >= p->nr_cpus ||
-		    pages[i].size < (int)TD_PAGE_HDR_SIZE)
-			return -EINVAL;
-	/* A batch of one CPU is one CPU's pages in order: nothing to merge. */
-	for (i = 1; i < n && pages[i].cpu == pages[0].cpu; i++)
-		;
-	if (i >= n)
-		return pages_in_order(p, pages, n);
+	if (want <= *cap)
+		return 0;
+	/* Through memcpy(): *@buf is a pointer of another type. */
+	memcpy(&old, buf, sizeof(old));
+	b = realloc(old, want * size);
+	if (!b)
+		return -ENOMEM;
+	memcpy(buf, &b, sizeof(b));
+	*cap = want;
+	return 0;
+}
+
+/*
+ * Keep what is left of a batch cut short for the next one: each CPU's
+ * cursor, its page copied (with the record it stands on), and the pages
+ * of that CPU it has not opened yet. Copied, as the caller reuses its
+ * buffers. Returns -ENOMEM if they could not be kept; then they are
+ * parsed now, in the order read, as a batch without a cut would.
+ */
+static int carry_keep(struct td_parser *p, struct batch_cpu *bc, unsigned int nr,
+		      const struct td_page_ref *all, unsigned int n)
+{
+	struct td_carry *next = &p->carry[!p->cur], *cur = &p->carry[p->cur];
+	size_t bytes = 0, off = 0, refs = 0;
+	unsigned int i, j;
+
+	for (i = 0; i < nr; i++) {
+		bytes += (size_t)bc[i].pw.size;
+		for (j = bc[i].next; j < n; j++)
+			if (all[j].cpu == bc[i].cpu) {
+				bytes += (size_t)all[j].size;
+				refs++;
+			}
+	}
+	if (room(&next->buf, &next->cap, bytes, 1) ||
+	    room(&next->refs, &next->cap_refs, refs, sizeof(*next->refs)) ||
+	    room(&next->bc, &next->cap_bc, nr, sizeof(*next->bc)))
+		return -ENOMEM;
+	next->nr_refs = 0;
+	for (i = 0; i < nr; i++) {
+		struct batch_cpu *b = &next->bc[i];
+		uint8_t *copy = next->buf + off;
+
+		*b = bc[i];
+		memcpy(copy, b->pw.buf, (size_t)b->pw.size);
+		b->data = copy + (b->data - b->pw.buf);
+		b->pw.w.d = copy + (b->pw.w.d - b->pw.buf);
+		b->pw.buf = copy;
+		b->next = 0;
+		off += (size_t)b->pw.size;
+		for (j = bc[i].next; j < n; j++) {
+			if (all[j].cpu != bc[i].cpu)
+				continue;
+			memcpy(next->buf + off, all[j].page, (size_t)all[j].size);
+			next->refs[next->nr_refs++] = (struct td_page_ref){
+				all[j].cpu, next->buf + off, all[j].size
+			};
+			off += (size_t)all[j].size;
+		}
+	}
+	next->nr_bc = nr;
+	cur->nr_bc = cur->nr_refs = 0;
+	p->cur = !p->cur;
+	return 0;
+}
+
+/*
+ * The pages to walk: what the last call kept first, then @pages. -ENOMEM,
+ * with nothing read, if they cannot be put in one list.
+ */
+static int merge_list(struct td_parser *p, const struct td_page_ref *pages, unsigned int n,
+		      const struct td_page_ref **all, unsigned int *nr_all)
+{
+	struct td_carry *cur = &p->carry[p->cur];
+	unsigned int total = cur->nr_refs + n;
+
 	if (!p->batch) {
 		p->batch = calloc(p->nr_cpus, sizeof(*p->batch));
-		/* Out of memory: in the order read, as before batches, but nothing lost. */
 		if (!p->batch)
-			return pages_in_order(p, pages, n);
+			return -ENOMEM;
 	}
-	bc = p->batch;
+	*all = pages;
+	*nr_all = n;
+	if (!cur->nr_refs)
+		return 0;
+	if (!n) {
+		*all = cur->refs;
+		*nr_all = cur->nr_refs;
+		return 0;
+	}
+	if (room(&p->all, &p->cap_all, total, sizeof(*p->all)))
+		return -ENOMEM;
+	memcpy(p->all, cur->refs, cur->nr_refs * sizeof(*p->all));
+	memcpy(p->all + cur->nr_refs, pages, n * sizeof(*p->all));
+	*all = p->all;
+	*nr_all = total;
+	return 0;
+}
+
+/* Every record at or after @cut waits for the next call (or td_parser_flush()). */
+static int merge(struct td_parser *p, const struct td_page_ref *all, unsigned int n,
+		 uint64_t cut)
+{
+	struct td_carry *cur = &p->carry[p->cur];
+	struct batch_cpu *bc = p->batch;
+	unsigned int i, j, nr = 0, seen = 0, best;
+	int count = 0, ret = 0, err;
+
 	/* A cursor per CPU, its first record read; a CPU without any is done. */
+	for (i = 0; i < cur->nr_bc; i++)
+		bc[seen++] = cur->bc[i];
 	for (i = 0; i < n; i++) {
-		for (j = 0; j < seen && bc[j].cpu != pages[i].cpu; j++)
+		for (j = 0; j < seen && bc[j].cpu != all[i].cpu; j++)
 			;
 		if (j < seen)
 			continue;
-		bc[seen] = (struct batch_cpu){ .cpu = pages[i].cpu, .next = i };
-		bc[seen].has_rec = batch_next(p, &bc[seen], pages, n);
+		bc[seen] = (struct batch_cpu){ .cpu = all[i].cpu, .next = i };
+		bc[seen].has_rec = batch_next(p, &bc[seen], all, n);
 		seen++;
 	}
 	for (i = 0; i < seen; i++)
@@ -1224,17 +1346,76 @@ int td_parser_pages(struct td_parser *p, const struct td_page_ref *pages, unsign
 		for (i = 1; i < nr; i++)
 			if (bc[i].ts < bc[best].ts)
 				best = i;
+		if (bc[best].ts >= cut)
+			break;
 		err = parse_record(p, bc[best].cpu, bc[best].ts, (void *)bc[best].data,
 				   (int)bc[best].len);
 		if (err)
 			ret = err;
 		count++;
-		if (!batch_next(p, &bc[best], pages, n)) {
+		if (!batch_next(p, &bc[best], all, n)) {
 			nr--;
 			memmove(&bc[best], &bc[best + 1], (nr - best) * sizeof(*bc));
 		}
 	}
+	if (nr && carry_keep(p, bc, nr, all, n)) {
+		/* Nothing kept: the rest now, each CPU's in order. */
+		ret = -ENOMEM;
+		for (i = 0; i < nr; i++) {
+			do {
+				parse_record(p, bc[i].cpu, bc[i].ts, (void *)bc[i].data,
+					     (int)bc[i].len);
+				count++;
+			} while (batch_next(p, &bc[i], all, n));
+		}
+		nr = 0;
+	}
+	if (!nr)
+		cur->nr_bc = cur->nr_refs = 0;
 	return ret ? ret : count;
+}
+
+/* What an earlier batch kept, parsed before anything else is. */
+static int carry_flush(struct td_parser *p)
+{
+	const struct td_carry *c = &p->carry[p->cur];
+
+	/* Without new pages, the list is the carry's own: nothing to allocate. */
+	return c->nr_bc ? merge(p, c->refs, c->nr_refs, UINT64_MAX) : 0;
+}
+
+int td_parser_pages_until(struct td_parser *p, const struct td_page_ref *pages, unsigned int n,
+			  uint64_t cut)
+{
+	const struct td_page_ref *all;
+	unsigned int i, nr_all;
+	int ret;
+
+	if (!p || (n && !pages))
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!pages[i].page || pages[i].cpu < 0 || pages[i].cpu >= p->nr_cpus ||
+		    pages[i].size < (int)TD_PAGE_HDR_SIZE)
+			return -EINVAL;
+	if (!p->carry[p->cur].nr_bc && cut == UINT64_MAX) {
+		/* A batch of one CPU is one CPU's pages in order: nothing to merge. */
+		for (i = 1; i < n && pages[i].cpu == pages[0].cpu; i++)
+			;
+		if (i >= n)
+			return pages_in_order(p, pages, n);
+	}
+	if (merge_list(p, pages, n, &all, &nr_all)) {
+		/* Out of memory: in the order read, as before batches, but nothing lost. */
+		carry_flush(p);
+		ret = pages_in_order(p, pages, n);
+		return ret < 0 ? ret : -ENOMEM;
+	}
+	return merge(p, all, nr_all, cut);
+}
+
+int td_parser_pages(struct td_parser *p, const struct td_page_ref *pages, unsigned int n)
+{
+	return td_parser_pages_until(p, pages, n, UINT64_MAX);
 }
 
 /* ---- time ---- */
@@ -1256,9 +1437,15 @@ uint64_t td_parser_held_since(const struct td_parser *p)
 	uint64_t oldest = UINT64_MAX;
 	int cpu;
 
+	const struct td_carry *c = &p->carry[p->cur];
+
 	for (cpu = 0; cpu < p->nr_cpus; cpu++)
 		if (p->held[cpu].n && p->held[cpu].h[0].ev->ts < oldest)
 			oldest = p->held[cpu].h[0].ev->ts;
+	/* Not parsed yet, so not held, but not handed on either. */
+	for (unsigned int i = 0; i < c->nr_bc; i++)
+		if (c->bc[i].ts < oldest)
+			oldest = c->bc[i].ts;
 	return oldest;
 }
 
@@ -1266,6 +1453,7 @@ void td_parser_flush(struct td_parser *p)
 {
 	int cpu;
 
+	carry_flush(p);
 	for (cpu = 0; cpu < p->nr_cpus; cpu++)
 		hand_on(p, &p->held[cpu]);
 }

@@ -785,6 +785,12 @@ int td_pipeline_pages(struct td_pipeline *pl, const struct td_page_ref *pages, u
 	return td_parser_pages(pl->parser, pages, n);
 }
 
+int td_pipeline_pages_until(struct td_pipeline *pl, const struct td_page_ref *pages,
+			    unsigned int n, uint64_t cut)
+{
+	return td_parser_pages_until(pl->parser, pages, n, cut);
+}
+
 int td_pipeline_record(struct td_pipeline *pl, int cpu, struct tep_record *rec)
 {
 	return td_parser_record(pl->parser, cpu, rec);

@@ -182,6 +182,19 @@ struct td_page_ref {
  * -ENOMEM (some records could not be kept; the rest were parsed).
  */
 int td_parser_pages(struct td_parser *p, const struct td_page_ref *pages, unsigned int n);
+/*
+ * Added later. td_parser_pages(), but a record at or after trace time @cut
+ * is not parsed yet: it and the rest of its CPU's records wait, copied,
+ * for the next call (their pages before the new ones), td_parser_page(),
+ * td_parser_record() or td_parser_flush(). A live reader passes the time
+ * it began a round of reads at: records written while it read a CPU,
+ * after an earlier CPU was read, then wait for what that CPU wrote at
+ * the same time (a child's first records for its parent's fork). Returns
+ * the number of records parsed; -ENOMEM if what was to wait could not be
+ * kept (then parsed now; nothing is lost).
+ */
+int td_parser_pages_until(struct td_parser *p, const struct td_page_ref *pages, unsigned int n,
+			  uint64_t cut);
 /* Parse one record (e.g. from libtracecmd). Returns 0, -EINVAL or -ENOMEM. */
 int td_parser_record(struct td_parser *p, int cpu, struct tep_record *rec);
 /*
@@ -192,7 +205,10 @@ int td_parser_record(struct td_parser *p, int cpu, struct tep_record *rec);
 void td_parser_advance(struct td_parser *p, uint64_t now_ns);
 /* End of input: hand on everything held (td_stitch_flush() is the caller's). */
 void td_parser_flush(struct td_parser *p);
-/* The timestamp of the oldest event held now, UINT64_MAX when none is. */
+/*
+ * The timestamp of the oldest event held now, or kept from a cut batch,
+ * UINT64_MAX when none is.
+ */
 uint64_t td_parser_held_since(const struct td_parser *p);
 
 void td_parser_get_stats(const struct td_parser *p, struct td_parser_stats *stats);

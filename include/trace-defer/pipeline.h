@@ -270,6 +270,9 @@ int td_pipeline_page(struct td_pipeline *pl, int cpu, void *page, int size);
  * events that follow it on another CPU.
  */
 int td_pipeline_pages(struct td_pipeline *pl, const struct td_page_ref *pages, unsigned int n);
+/* Added later: the same, records at or after @cut kept for later (td_parser_pages_until()). */
+int td_pipeline_pages_until(struct td_pipeline *pl, const struct td_page_ref *pages,
+			    unsigned int n, uint64_t cut);
 /* One record of @cpu (td_parser_record()). */
 int td_pipeline_record(struct td_pipeline *pl, int cpu, struct tep_record *rec);
 /*

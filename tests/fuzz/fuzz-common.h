@@ -10,7 +10,10 @@
  * (never set by a kernel) select the user_unwind_stack layout: bit 63 the
  * old one (stack only, no user_unwind_file), bit 62 the series' current
  * one (dropped, flags and tgid before the arrays), neither the first one
- * with file identity; they are cleared before parsing.
+ * with file identity. Bit 61: the pages are handed on FUZZ_NR_CPUS at a
+ * time, as the daemon's rounds are (td_parser_pages_until()), each cut at
+ * the time stamp of its last page, so records wait for the next. These
+ * bits are cleared before parsing.
  *
  * fuzz_plugin: a flags byte (FUZZ_PLUGIN_OLD: the old layout;
  * FUZZ_PLUGIN_FULL: the current one; FUZZ_PLUGIN_BIG: the records come
@@ -37,7 +40,8 @@
 #define FUZZ_NR_CPUS		2
 #define FUZZ_OLD_LAYOUT		(1ULL << 63)
 #define FUZZ_FULL_LAYOUT	(1ULL << 62)
-#define FUZZ_LAYOUT_BITS	(FUZZ_OLD_LAYOUT | FUZZ_FULL_LAYOUT)
+#define FUZZ_CUT_BATCHES	(1ULL << 61)
+#define FUZZ_LAYOUT_BITS	(FUZZ_OLD_LAYOUT | FUZZ_FULL_LAYOUT | FUZZ_CUT_BATCHES)
 
 #define FUZZ_PLUGIN_OLD		0x01
 #define FUZZ_PLUGIN_FULL	0x02

@@ -200,7 +200,7 @@ static void emit(const struct td_event *ev, const struct td_ustack *us, enum td_
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static uint8_t page[FUZZ_PAGE_SIZE];
+	static uint8_t pages[FUZZ_NR_CPUS][FUZZ_PAGE_SIZE];
 	struct run r = { 0 };
 	struct tep_handle *tep;
 	struct td_stitcher *st;
@@ -232,11 +232,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		nr_pages = MAX_PAGES;
 	for (i = 0; i < nr_pages; i++) {
 		struct td_parser_stats ps;
+		uint8_t *page = pages[i % FUZZ_NR_CPUS];
 
 		n = size - i * FUZZ_PAGE_SIZE;
 		if (n > FUZZ_PAGE_SIZE)
 			n = FUZZ_PAGE_SIZE;
-		memset(page, 0, sizeof(page));
+		memset(page, 0, FUZZ_PAGE_SIZE);
 		memcpy(page, data + i * FUZZ_PAGE_SIZE, n);
 		if (!i) {
 			uint64_t t = htole64(ts0 & ~FUZZ_LAYOUT_BITS);
@@ -245,7 +246,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		cpu = (int)(i % FUZZ_NR_CPUS);
 		same_as_kbuffer(page);
-		td_parser_page(p, cpu, page, FUZZ_PAGE_SIZE);
+		if (!(ts0 & FUZZ_CUT_BATCHES)) {
+			td_parser_page(p, cpu, page, FUZZ_PAGE_SIZE);
+		} else if (cpu == FUZZ_NR_CPUS - 1 || i == nr_pages - 1) {
+			struct td_page_ref refs[FUZZ_NR_CPUS];
+			uint64_t cut;
+
+			/* A round: these pages, cut at the last one's time; the buffers reused. */
+			for (int c = 0; c <= cpu; c++)
+				refs[c] = (struct td_page_ref){ c, pages[c], FUZZ_PAGE_SIZE };
+			memcpy(&cut, page, 8);
+			td_parser_pages_until(p, refs, (unsigned int)cpu + 1, le64toh(cut));
+		}
 		td_parser_get_stats(p, &ps);
 		last[cpu] = ps.last_ts;
 		/* As the daemon: every CPU read up to the earliest clock. */

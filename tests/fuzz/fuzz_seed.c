@@ -348,6 +348,14 @@ static void synth_pages(void)
 	event_with_cookie(&g, 0, 4300, cookie_of(0, 2), true);
 	add(&g, 1, r, rec_unwind_files(r, sizeof(r), 4300, cookie_of(0, 2), 3));
 	gen_write(&g, 2, FUZZ_LAYOUT_FILES, "synth-files-cross-cpu");
+	/* The same in a round cut at the second page's time: its records wait. */
+	{
+		uint64_t t;
+
+		memcpy(&t, g.pages[0], 8);
+		put64(g.pages[0], le64toh(t) | FUZZ_CUT_BATCHES);
+		write_file(page_dir, "synth-files-cross-cpu-cut", g.pages, 2 * PG);
+	}
 
 	/*
 	 * The current layout: each stack with its process, the same stack

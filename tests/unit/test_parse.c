@@ -1377,6 +1377,80 @@ static void test_pages_merged(void **state)
 	free(pg2);
 }
 
+/*
+ * A round of reads that began at 250: CPU 0 read first, its fork at 200
+ * not yet written; CPU 1 read after, the child's first record (300) in.
+ * With the round's start as the cut, the child's record waits (copied:
+ * the reader reuses its buffers) for the next round, which brings the
+ * fork: the child is named as its parent, not asked of /proc, where it
+ * runs another program by now. What the last round kept is parsed before
+ * a page handed on alone, and at the end.
+ */
+static void test_pages_cut(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t *pg0 = malloc(TD_PAGE_SIZE), *pg1 = malloc(TD_PAGE_SIZE);
+	struct td_page_ref refs[2];
+	struct td_pagegen g;
+	uint8_t r[128];
+
+	assert_true(pg0 && pg1);
+	fork_asked = 0;
+	td_parser_set_comm_fn(c->p, comm_now_true, NULL);
+	td_pagegen_start(&g, pg0, TD_PAGE_SIZE, 100);
+	assert_int_equal(td_pagegen_add(&g, 100, r, rec_switch(r, "x", 1501, "bash", 1600)), 0);
+	td_pagegen_finish(&g, false, 0);
+	td_pagegen_start(&g, pg1, TD_PAGE_SIZE, 300);
+	assert_int_equal(td_pagegen_add(&g, 300, r, rec_sys_enter(r, 1700, 0)), 0);
+	assert_int_equal(td_pagegen_add(&g, 310, r, rec_sys_enter(r, 1700, 0)), 0);
+	td_pagegen_finish(&g, false, 0);
+	refs[0] = (struct td_page_ref){ 0, pg0, TD_PAGE_SIZE };
+	refs[1] = (struct td_page_ref){ 1, pg1, TD_PAGE_SIZE };
+	assert_int_equal(td_parser_pages_until(c->p, refs, 2, 250), 1);
+	assert_int_equal(td_parser_held_since(c->p), 100);
+	memset(pg1, 0xff, TD_PAGE_SIZE);
+
+	/* The next round: the fork, the parent's next record, the child's next page. */
+	td_pagegen_start(&g, pg0, TD_PAGE_SIZE, 200);
+	assert_int_equal(td_pagegen_add(&g, 200, r, rec_fork(r, "bash", 1600, "bash", 1700)), 0);
+	assert_int_equal(td_pagegen_add(&g, 400, r, rec_sys_enter(r, 1600, 0)), 0);
+	td_pagegen_finish(&g, false, 0);
+	td_pagegen_start(&g, pg1, TD_PAGE_SIZE, 500);
+	assert_int_equal(td_pagegen_add(&g, 500, r, rec_sys_enter(r, 1700, 0)), 0);
+	td_pagegen_finish(&g, false, 0);
+	assert_int_equal(td_parser_pages_until(c->p, refs, 2, 450), 4);
+	/* 500 waits: the oldest not handed on is no later than it. */
+	assert_true(td_parser_held_since(c->p) <= 500);
+
+	/* A page alone (a short read's fallback): after what was kept. */
+	td_pagegen_start(&g, pg0, TD_PAGE_SIZE, 600);
+	assert_int_equal(td_pagegen_add(&g, 600, r, rec_sys_enter(r, 1700, 0)), 0);
+	td_pagegen_finish(&g, false, 0);
+	assert_int_equal(td_parser_page(c->p, 0, pg0, TD_PAGE_SIZE), 1);
+	/* Kept again at the next cut, then parsed at the end. */
+	td_pagegen_start(&g, pg1, TD_PAGE_SIZE, 700);
+	assert_int_equal(td_pagegen_add(&g, 700, r, rec_sys_enter(r, 1600, 0)), 0);
+	td_pagegen_finish(&g, false, 0);
+	assert_int_equal(td_parser_pages_until(c->p, &refs[1], 1, 650), 0);
+	flush_all(c);
+
+	assert_int_equal(c->nr_out, 8);
+	assert_int_equal(out_at(c, 300)->cpu, 1);
+	assert_string_equal(out_at(c, 300)->comm, "bash");
+	assert_string_equal(out_at(c, 310)->comm, "bash");
+	assert_string_equal(out_at(c, 500)->comm, "bash");
+	assert_string_equal(out_at(c, 600)->comm, "bash");
+	assert_string_equal(out_at(c, 700)->comm, "bash");
+	assert_int_equal(out_at(c, 700)->tid, 1600);
+	assert_int_equal(fork_asked, 0);
+	/* Each page opened once, kept or not. */
+	assert_int_equal(stats_of(c).pages, 6);
+	assert_int_equal(stats_of(c).records, 8);
+	assert_int_equal(td_parser_held_since(c->p), UINT64_MAX);
+	free(pg0);
+	free(pg1);
+}
+
 static int hook_calls;
 
 /* The comm hook of a task gone at first (false), then "renamed". */
@@ -2003,6 +2077,7 @@ int main(void)
 		cmocka_unit_test(test_new_checks),
 		cmocka_unit_test(test_exec_comm),
 		cmocka_unit_test_setup_teardown(test_pages_merged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pages_cut, setup_fork, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,6 +51,7 @@
 #define LOST_WARN_NS		(60ULL * 1000000000ULL)
 #define EPOLL_TAG_SIGNAL	(-1)
 #define EPOLL_TAG_TIMER		(-2)
+#define EPOLL_TAG_JITMAPS	(-3)
 
 static int epoll_add(int epfd, int fd, int tag)
 {
@@ -147,6 +148,25 @@ static int setup_readers(struct td_daemon *d)
 	return 0;
 }
 
+/*
+ * Perf maps read as the JITs write them: one that runs for a moment and
+ * removes its map at exit is named all the same. Without the watch
+ * (inotify limits reached), maps are read when looked for, as before.
+ */
+static void setup_jit_watch(struct td_daemon *d)
+{
+	int fd = td_pipeline_jit_watch(d->pl);
+
+	if (fd == -ENOENT)
+		return;
+	if (fd < 0 || epoll_add(d->epfd, fd, EPOLL_TAG_JITMAPS)) {
+		td_warn("perf maps not watched (%s): a JIT that removes its map at exit may "
+			"stay unnamed", strerror(fd < 0 ? -fd : errno));
+		return;
+	}
+	td_debug("watching for perf maps being written");
+}
+
 int td_loop_setup(struct td_daemon *d)
 {
 	struct itimerspec its = {
@@ -180,6 +200,7 @@ int td_loop_setup(struct td_daemon *d)
 		td_err("timer/epoll set-up: %s", strerror(errno));
 		return -1;
 	}
+	setup_jit_watch(d);
 	return 0;
 }
 
@@ -557,6 +578,19 @@ static void tick(struct td_daemon *d)
 	}
 }
 
+static void jit_maps_written(struct td_daemon *d)
+{
+	int n = td_pipeline_jit_watched(d->pl);
+
+	if (n == -ENOMEM) {
+		td_warn("out of memory reading a perf map");
+	} else if (n < 0) {
+		/* Level-triggered: a watch that cannot be read would wake us forever. */
+		td_warn("perf maps not watched any more (%s)", strerror(-n));
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, td_pipeline_jit_watch(d->pl), NULL);
+	}
+}
+
 static void handle_signals(struct td_daemon *d)
 {
 	struct signalfd_siginfo si;
@@ -603,6 +637,8 @@ int td_loop_run(struct td_daemon *d)
 				handle_signals(d);
 			else if (tag == EPOLL_TAG_TIMER)
 				tick(d);
+			else if (tag == EPOLL_TAG_JITMAPS)
+				jit_maps_written(d);
 			else if (tag >= 0 && tag < d->nr_readers &&
 				 (evs[i].events & (EPOLLERR | EPOLLIN)) == EPOLLERR)
 				reader_dead(d, &d->readers[tag]);

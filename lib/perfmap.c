@@ -39,6 +39,21 @@
 #define STALE_MARGIN_NS		(60 * 1000000000ULL)
 #define STALE_AFTER_BOOT_NS	(600 * 1000000000ULL)
 
+/*
+ * Maps kept open once read, at most: a JIT that removes its map at exit
+ * (jit_sleep, some agents) leaves it readable through the open file, for
+ * frames named after. One file per JIT process that runs; beyond these,
+ * a map is opened for each read and closed again, as before.
+ */
+#define HELD_MAX		256
+
+/*
+ * A map only its writes brought (td_perfmap_hold()), of a process that
+ * is gone and no lookup asked for, is dropped this long after the write:
+ * its process's events, if any, are named by then.
+ */
+#define HELD_UNUSED_NS		(60 * 1000000000ULL)
+
 struct pentry {
 	uint64_t start, end;
 	const char *name;
@@ -54,6 +69,9 @@ struct pmap {
 	size_t lines;		/* lines read, numbering the next one */
 	uint64_t absent_ns;	/* monotonic time the file was last found missing, or 0 */
 	uint64_t synced_ns;	/* monotonic time of the last td_perfmap_sync(), or 0 */
+	int fd;			/* the file read last, kept open (HELD_MAX), or -1 */
+	bool used;		/* a lookup or a sync asked for it, not only a write seen */
+	uint64_t held_ns;	/* monotonic time of the last td_perfmap_hold(), or 0 */
 	bool missed;		/* a lookup found nothing in the file: td_perfmaps_recheck() */
 	bool stale;		/* the file found is older than the process: counted once */
 	uint64_t gen;		/* its names may have changed: entries added or replaced */
@@ -82,6 +100,7 @@ struct td_perfmaps {
 	char *save_dir;			/* copies made here; NULL: none */
 	bool save_dir_made;
 	struct td_perfmaps_stats st;
+	unsigned int nr_held;		/* maps kept open */
 	uint64_t bumps;			/* of every map's gen: 0, no map named anything */
 	td_intern_fn intern;
 	void *intern_ctx;
@@ -116,6 +135,8 @@ static void pmap_free(struct hnode *n)
 {
 	struct pmap *m = container_of(n, struct pmap, node);
 
+	if (m->fd >= 0)
+		close(m->fd);
 	free(m->v);
 	free(m->ns_path);
 	free(m);
@@ -209,7 +230,8 @@ static void save_entries(struct td_perfmaps *pm, const struct pmap *m, off_t fro
 	FILE *f;
 	int fd;
 
-	if (!pm->save_dir || !nr)
+	/* Only maps asked for: not those of every JIT on the machine the watch saw made. */
+	if (!pm->save_dir || !nr || !m->used)
 		return;
 	if (!pm->save_dir_made) {
 		if (mkdir(pm->save_dir, 0700) && errno != EEXIST) {
@@ -385,6 +407,51 @@ static bool stale(const struct td_perfmaps *pm, const struct pmap *m, const stru
 					     (uint64_t)st->st_mtim.tv_nsec);
 }
 
+/* Done with @fd, the file just read for @m: kept open if it may be, else closed. */
+static void done_with(struct td_perfmaps *pm, struct pmap *m, int fd)
+{
+	if (fd == m->fd)
+		return;
+	if (m->fd < 0 && pm->nr_held < HELD_MAX && pm->proc_root) {
+		m->fd = fd;
+		pm->nr_held++;
+		return;
+	}
+	close(fd);
+}
+
+/*
+ * @m's file now: the one at its path, else the one kept open (removed
+ * since, or the path not looked at again so soon). -1 if neither.
+ */
+static int map_fd(struct td_perfmaps *pm, struct pmap *m, uint64_t now)
+{
+	struct stat a, b;
+	int fd;
+
+	if (m->absent_ns && now - m->absent_ns < ABSENT_RECHECK_NS)
+		return m->fd;
+	fd = open_map(pm, m);
+	if (fd < 0) {
+		if (m->fd < 0)
+			m->absent_ns = now ?: 1;
+		return m->fd;
+	}
+	m->absent_ns = 0;
+	if (m->fd >= 0 && !fstat(fd, &a) && !fstat(m->fd, &b) && a.st_ino == b.st_ino &&
+	    a.st_dev == b.st_dev) {
+		close(fd);
+		return m->fd;
+	}
+	/* Another file at the path: the one kept is not read again. */
+	if (m->fd >= 0) {
+		close(m->fd);
+		m->fd = -1;
+		pm->nr_held--;
+	}
+	return fd;
+}
+
 /* (Re)read @m's file if it has grown or appeared since. */
 static int refresh(struct td_perfmaps *pm, struct pmap *m)
 {
@@ -392,21 +459,20 @@ static int refresh(struct td_perfmaps *pm, struct pmap *m)
 	struct stat st;
 	int fd, ret;
 
-	if (m->absent_ns && now - m->absent_ns < ABSENT_RECHECK_NS)
+	fd = map_fd(pm, m, now);
+	if (fd < 0)
 		return 0;
-	fd = open_map(pm, m);
-	if (fd < 0) {
-		m->absent_ns = now ?: 1;
-		return 0;
-	}
-	m->absent_ns = 0;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
 	    (st.st_size == m->size && st.st_ino == m->ino && st.st_dev == m->dev)) {
-		close(fd);
+		done_with(pm, m, fd);
 		return 0;
 	}
 	/* Not this process's: asked again later, as a missing one (the JIT may write its own). */
 	if (stale(pm, m, &st)) {
+		if (fd == m->fd) {
+			m->fd = -1;
+			pm->nr_held--;
+		}
 		close(fd);
 		if (!m->stale)
 			pm->st.stale++;
@@ -425,8 +491,21 @@ static int refresh(struct td_perfmaps *pm, struct pmap *m)
 	} else {
 		ret = read_map(pm, m, fd, m->size, st.st_size);
 	}
-	close(fd);
+	done_with(pm, m, fd);
 	return ret;
+}
+
+/*
+ * A lookup or a sync asks for @m: kept for good now, and copied whole
+ * if the watch read it before (sorted, later lines after earlier ones at
+ * one start, so the copy reads back the same).
+ */
+static void mark_used(struct td_perfmaps *pm, struct pmap *m)
+{
+	if (m->used)
+		return;
+	m->used = true;
+	save_entries(pm, m, 0, m->v, m->nr);
 }
 
 static struct pmap *pmap_get(struct td_perfmaps *pm, int pid)
@@ -450,6 +529,7 @@ static struct pmap *pmap_get(struct td_perfmaps *pm, int pid)
 	snprintf(m->path, (size_t)len + 1, "%s/perf-%d.map", pm->dir, pid);
 	m->pid = pid;
 	m->size = -1;
+	m->fd = -1;
 	htab_add(&pm->maps, &m->node, h);
 	return m;
 }
@@ -485,6 +565,7 @@ int td_perfmap_find(struct td_perfmaps *pm, int pid, uint64_t addr, const char *
 	m = pmap_get(pm, pid);
 	if (!m)
 		return -ENOMEM;
+	mark_used(pm, m);
 	e = lookup(m, addr);
 	if (!e) {
 		ret = refresh(pm, m);
@@ -520,9 +601,25 @@ int td_perfmap_sync(struct td_perfmaps *pm, int pid)
 	m = pmap_get(pm, pid);
 	if (!m)
 		return -ENOMEM;
+	mark_used(pm, m);
 	if (m->synced_ns && now - m->synced_ns < ABSENT_RECHECK_NS)
 		return 0;
 	m->synced_ns = now ?: 1;
+	return refresh(pm, m);
+}
+
+int td_perfmap_hold(struct td_perfmaps *pm, int pid)
+{
+	struct pmap *m;
+
+	if (pid <= 0 || !pm->proc_root)
+		return 0;
+	m = pmap_get(pm, pid);
+	if (!m)
+		return -ENOMEM;
+	/* Written just now: the path is looked at whatever the time. */
+	m->absent_ns = 0;
+	m->held_ns = td_mono_ns() ?: 1;
 	return refresh(pm, m);
 }
 
@@ -557,8 +654,17 @@ uint64_t td_perfmaps_gen(const struct td_perfmaps *pm, int pid)
 /* Until new entries come: what missed may be there, or never be. */
 static bool recheck_one(struct hnode *n, void *arg)
 {
+	struct td_perfmaps *pm = arg;
 	struct pmap *m = container_of(n, struct pmap, node);
 	uint64_t gen = m->gen;
+
+	/* Only its writes brought it, long ago, and its process is gone: nobody's. */
+	if (!m->used && m->held_ns && td_mono_ns() - m->held_ns >= HELD_UNUSED_NS &&
+	    td_task_gone(pm->proc_root, m->pid)) {
+		if (m->fd >= 0)
+			pm->nr_held--;
+		return false;
+	}
 
 	if (m->missed) {
 		refresh(arg, m);
@@ -570,7 +676,7 @@ static bool recheck_one(struct hnode *n, void *arg)
 
 void td_perfmaps_recheck(struct td_perfmaps *pm)
 {
-	htab_filter(&pm->maps, recheck_one, NULL, pm);
+	htab_filter(&pm->maps, recheck_one, pmap_free, pm);
 }
 
 void td_perfmaps_sync_all(struct td_perfmaps *pm)
@@ -593,6 +699,8 @@ void td_perfmap_forget(struct td_perfmaps *pm, int pid)
 				m->absent_ns = 0;
 				refresh(pm, m);
 			}
+			if (m->fd >= 0)
+				pm->nr_held--;
 			htab_del(&pm->maps, n);
 			pmap_free(n);
 			return;

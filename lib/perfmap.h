@@ -10,8 +10,9 @@
  *
  * A process's file is read on its first lookup and kept sorted; a lookup
  * that finds nothing reads what was appended since (the JIT has compiled
- * more). A process found without a file is asked again a second later at
- * the earliest. Names are interned by the caller's function and live as
+ * more). A file read is kept open (a bounded number of them), and read
+ * through that once the JIT has removed it. A process found without a
+ * file is asked again a second later at the earliest. Names are interned by the caller's function and live as
  * long as it says. Not thread safe.
  */
 #ifndef TD_LIB_PERFMAP_H
@@ -80,6 +81,15 @@ bool td_perfmap_older(uint64_t start_boot_ns, uint64_t start_real_ns, uint64_t m
  * named. 0 or -ENOMEM.
  */
 int td_perfmap_sync(struct td_perfmaps *pm, int pid);
+
+/*
+ * @pid's map was just made (td_jitwatch_read()): read what is new now,
+ * whatever the time, and keep the file open, so that what it held can be
+ * read after the JIT removed it. A map that only this brought, of a
+ * process gone and never looked up, is dropped by td_perfmaps_recheck() a
+ * minute after its last write. Live maps only (a proc_root). 0 or -ENOMEM.
+ */
+int td_perfmap_hold(struct td_perfmaps *pm, int pid);
 
 /*
  * Copying (td_perfmaps_save_to()): read every map known once more, for

@@ -844,6 +844,22 @@ static void forget(int tgid, void *arg)
 		td_sym_forget(pl->jit_sym, tgid);
 }
 
+int td_pipeline_jit_watch(struct td_pipeline *pl)
+{
+	struct td_symbolizer *sym = pl->sym ? pl->sym : pl->jit_sym;
+
+	if (!sym || !pl->cfg.live)
+		return -ENOENT;
+	return td_sym_jit_watch(sym);
+}
+
+int td_pipeline_jit_watched(struct td_pipeline *pl)
+{
+	struct td_symbolizer *sym = pl->sym ? pl->sym : pl->jit_sym;
+
+	return sym && pl->cfg.live ? td_sym_jit_watched(sym) : 0;
+}
+
 unsigned int td_pipeline_housekeeping(struct td_pipeline *pl)
 {
 	/* The one that names, or the one that only copies a recording's perf maps. */
@@ -854,9 +870,8 @@ unsigned int td_pipeline_housekeeping(struct td_pipeline *pl)
 	td_tgid_sweep(pl->tgid, forget, pl);
 	if (!sym)
 		return 0;
-	/* JIT code looked up before its perf map line was written. */
-	if (pl->sym)
-		td_sym_jit_recheck(pl->sym);
+	/* JIT code looked up before its perf map line was written; maps nobody's. */
+	td_sym_jit_recheck(sym);
 	/*
 	 * Modules and BPF programs come and go: live, kallsyms is read again
 	 * once a minute, and the stacks named from the old one are dropped

@@ -38,6 +38,7 @@
 #include "htab.h"
 #include "kallsyms.h"
 #include "openreg.h"
+#include "jitwatch.h"
 #include "perfmap.h"
 #include "procmaps.h"
 
@@ -127,6 +128,7 @@ struct td_symbolizer {
 	char *proc_root;		/* "/proc", or the tests' */
 	struct td_procs *procs;
 	struct td_perfmaps *perfmaps;
+	int jit_watch;			/* td_sym_jit_watch()'s inotify fd, or -1 */
 	/* What td_sym_restart() makes procs and perfmaps again from. */
 	uint64_t refresh_ns;
 	char *perfmap_dir, *perfmap_save_dir;
@@ -409,6 +411,7 @@ struct td_symbolizer *td_sym_new(const struct td_sym_config *cfg)
 	sym = calloc(1, sizeof(*sym));
 	if (!sym)
 		return NULL;
+	sym->jit_watch = -1;
 	sym->strings_id = td_strings_id_new();
 	if (htab_init(&sym->strings) || htab_init(&sym->objects) || htab_init(&sym->symtabs) ||
 	    htab_init(&sym->fileids))
@@ -528,6 +531,8 @@ void td_sym_free(struct td_symbolizer *sym)
 	free_old_ksyms(sym);
 	td_procs_free(sym->procs);
 	td_perfmaps_free(sym->perfmaps);
+	if (sym->jit_watch >= 0)
+		close(sym->jit_watch);
 	files_take(&files, sym);
 	files_free(&files);
 	if (sym->dbgd)
@@ -1160,6 +1165,31 @@ uint64_t td_sym_jit_gen(const struct td_symbolizer *sym, int pid)
 void td_sym_jit_recheck(struct td_symbolizer *sym)
 {
 	td_perfmaps_recheck(sym->perfmaps);
+}
+
+int td_sym_jit_watch(struct td_symbolizer *sym)
+{
+	/* A recording's saved copies are not written to any more. */
+	if (sym->perfmap_saved)
+		return -EINVAL;
+	if (sym->jit_watch < 0)
+		sym->jit_watch = td_jitwatch_open(sym->proc_root, sym->perfmap_dir);
+	return sym->jit_watch;
+}
+
+int td_sym_jit_watched(struct td_symbolizer *sym)
+{
+	int pids[64], n, total = 0;
+
+	if (sym->jit_watch < 0)
+		return 0;
+	while ((n = td_jitwatch_read(sym->jit_watch, pids, (int)(sizeof(pids) / sizeof(pids[0])))) > 0) {
+		for (int i = 0; i < n; i++)
+			if (td_perfmap_hold(sym->perfmaps, pids[i]) == -ENOMEM)
+				return -ENOMEM;
+		total += n;
+	}
+	return n < 0 ? n : total;
 }
 
 uint64_t td_sym_files_gen(const struct td_symbolizer *sym)

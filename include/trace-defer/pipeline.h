@@ -285,6 +285,15 @@ void td_pipeline_flush(struct td_pipeline *pl);
 
 /* Monotonic time (ns) for cache ages; set once per batch, not read per event. */
 void td_pipeline_set_now(struct td_pipeline *pl, uint64_t mono_ns);
+/*
+ * Added later. Live, naming JIT code (or copying perf maps for a
+ * recording): the descriptor to poll for perf maps being written
+ * (td_sym_jit_watch()), -ENOENT when there is nothing to watch for, or
+ * -errno. When it is readable, td_pipeline_jit_watched() reads the maps
+ * written: how many, or -errno.
+ */
+int td_pipeline_jit_watch(struct td_pipeline *pl);
+int td_pipeline_jit_watched(struct td_pipeline *pl);
 /* What td_pipeline_housekeeping() did, for its caller to say so. */
 #define TD_HK_SYM_RESTARTED	0x1	/* the symbolizer started again */
 #define TD_HK_KSYMS_RELOADED	0x2	/* kallsyms changed and was read again */

@@ -329,6 +329,19 @@ uint64_t td_sym_files_gen(const struct td_symbolizer *sym);
 uint64_t td_sym_jit_gen(const struct td_symbolizer *sym, int pid);
 void td_sym_jit_recheck(struct td_symbolizer *sym);
 
+/*
+ * Added later. Live: watch perfmap_dir (as init sees it: systemd's
+ * PrivateTmp= gives a service a /tmp of its own) for perf maps being
+ * written, and read each when it is. A JIT that runs for a moment and
+ * removes its map at exit is then named all the same: the map is read
+ * while it is there and kept open. td_sym_jit_watch() returns the inotify
+ * descriptor to poll (non-blocking; the same one each call), or -errno
+ * (-EINVAL for a recording's saved maps); td_sym_jit_watched(), when it
+ * is readable, reads the maps written: how many, or -errno.
+ */
+int td_sym_jit_watch(struct td_symbolizer *sym);
+int td_sym_jit_watched(struct td_symbolizer *sym);
+
 void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st);
 
 /*

@@ -22,6 +22,7 @@
 #include <linux/capability.h>
 #include <netinet/in.h>
 #include <sys/mman.h>
+#include <poll.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -620,6 +621,95 @@ static void test_jit_perfmap(void **state)
 	unlink(path);
 	rmdir(dir);
 	munmap(code, 4 * page);
+}
+
+/*
+ * A JIT that removes its map at exit (jit_sleep does, as some agents do)
+ * is gone with it before its events are read. Watched, the map is opened
+ * when it is made and kept open: what the JIT wrote after, and before it
+ * removed the file, still names its frames. Unwatched, nothing does. Only
+ * perf-PID.map files count.
+ */
+static void test_jit_perfmap_watched(void **state)
+{
+	char dir[] = "/tmp/td-perfwatch-XXXXXX", path[PATH_MAX], other[PATH_MAX];
+	char save[PATH_MAX / 2], copy[PATH_MAX], text[256] = "";
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *code = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t a = (uintptr_t)code;
+	struct td_sym_config cfg = { .perfmap_dir = dir, .perfmap_save_dir = save };
+	struct td_symbolizer *sym, *unwatched;
+	struct td_frame fr;
+	struct pollfd pfd;
+	int pid = getpid(), fd;
+
+	assert_true(code != MAP_FAILED);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/perf-%d.map", dir, pid);
+	snprintf(save, sizeof(save), "%s/saved", dir);
+	snprintf(copy, sizeof(copy), "%s/perf-%d.map", save, pid);
+	sym = td_sym_new(&cfg);
+	cfg.perfmap_save_dir = NULL;
+	unwatched = td_sym_new(&cfg);
+	assert_non_null(sym);
+	assert_non_null(unwatched);
+	fd = td_sym_jit_watch(sym);
+	assert_true(fd >= 0);
+	assert_int_equal(td_sym_jit_watch(sym), fd);
+	assert_int_equal(td_sym_jit_watched(sym), 0);
+
+	/* Not maps: no map read for them. */
+	snprintf(other, sizeof(other), "%s/perf-x1.map", dir);
+	append_file(other, "%" PRIx64 " 40 not_this\n", a);
+	unlink(other);
+	snprintf(other, sizeof(other), "%s/perf-%d.map.tmp", dir, pid);
+	append_file(other, "%" PRIx64 " 40 not_this\n", a);
+	unlink(other);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(td_sym_jit_watched(sym), 0);
+
+	append_file(path, "%" PRIx64 " 40 jit_first\n", a);
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(td_sym_jit_watched(sym), 1);
+	assert_int_equal(td_sym_jit_watched(sym), 0);
+	/* It compiles more, then removes its map at exit. */
+	append_file(path, "%" PRIx64 " 40 jit_later\n", a + 0x100);
+	assert_int_equal(unlink(path), 0);
+	/* A recording copies the maps its events ask for, not every one made. */
+	assert_int_equal(access(copy, F_OK), -1);
+
+	assert_int_equal(td_sym_user(sym, pid, a + 0x10, false, &fr), 0);
+	assert_string_equal(fr.symbol, "jit_first");
+	assert_string_equal(fr.object, path);
+	assert_int_equal(td_sym_user(sym, pid, a + 0x104, false, &fr), 0);
+	assert_string_equal(fr.symbol, "jit_later");
+	{
+		FILE *f = fopen(copy, "r");
+
+		assert_non_null(f);
+		assert_true(fread(text, 1, sizeof(text) - 1, f) > 0);
+		fclose(f);
+		assert_non_null(strstr(text, " jit_first\n"));
+		assert_non_null(strstr(text, " jit_later\n"));
+	}
+	assert_int_equal(td_sym_user(unwatched, pid, a + 0x10, false, &fr), 0);
+	assert_null(fr.symbol);
+
+	/* Made again (another process with the pid, or the JIT anew): that file now. */
+	append_file(path, "%" PRIx64 " 40 jit_again\n", a + 0x200);
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(td_sym_jit_watched(sym), 1);
+	assert_int_equal(td_sym_user(sym, pid, a + 0x204, false, &fr), 0);
+	assert_string_equal(fr.symbol, "jit_again");
+
+	td_sym_free(sym);
+	td_sym_free(unwatched);
+	unlink(path);
+	unlink(copy);
+	rmdir(save);
+	rmdir(dir);
+	munmap(code, page);
 }
 
 /* Set @path's modification time @ago_s seconds back (0: now). */
@@ -3389,6 +3479,7 @@ int main(void)
 		cmocka_unit_test(test_build_id_debug_dir),
 		cmocka_unit_test(test_cxx_demangle),
 		cmocka_unit_test(test_jit_perfmap),
+		cmocka_unit_test(test_jit_perfmap_watched),
 		cmocka_unit_test(test_jit_perfmap_late_line),
 		cmocka_unit_test(test_perfmap_older),
 		cmocka_unit_test(test_jit_perfmap_stale),

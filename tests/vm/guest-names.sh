@@ -275,21 +275,16 @@ cp "$fp" /tmp/del/fp_chain
 run_daemon /tmp/n-hard -e sched:sched_switch -o /tmp/n-hard.jsonl --record /tmp/n-hard.dat
 "$fid" dlopen "$libfid" 20 1 > /dev/null
 "$fid" exec 1 "$fp" sleep 1 3 > /dev/null
-# These two remove their perf map at exit: the daemon must read it while
-# they run. It looks for a process's map at most once a second of its own
-# time (lib/perfmap.c, ABSENT_RECHECK_NS), and its first look may come
-# before the JIT wrote the map (an event of its start-up, in ld.so). So
-# they run for two seconds (100 sleeps of 20 ms), not 400 ms: in a guest
-# at half its usual speed (the daemon stage in 232 s, not 94-112 s), with
-# 20 sleeps none of either's stacks was named; with 50, none of the
-# first's (54 stacks, the JIT frame unnamed) and all 50 of the memfd
-# one's. No pause for the reader first: a JIT that deletes its map soon
-# after it starts is what users run, and the daemon should name it. With
-# the debug kernel building beside the stage (make check, 2026-12-02: the
-# stage in 1,120 s, not 409 s) the reader was more than the 2 s behind
-# and named none of either: 6 s now (300 sleeps).
-"$build/progs/jit_sleep" 20 300 > /tmp/n-jit.out
-"$build/progs/jit_sleep" 20 300 /tmp memfd > /tmp/n-jitm.out
+# These two remove their perf map at exit, and run 0.8 s (40 sleeps of
+# 20 ms): their events are read after that, under load many seconds after
+# (the stage took 1,120 s, not 409 s, with the debug kernel building
+# beside it). The daemon opens each map as it is made (an inotify watch
+# on /tmp) and reads it through that file once removed. Before the
+# watch, the map was looked for only when a frame was named, at most
+# once a second: 6 s runs (300 sleeps) were needed under load, and the
+# JITs users run for a moment stayed unnamed.
+"$build/progs/jit_sleep" 20 40 > /tmp/n-jit.out
+"$build/progs/jit_sleep" 20 40 /tmp memfd > /tmp/n-jitm.out
 # Short-lived JITs that leave their maps behind (Node, CPython -X perf).
 for i in 1 2 3 4 5; do "$build/progs/jit_sleep" 5 2 /tmp anon keep; done > /tmp/n-jits.out
 /tmp/del/fp_chain sleep 100 8 > /dev/null &

@@ -16,6 +16,7 @@ Prints the counts; exits 1 on a failed check, 2 when nothing was nested
 (the run proves nothing then).
 """
 import json
+import os
 import re
 import sys
 
@@ -55,8 +56,24 @@ def own_frame(event, sym):
     return sym is not None and sym.startswith(pre) and event.startswith(sym[len(pre):])
 
 
-def main():
-    cpus = records(sys.argv[1])
+def interrupted_events(path):
+    """(cpu, ts) of the interrupted events of trace-cmd's report at @path,
+    kept beside it as PATH.interrupted: python in TCG takes half a minute to
+    read a report, and the guest checks two outputs against one report."""
+    cache = path + '.interrupted'
+    try:
+        if os.path.getmtime(cache) >= os.path.getmtime(path):
+            with open(cache) as f:
+                return {tuple(x) for x in json.load(f)}
+    except (OSError, ValueError):
+        pass
+    found = find_interrupted(records(path))
+    with open(cache, 'w') as f:
+        json.dump(sorted(found), f)
+    return found
+
+
+def find_interrupted(cpus):
     # The interrupted events: E, then an event of another kind of the same
     # task before any record of E's, its own kernel stack, then E's.
     interrupted = set()
@@ -72,6 +89,11 @@ def main():
                     break
                 if later[0] not in FOLLOWERS:
                     break
+    return interrupted
+
+
+def main():
+    interrupted = interrupted_events(sys.argv[1])
     wrong = 0
     found = 0
     lacking = []

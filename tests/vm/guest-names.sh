@@ -308,8 +308,14 @@ check_jit() {
 	local name=$1 out=$2 what=$3 json=${4:-/tmp/n-hard.jsonl} dir=${5:-/tmp} min=${6:-10}
 	local jpid njit=0 n
 	# "tid sym obj" of every stitched stack's innermost frame, one jq pass
-	resolved "$json" | jq -r 'select(.status == "stitched") | (.user_stack[0] // {}) as $f
-		| "\(.tid) \($f.sym // "-") \($f.obj // "-" | gsub(" "; "_"))"' > /tmp/$name.inner
+	# per JSON file (kept as JSON.inner: each pass took some 20 s of TCG,
+	# and three checks read each file)
+	if [ ! -s "$json.inner" ] || [ "$json" -nt "$json.inner" ]; then
+		resolved "$json" | jq -r 'select(.status == "stitched")
+			| (.user_stack[0] // {}) as $f
+			| "\(.tid) \($f.sym // "-") \($f.obj // "-" | gsub(" "; "_"))"' > "$json.inner"
+	fi
+	cp "$json.inner" /tmp/$name.inner
 	for jpid in $(sed -n 's/^jit_sleep pid=\([0-9]*\) .*/\1/p' "$out"); do
 		n=$(gawk -v p="$jpid" -v m="$dir/perf-$jpid.map" \
 			'$1 == p && $2 == "jit_sleeper" && $3 == m' /tmp/$name.inner | wc -l)

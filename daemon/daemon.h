@@ -68,6 +68,7 @@ struct td_daemon {
 	uint64_t lost_warned_ns;	/* CLOCK_MONOTONIC when last said */
 	int exit_code;
 	uint64_t trace_now;		/* trace clock at the last drain, ns */
+	bool jit_watch;			/* perf maps watched (loop.c): read every round */
 	uint64_t last_stats_ns;		/* CLOCK_MONOTONIC of the last --stats-interval report */
 	uint64_t last_housekeeping_ns;
 	uint64_t sym_restarts;		/* said so far (housekeeping()) */

@@ -164,6 +164,7 @@ static void setup_jit_watch(struct td_daemon *d)
 			"stay unnamed", strerror(fd < 0 ? -fd : errno));
 		return;
 	}
+	d->jit_watch = true;
 	td_debug("watching for perf maps being written");
 }
 
@@ -312,6 +313,31 @@ static int read_cpu(struct td_daemon *d, struct td_cpu_reader *r, int budget, bo
 }
 
 /*
+ * The perf maps made since: read at every round too, not only when epoll
+ * says so. A reader behind by seconds (a burst of new binaries to load)
+ * would see a map made only after a JIT that runs for a moment removed
+ * it; a round's reads take milliseconds. One read() that finds nothing,
+ * most rounds.
+ */
+static void jit_maps_written(struct td_daemon *d)
+{
+	int n;
+
+	if (!d->jit_watch)
+		return;
+	n = td_pipeline_jit_watched(d->pl);
+
+	if (n == -ENOMEM) {
+		td_warn("out of memory reading a perf map");
+	} else if (n < 0) {
+		/* Level-triggered: a watch that cannot be read would wake us forever. */
+		td_warn("perf maps not watched any more (%s)", strerror(-n));
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, td_pipeline_jit_watch(d->pl), NULL);
+		d->jit_watch = false;
+	}
+}
+
+/*
  * One round: up to batch_per_cpu sub-buffers of every CPU, read one CPU
  * after the other and handed on as one batch. The pipeline merges them by
  * time, so the exec or fork of a task read on a later CPU still comes
@@ -331,6 +357,7 @@ static int drain_round(struct td_daemon *d, bool flush)
 	unsigned int nr = 0;
 	int all = 1, ret;
 
+	jit_maps_written(d);
 	for (int i = 0; !flush && cut == UINT64_MAX && i < d->nr_readers; i++)
 		if (!d->readers[i].dead) {
 			uint64_t t = read_stats(d, &d->readers[i]);
@@ -575,19 +602,6 @@ static void tick(struct td_daemon *d)
 		fill_report(d, &rep);
 		td_counters_status(status, sizeof(status), &rep);
 		td_service_tick(now_ns, status);
-	}
-}
-
-static void jit_maps_written(struct td_daemon *d)
-{
-	int n = td_pipeline_jit_watched(d->pl);
-
-	if (n == -ENOMEM) {
-		td_warn("out of memory reading a perf map");
-	} else if (n < 0) {
-		/* Level-triggered: a watch that cannot be read would wake us forever. */
-		td_warn("perf maps not watched any more (%s)", strerror(-n));
-		epoll_ctl(d->epfd, EPOLL_CTL_DEL, td_pipeline_jit_watch(d->pl), NULL);
 	}
 }
 

@@ -685,6 +685,28 @@ void td_perfmaps_sync_all(struct td_perfmaps *pm)
 		htab_filter(&pm->maps, sync_one, NULL, pm);
 }
 
+void td_perfmap_exec(struct td_perfmaps *pm, int pid)
+{
+	uint64_t h = pid_hash(pid);
+	struct hnode *n;
+
+	for (n = htab_first(&pm->maps, h); n; n = htab_next(n)) {
+		const struct pmap *m = container_of(n, struct pmap, node);
+
+		if (m->pid != pid)
+			continue;
+		/*
+		 * Made while the reader was behind (the watch sees files at
+		 * once, records later): the new program's, most likely. The
+		 * old program's, were it a JIT, was asked for by its frames.
+		 */
+		if (!m->used && m->held_ns)
+			return;
+		break;
+	}
+	td_perfmap_forget(pm, pid);
+}
+
 void td_perfmap_forget(struct td_perfmaps *pm, int pid)
 {
 	uint64_t h = pid_hash(pid);

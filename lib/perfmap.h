@@ -114,6 +114,15 @@ uint64_t td_perfmaps_gen(const struct td_perfmaps *pm, int pid);
  */
 void td_perfmaps_recheck(struct td_perfmaps *pm);
 
+/*
+ * @pid ran a new program: drop its map (td_perfmap_forget()), unless the
+ * map is one td_perfmap_hold() brought and no lookup asked for yet. The
+ * exec is read from the trace, seconds after it may be, while the watch
+ * sees the new program's map made at once: dropping that would lose it if
+ * the JIT removed its file since.
+ */
+void td_perfmap_exec(struct td_perfmaps *pm, int pid);
+
 /* Drop what is kept of @pid (it exited: its pid may name another process). */
 void td_perfmap_forget(struct td_perfmaps *pm, int pid);
 

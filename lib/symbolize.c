@@ -1133,7 +1133,7 @@ void td_sym_forget(struct td_symbolizer *sym, int pid)
 
 bool td_sym_exec(struct td_symbolizer *sym, int pid, uint64_t trace_ns)
 {
-	td_perfmap_forget(sym->perfmaps, pid);
+	td_perfmap_exec(sym->perfmaps, pid);
 	return td_procs_exec(sym->procs, pid, trace_ns);
 }
 

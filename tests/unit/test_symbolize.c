@@ -678,6 +678,8 @@ static void test_jit_perfmap_watched(void **state)
 	assert_int_equal(unlink(path), 0);
 	/* A recording copies the maps its events ask for, not every one made. */
 	assert_int_equal(access(copy, F_OK), -1);
+	/* Its exec, read after the map was seen made: the map is the new program's. */
+	td_sym_exec(sym, pid, 1);
 
 	assert_int_equal(td_sym_user(sym, pid, a + 0x10, false, &fr), 0);
 	assert_string_equal(fr.symbol, "jit_first");
@@ -694,6 +696,10 @@ static void test_jit_perfmap_watched(void **state)
 		assert_non_null(strstr(text, " jit_later\n"));
 	}
 	assert_int_equal(td_sym_user(unwatched, pid, a + 0x10, false, &fr), 0);
+	assert_null(fr.symbol);
+	/* Asked for, then an exec: the old program's, dropped. */
+	td_sym_exec(sym, pid, 2);
+	assert_int_equal(td_sym_user(sym, pid, a + 0x10, false, &fr), 0);
 	assert_null(fr.symbol);
 
 	/* Made again (another process with the pid, or the JIT anew): that file now. */

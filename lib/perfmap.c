@@ -407,6 +407,16 @@ static bool stale(const struct td_perfmaps *pm, const struct pmap *m, const stru
 					     (uint64_t)st->st_mtim.tv_nsec);
 }
 
+/* @m's file is not kept open any more. */
+static void let_go(struct td_perfmaps *pm, struct pmap *m)
+{
+	if (m->fd < 0)
+		return;
+	close(m->fd);
+	m->fd = -1;
+	pm->nr_held--;
+}
+
 /* Done with @fd, the file just read for @m: kept open if it may be, else closed. */
 static void done_with(struct td_perfmaps *pm, struct pmap *m, int fd)
 {
@@ -444,11 +454,7 @@ static int map_fd(struct td_perfmaps *pm, struct pmap *m, uint64_t now)
 		return m->fd;
 	}
 	/* Another file at the path: the one kept is not read again. */
-	if (m->fd >= 0) {
-		close(m->fd);
-		m->fd = -1;
-		pm->nr_held--;
-	}
+	let_go(pm, m);
 	return fd;
 }
 
@@ -469,11 +475,10 @@ static int refresh(struct td_perfmaps *pm, struct pmap *m)
 	}
 	/* Not this process's: asked again later, as a missing one (the JIT may write its own). */
 	if (stale(pm, m, &st)) {
-		if (fd == m->fd) {
-			m->fd = -1;
-			pm->nr_held--;
-		}
-		close(fd);
+		if (fd == m->fd)
+			let_go(pm, m);
+		else
+			close(fd);
 		if (!m->stale)
 			pm->st.stale++;
 		m->stale = true;
@@ -508,18 +513,27 @@ static void mark_used(struct td_perfmaps *pm, struct pmap *m)
 	save_entries(pm, m, 0, m->v, m->nr);
 }
 
-static struct pmap *pmap_get(struct td_perfmaps *pm, int pid)
+/* What is kept of @pid, or NULL. */
+static struct pmap *pmap_find(const struct td_perfmaps *pm, int pid)
 {
-	uint64_t h = pid_hash(pid);
 	struct hnode *n;
-	struct pmap *m;
-	int len;
 
-	for (n = htab_first(&pm->maps, h); n; n = htab_next(n)) {
-		m = container_of(n, struct pmap, node);
+	for (n = htab_first(&pm->maps, pid_hash(pid)); n; n = htab_next(n)) {
+		struct pmap *m = container_of(n, struct pmap, node);
+
 		if (m->pid == pid)
 			return m;
 	}
+	return NULL;
+}
+
+static struct pmap *pmap_get(struct td_perfmaps *pm, int pid)
+{
+	struct pmap *m = pmap_find(pm, pid);
+	int len;
+
+	if (m)
+		return m;
 	len = snprintf(NULL, 0, "%s/perf-%d.map", pm->dir, pid);
 	if (len < 0 || len >= PATH_MAX)
 		return NULL;
@@ -530,7 +544,7 @@ static struct pmap *pmap_get(struct td_perfmaps *pm, int pid)
 	m->pid = pid;
 	m->size = -1;
 	m->fd = -1;
-	htab_add(&pm->maps, &m->node, h);
+	htab_add(&pm->maps, &m->node, pid_hash(pid));
 	return m;
 }
 
@@ -636,19 +650,13 @@ static bool sync_one(struct hnode *n, void *arg)
 
 uint64_t td_perfmaps_gen(const struct td_perfmaps *pm, int pid)
 {
-	uint64_t h = pid_hash(pid);
-	struct hnode *n;
+	const struct pmap *m;
 
 	/* Most machines run no JIT: no lookup per stack then. */
 	if (!pm->bumps)
 		return 0;
-	for (n = htab_first(&pm->maps, h); n; n = htab_next(n)) {
-		const struct pmap *m = container_of(n, struct pmap, node);
-
-		if (m->pid == pid)
-			return m->gen;
-	}
-	return 0;
+	m = pmap_find(pm, pid);
+	return m ? m->gen : 0;
 }
 
 /* Until new entries come: what missed may be there, or never be. */
@@ -661,8 +669,7 @@ static bool recheck_one(struct hnode *n, void *arg)
 	/* Only its writes brought it, long ago, and its process is gone: nobody's. */
 	if (!m->used && m->held_ns && td_mono_ns() - m->held_ns >= HELD_UNUSED_NS &&
 	    td_task_gone(pm->proc_root, m->pid)) {
-		if (m->fd >= 0)
-			pm->nr_held--;
+		let_go(pm, m);
 		return false;
 	}
 
@@ -687,45 +694,30 @@ void td_perfmaps_sync_all(struct td_perfmaps *pm)
 
 void td_perfmap_exec(struct td_perfmaps *pm, int pid)
 {
-	uint64_t h = pid_hash(pid);
-	struct hnode *n;
+	const struct pmap *m = pmap_find(pm, pid);
 
-	for (n = htab_first(&pm->maps, h); n; n = htab_next(n)) {
-		const struct pmap *m = container_of(n, struct pmap, node);
-
-		if (m->pid != pid)
-			continue;
-		/*
-		 * Made while the reader was behind (the watch sees files at
-		 * once, records later): the new program's, most likely. The
-		 * old program's, were it a JIT, was asked for by its frames.
-		 */
-		if (!m->used && m->held_ns)
-			return;
-		break;
-	}
+	/*
+	 * Made while the reader was behind (the watch sees files at once,
+	 * records later): the new program's, most likely. The old program's,
+	 * were it a JIT, was asked for by its frames.
+	 */
+	if (m && !m->used && m->held_ns)
+		return;
 	td_perfmap_forget(pm, pid);
 }
 
 void td_perfmap_forget(struct td_perfmaps *pm, int pid)
 {
-	uint64_t h = pid_hash(pid);
-	struct hnode *n;
+	struct pmap *m = pmap_find(pm, pid);
 
-	for (n = htab_first(&pm->maps, h); n; n = htab_next(n)) {
-		struct pmap *m = container_of(n, struct pmap, node);
-
-		if (m->pid == pid) {
-			/* The JIT's last functions, for the copy, if its map is still there. */
-			if (pm->save_dir && m->size >= 0) {
-				m->absent_ns = 0;
-				refresh(pm, m);
-			}
-			if (m->fd >= 0)
-				pm->nr_held--;
-			htab_del(&pm->maps, n);
-			pmap_free(n);
-			return;
-		}
+	if (!m)
+		return;
+	/* The JIT's last functions, for the copy, if its map is still there. */
+	if (pm->save_dir && m->size >= 0) {
+		m->absent_ns = 0;
+		refresh(pm, m);
 	}
+	let_go(pm, m);
+	htab_del(&pm->maps, &m->node);
+	pmap_free(&m->node);
 }

@@ -52,7 +52,8 @@
 #define COMM_SLOTS		(1U << 16)
 /*
  * A name the comm hook gave (live: /proc) is asked again after about a
- * second of trace time (2^30 ns), as the thread may have exec'd since.
+ * second of trace time (at least 2^30 ns after it was given, and in
+ * another period of 2^30 ns), as the thread may have exec'd since.
  */
 #define COMM_ASK_SHIFT		30
 
@@ -690,7 +691,14 @@ static void comm_of(struct td_parser *p, char *dst, int tid, uint64_t ts)
 	struct comm_slot *s = comm_slot(p, tid);
 	uint32_t now = ask_period(ts);
 
-	if (tid > 0 && s->tid == tid && (!s->asked || s->asked == now)) {
+	/*
+	 * A hook's (or fork's) name holds a period from when it was given,
+	 * not only to the end of the period it was given in: a child forked
+	 * just before a period ends, its execve entry just after, was asked
+	 * of /proc, which had the program it ran by then ("true", not "bash").
+	 */
+	if (tid > 0 && s->tid == tid &&
+	    (!s->asked || s->asked == now || ts < s->ts + (1ULL << COMM_ASK_SHIFT))) {
 		memcpy(dst, s->comm, TD_COMM_LEN);
 		return;
 	}

@@ -1277,6 +1277,32 @@ static void test_comms_fork_array(void **state)
 }
 
 /*
+ * The fork just before a period of the hook's names ends, the child's
+ * first record just after: still the parent's name, the hook not asked
+ * (t_comm saw one of 31 children named "true" so, once in CI).
+ */
+static void test_comms_fork_across_period(void **state)
+{
+	struct ctx *c = *state;
+	const uint64_t end = 1ULL << 30;
+	uint8_t r[128];
+
+	fork_asked = 0;
+	td_parser_set_comm_fn(c->p, comm_now_true, NULL);
+	page_start(c, end - 200);
+	page_add(c, end - 200, r, rec_switch(r, "x", 1501, "bash", 1600));
+	page_add(c, end - 100, r, rec_fork(r, "bash", 1600, "bash", 1700));
+	page_add(c, end + 100, r, rec_sys_enter(r, 1700, 0));
+	/* A period later the hook is asked again (the thread may have renamed itself). */
+	page_add(c, 2 * end + 100, r, rec_sys_enter(r, 1700, 0));
+	assert_int_equal(page_parse(c, 0), 4);
+	flush_all(c);
+	assert_string_equal(out_at(c, end + 100)->comm, "bash");
+	assert_string_equal(out_at(c, 2 * end + 100)->comm, "true");
+	assert_int_equal(fork_asked, 1);
+}
+
+/*
  * A batch of two CPUs' pages, read CPU 0 first: the records come out by
  * time, so the exec read on CPU 1 names the task's later events on CPU 0,
  * and each CPU's held event waits for its own CPU's next record.
@@ -2062,6 +2088,7 @@ int main(void)
 		T(test_comms_exec),
 		cmocka_unit_test_setup_teardown(test_comms_fork, setup_fork, teardown),
 		cmocka_unit_test_setup_teardown(test_comms_fork_array, setup_fork_array, teardown),
+		cmocka_unit_test_setup_teardown(test_comms_fork_across_period, setup_fork, teardown),
 		T(test_exec_names_only),
 		T(test_exec_names_expire),
 		T(test_tgid_from_record),

@@ -68,8 +68,17 @@ def interrupted_events(path):
     except (OSError, ValueError):
         pass
     found = find_interrupted(records(path))
-    with open(cache, 'w') as f:
-        json.dump(sorted(found), f)
+    # Only a cache: a full /tmp must not fail the check it speeds up.
+    try:
+        with open(cache + '.new', 'w') as f:
+            json.dump(sorted(found), f)
+        os.rename(cache + '.new', cache)
+    except OSError as e:
+        print(f'check_nested: not cached ({e})', file=sys.stderr)
+        try:
+            os.unlink(cache + '.new')
+        except OSError:
+            pass
     return found
 
 

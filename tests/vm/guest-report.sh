@@ -221,6 +221,11 @@ check tc_buffer_user_addrs_c_b_a_main \
 trace-cmd reset -B tdr -d > /dev/null 2>&1
 rmdir $T/instances/tdr 2> /dev/null
 
+# The files above are done with (those worth keeping are in $TD_OUT). /tmp
+# is a tmpfs of half the guest's memory, and CI once filled it in the
+# section below (2026-12-03: ENOSPC writing check_nested.py's cache).
+rm -f /tmp/r1.* /tmp/tc.* /tmp/tcp.* /tmp/tcb.* /tmp/tcrec.* /tmp/tcbrec.* /tmp/fp.out
+
 # --- interrupts' events between an event and its records -----------------
 # A system call loop traced with interrupt events of the same task: an
 # interrupt that comes after sys_enter is written and before its kernel
@@ -246,6 +251,8 @@ grep -E 'parser:' /tmp/n.err
 check nested_daemon_exit_ok test "$nrc" -eq 0
 check nested_interleaved_counted grep -qE 'parser: .* interleaved=[1-9]' /tmp/n.err
 trace-cmd report -N -t /tmp/n.dat > /tmp/n.tc 2> /dev/null
+check nested_tc_report_ok test $? -eq 0 -a -s /tmp/n.tc
+echo "nested files: $(du -ch /tmp/n.* | tail -n 1 | cut -f1); /tmp: $(df -h /tmp | tail -n 1)"
 check nested_live_own_stacks "$AWKDIR/check_nested.py" /tmp/n.tc /tmp/n.jsonl
 rm -f /tmp/n.jsonl
 "$td" report /tmp/n.dat --json-layout=full -o /tmp/n.rep.jsonl 2> /dev/null

@@ -275,16 +275,17 @@ cp "$fp" /tmp/del/fp_chain
 run_daemon /tmp/n-hard -e sched:sched_switch -o /tmp/n-hard.jsonl --record /tmp/n-hard.dat
 "$fid" dlopen "$libfid" 20 1 > /dev/null
 "$fid" exec 1 "$fp" sleep 1 3 > /dev/null
-# These two remove their perf map at exit, and run 0.8 s (40 sleeps of
+# These two remove their perf map at exit, and run 3 s (150 sleeps of
 # 20 ms): their events are read after that, under load many seconds after
 # (the stage took 1,120 s, not 409 s, with the debug kernel building
 # beside it). The daemon opens each map as it is made (an inotify watch
-# on /tmp) and reads it through that file once removed. Before the
-# watch, the map was looked for only when a frame was named, at most
-# once a second: 6 s runs (300 sleeps) were needed under load, and the
-# JITs users run for a moment stayed unnamed.
-"$build/progs/jit_sleep" 20 40 > /tmp/n-jit.out
-"$build/progs/jit_sleep" 20 40 /tmp memfd > /tmp/n-jitm.out
+# on /tmp, read between two rounds of reads) and reads it through that
+# file once removed. A map made and removed while the reader is busy with
+# one round is missed: with 0.8 s runs, CI (stop 60's clean clone, the
+# debug kernel building beside) named the anon JIT's 41 stacks and none
+# of the memfd one's 40. Before the watch, 6 s runs were needed.
+"$build/progs/jit_sleep" 20 150 > /tmp/n-jit.out
+"$build/progs/jit_sleep" 20 150 /tmp memfd > /tmp/n-jitm.out
 # Short-lived JITs that leave their maps behind (Node, CPython -X perf).
 for i in 1 2 3 4 5; do "$build/progs/jit_sleep" 5 2 /tmp anon keep; done > /tmp/n-jits.out
 /tmp/del/fp_chain sleep 100 8 > /dev/null &
@@ -357,10 +358,12 @@ cp /tmp/n-hard.jsonl "$TD_OUT/" 2>/dev/null
 # check, the run is made again, at most 3 runs. A frame named wrongly in
 # any run fails. The reader runs in the real-time class, as in
 # guest-daemon.sh's flood: the overruns are the tiny buffer's, not a
-# starved reader's.
+# starved reader's. 16 KiB a CPU: with 8, CI's clean clone (stop 60, the
+# debug kernel building beside) lost 14,000-15,000 records a run and kept
+# no frame of fp_chain in any of the three runs.
 flood_names_once() {
 	local d=/tmp/n-flood.$1 u
-	PRIO="chrt -f 10" run_daemon $d -e sched:sched_switch -b 8 -o $d.jsonl \
+	PRIO="chrt -f 10" run_daemon $d -e sched:sched_switch -b 16 -o $d.jsonl \
 		--stats-interval 1
 	workload
 	stop $d

@@ -173,12 +173,13 @@ vm-test: all kernel
 # first test that fails ends the run, once the build is done.
 check: all
 	$(Q)mkdir -p vm-out; nice -n 19 kernel/build.sh > vm-out/build-patched-beside.log 2>&1 & \
-	kpid=$$!; rc=0; \
+	kpid=$$!; rc=0; t0=$$(date +%s); \
 	for t in unit unit-asan check-fuzz host-test; do \
 		$(MAKE) --no-print-directory $$t || { rc=1; break; }; \
 	done; \
 	wait $$kpid || { echo "check: the kernel did not build:"; \
 		tail -n 20 vm-out/build-patched-beside.log; rc=1; }; \
+	echo "check: host tests and kernel build: $$(( $$(date +%s) - t0 )) s"; \
 	[ $$rc -eq 0 ]
 	$(Q)$(MAKE) --no-print-directory vm-test
 

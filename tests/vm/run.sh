@@ -71,8 +71,11 @@ stages=${VM_TESTS:-kernel ftrace daemon report names systemd}
 failed=()
 tails=()		# what the summary repeats for a failed stage
 digests=()		# one short line per kernel report, printed last
+stage_times=()		# "stage: N s", each boot's time, for the summary
 
-say() { printf '\n== %s\n' "$*"; }
+# Each header says how long the run has taken so far: when CI stops a run
+# at its time limit, the end of the output is all it shows.
+say() { printf '\n== %s [vm-test at %d s, %s]\n' "$*" "$SECONDS" "$(date +%T)"; }
 
 . "$top/tests/vm/lib.sh"	# KREPORTS
 
@@ -115,6 +118,7 @@ boot() {
 	"$top/kernel/run-vm.sh" "$image" "$outtop/$stage" "$top/tests/vm/$script" "$@"
 	rc=$?
 	echo "vm: $stage: guest exit $rc after $((SECONDS - t0)) s"
+	stage_times+=("$stage: $((SECONDS - t0)) s")
 	cat "$outtop/$stage/guest.log" 2>/dev/null | sed 's/^/  | /'
 	s=$(splats "$outtop/$stage/console.log")
 	if [ -n "$s" ]; then
@@ -350,6 +354,7 @@ done
 
 say "summary"
 cat "$outtop"/*/results 2>/dev/null | sort | uniq -c | awk '{ print "  " $0 }' | grep -v " PASS " || true
+echo "  guests: ${stage_times[*]/%/,} $SECONDS s in all" | sed 's/, *\([0-9]* s in all\)/; \1/'
 echo "  $(cat "$outtop"/*/results 2>/dev/null | grep -c '^PASS') checks passed," \
      "$(cat "$outtop"/*/results 2>/dev/null | grep -c '^FAIL') failed"
 if [ "${#failed[@]}" -ne 0 ]; then

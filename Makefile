@@ -59,7 +59,12 @@ LTO_LDFLAGS	:= -flto=auto
 NO_LTO		:= -fno-lto
 endif
 endif
-ifneq ($(SAN),)
+# SAN=1: ASan and UBSan (make unit-asan); SAN=thread: TSan, for the one
+# thread the library starts (lib/jitwatch.c).
+ifeq ($(SAN),thread)
+ALL_CFLAGS	+= -fsanitize=thread -fno-omit-frame-pointer
+LDFLAGS		+= -fsanitize=thread
+else ifneq ($(SAN),)
 ALL_CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 LDFLAGS		+= -fsanitize=address,undefined
@@ -229,7 +234,7 @@ format:
 	clang-format -i $(LIB_SRCS) $(DAEMON_SRCS) $(UNIT_SRCS) $(PLUGIN_SRCS) include/trace-defer/*.h
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan
 
 distclean: clean
 	rm -rf .cache

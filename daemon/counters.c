@@ -110,12 +110,14 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		" memo_sweeps=%" PRIu64 " memo_swept=%" PRIu64 " memo_resets=%" PRIu64
 		" maps_reads=%" PRIu64 " maps_unread=%" PRIu64 " processes_gone=%" PRIu64
 		" jit_named=%" PRIu64 " jit_maps_saved=%" PRIu64 " jit_map_save_errors=%" PRIu64
-		" jit_maps_stale=%" PRIu64
+		" jit_maps_stale=%" PRIu64 " jit_maps_watched=%" PRIu64 " jit_watch_dropped=%" PRIu64
+		" jit_watch_missed=%" PRIu64
 		" exec_maps_dropped=%" PRIu64 " maps_from_parent=%" PRIu64 "\n",
 		r->pl.stacks_named, r->pl.stacks_reused, r->pl.stack_sweeps, r->pl.stacks_swept,
 		r->pl.stack_resets, r->pl.sym.maps_reads, r->pl.sym.maps_read_errors,
 		r->pl.sym.maps_gone, r->pl.sym.jit_named, r->pl.sym.jit_maps_saved,
-		r->pl.sym.jit_map_save_errors, r->pl.sym.jit_maps_stale, r->pl.exec_forgets,
+		r->pl.sym.jit_map_save_errors, r->pl.sym.jit_maps_stale, r->pl.sym.jit_maps_watched,
+		r->pl.sym.jit_watch_dropped, r->pl.sym.jit_watch_missed, r->pl.exec_forgets,
 		r->pl.sym.maps_forked);
 	/* What the symbolizer holds: files, tables and names grow to symbols_max_mb. */
 	fprintf(f, "trace-defer:   held: processes=%" PRIu64 " objects=%" PRIu64

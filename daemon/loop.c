@@ -149,9 +149,10 @@ static int setup_readers(struct td_daemon *d)
 }
 
 /*
- * Perf maps read as the JITs write them: one that runs for a moment and
- * removes its map at exit is named all the same. Without the watch
- * (inotify limits reached), maps are read when looked for, as before.
+ * Perf maps opened as the JITs make them (a thread of the library's): one
+ * that runs for a moment and removes its map at exit is named all the
+ * same. Without the watch (inotify limits reached), maps are read when
+ * looked for, as before.
  */
 static void setup_jit_watch(struct td_daemon *d)
 {
@@ -313,11 +314,10 @@ static int read_cpu(struct td_daemon *d, struct td_cpu_reader *r, int budget, bo
 }
 
 /*
- * The perf maps made since: read at every round too, not only when epoll
- * says so. A reader behind by seconds (a burst of new binaries to load)
- * would see a map made only after a JIT that runs for a moment removed
- * it; a round's reads take milliseconds. One read() that finds nothing,
- * most rounds.
+ * The perf maps made since, each opened by the watch's thread the moment
+ * it was made: taken at every round too, not only when epoll says so, so
+ * that the round's lookups find them. One read() that finds nothing, most
+ * rounds.
  */
 static void jit_maps_written(struct td_daemon *d)
 {

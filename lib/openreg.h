@@ -17,21 +17,22 @@
 #include <unistd.h>
 
 /*
- * *@st (may be NULL) the file's status. The fd, or -1 (errno ENOENT for a
+ * @path relative to directory @dirfd (AT_FDCWD: as open(2) takes it); *@st
+ * (may be NULL) the file's status. The fd, or -1 (errno ENOENT for a
  * missing file, EINVAL for one that is not regular).
  */
-static inline int td_open_regular(const char *path, struct stat *st)
+static inline int td_open_regular_at(int dirfd, const char *path, struct stat *st)
 {
 	struct stat before, after;
 	int fd;
 
-	if (stat(path, &before))
+	if (fstatat(dirfd, path, &before, 0))
 		return -1;
 	if (!S_ISREG(before.st_mode)) {
 		errno = EINVAL;
 		return -1;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &after) || !S_ISREG(after.st_mode) || after.st_dev != before.st_dev ||
@@ -43,6 +44,11 @@ static inline int td_open_regular(const char *path, struct stat *st)
 	if (st)
 		*st = after;
 	return fd;
+}
+
+static inline int td_open_regular(const char *path, struct stat *st)
+{
+	return td_open_regular_at(AT_FDCWD, path, st);
 }
 
 #endif /* TD_LIB_OPENREG_H */

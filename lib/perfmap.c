@@ -622,19 +622,39 @@ int td_perfmap_sync(struct td_perfmaps *pm, int pid)
 	return refresh(pm, m);
 }
 
-int td_perfmap_hold(struct td_perfmaps *pm, int pid)
+int td_perfmap_hold_fd(struct td_perfmaps *pm, int pid, int fd)
 {
+	struct stat a, b;
 	struct pmap *m;
 
-	if (pid <= 0 || !pm->proc_root)
+	if (pid <= 0 || !pm->proc_root) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
+	}
 	m = pmap_get(pm, pid);
-	if (!m)
+	if (!m) {
+		if (fd >= 0)
+			close(fd);
 		return -ENOMEM;
+	}
+	/* Kept open in place of the one kept, unless that is the same file. */
+	if (fd >= 0 && m->fd >= 0 && !fstat(fd, &a) && !fstat(m->fd, &b) &&
+	    a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
+		close(fd);
+	} else if (fd >= 0) {
+		let_go(pm, m);
+		done_with(pm, m, fd);
+	}
 	/* Written just now: the path is looked at whatever the time. */
 	m->absent_ns = 0;
 	m->held_ns = td_mono_ns() ?: 1;
 	return refresh(pm, m);
+}
+
+int td_perfmap_hold(struct td_perfmaps *pm, int pid)
+{
+	return td_perfmap_hold_fd(pm, pid, -1);
 }
 
 /* htab_filter() as a walk: every map read once more, kept. */

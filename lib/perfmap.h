@@ -92,6 +92,14 @@ int td_perfmap_sync(struct td_perfmaps *pm, int pid);
 int td_perfmap_hold(struct td_perfmaps *pm, int pid);
 
 /*
+ * The same, with @fd the map, opened (the descriptor is taken, closed on
+ * error too) the moment it was made, so that a map removed right after is
+ * read all the same. The file at the map's path, if there is one now and
+ * it is another, wins. 0 or -ENOMEM.
+ */
+int td_perfmap_hold_fd(struct td_perfmaps *pm, int pid, int fd);
+
+/*
  * Copying (td_perfmaps_save_to()): read every map known once more, for
  * what the JITs appended since (the end of a recording).
  * td_perfmap_forget() does so for the one it drops.

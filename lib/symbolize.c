@@ -128,7 +128,7 @@ struct td_symbolizer {
 	char *proc_root;		/* "/proc", or the tests' */
 	struct td_procs *procs;
 	struct td_perfmaps *perfmaps;
-	int jit_watch;			/* td_sym_jit_watch()'s inotify fd, or -1 */
+	struct td_jitwatch *jit_watch;	/* td_sym_jit_watch()'s, or NULL */
 	/* What td_sym_restart() makes procs and perfmaps again from. */
 	uint64_t refresh_ns;
 	char *perfmap_dir, *perfmap_save_dir;
@@ -411,7 +411,6 @@ struct td_symbolizer *td_sym_new(const struct td_sym_config *cfg)
 	sym = calloc(1, sizeof(*sym));
 	if (!sym)
 		return NULL;
-	sym->jit_watch = -1;
 	sym->strings_id = td_strings_id_new();
 	if (htab_init(&sym->strings) || htab_init(&sym->objects) || htab_init(&sym->symtabs) ||
 	    htab_init(&sym->fileids))
@@ -531,8 +530,7 @@ void td_sym_free(struct td_symbolizer *sym)
 	free_old_ksyms(sym);
 	td_procs_free(sym->procs);
 	td_perfmaps_free(sym->perfmaps);
-	if (sym->jit_watch >= 0)
-		close(sym->jit_watch);
+	td_jitwatch_stop(sym->jit_watch);
 	files_take(&files, sym);
 	files_free(&files);
 	if (sym->dbgd)
@@ -1169,26 +1167,32 @@ void td_sym_jit_recheck(struct td_symbolizer *sym)
 
 int td_sym_jit_watch(struct td_symbolizer *sym)
 {
+	int err = -EINVAL;
+
 	/* A recording's saved copies are not written to any more. */
 	if (sym->perfmap_saved)
 		return -EINVAL;
-	if (sym->jit_watch < 0)
-		sym->jit_watch = td_jitwatch_open(sym->proc_root, sym->perfmap_dir);
-	return sym->jit_watch;
+	if (!sym->jit_watch)
+		sym->jit_watch = td_jitwatch_start(sym->proc_root, sym->perfmap_dir, &err);
+	return sym->jit_watch ? td_jitwatch_fd(sym->jit_watch) : err;
 }
 
 int td_sym_jit_watched(struct td_symbolizer *sym)
 {
-	int pids[64], n, total = 0;
+	struct td_jitmap maps[64];
+	int n, total = 0, ret = 0;
 
-	if (sym->jit_watch < 0)
+	if (!sym->jit_watch)
 		return 0;
-	while ((n = td_jitwatch_read(sym->jit_watch, pids, (int)(sizeof(pids) / sizeof(pids[0])))) > 0) {
+	while ((n = td_jitwatch_take(sym->jit_watch, maps, (int)(sizeof(maps) / sizeof(maps[0])))) > 0) {
+		/* Every one taken is handed on, each descriptor then owned there. */
 		for (int i = 0; i < n; i++)
-			if (td_perfmap_hold(sym->perfmaps, pids[i]) == -ENOMEM)
-				return -ENOMEM;
+			if (td_perfmap_hold_fd(sym->perfmaps, maps[i].pid, maps[i].fd) == -ENOMEM)
+				ret = -ENOMEM;
 		total += n;
 	}
+	if (ret)
+		return ret;
 	return n < 0 ? n : total;
 }
 
@@ -1214,4 +1218,12 @@ void td_sym_get_stats(const struct td_symbolizer *sym, struct td_sym_stats *st)
 	st->jit_maps_saved = sym->pm_base.saved_maps + ms.saved_maps;
 	st->jit_map_save_errors = sym->pm_base.save_errors + ms.save_errors;
 	st->jit_maps_stale = sym->pm_base.stale + ms.stale;
+	if (sym->jit_watch) {
+		struct td_jitwatch_stats ws;
+
+		td_jitwatch_get_stats(sym->jit_watch, &ws);
+		st->jit_maps_watched = ws.opened;
+		st->jit_watch_dropped = ws.dropped;
+		st->jit_watch_missed = ws.open_errors;
+	}
 }

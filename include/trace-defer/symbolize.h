@@ -129,6 +129,10 @@ struct td_sym_stats {
 	uint64_t kernel_reloads;	/* kallsyms read again and changed */
 	/* Added later: processes first met with their parent's maps (td_sym_fork()) */
 	uint64_t maps_forked;
+	/* Added later: perf maps opened the moment they were made (td_sym_jit_watch()) */
+	uint64_t jit_maps_watched;
+	uint64_t jit_watch_dropped;	/* ... more than a reader's round takes: read later */
+	uint64_t jit_watch_missed;	/* ... gone, or not regular files, when opened */
 };
 
 struct td_symbolizer;

@@ -79,6 +79,10 @@ check_named() {
 		grep -qE 'held: processes=[0-9]+ objects=[1-9][0-9]* symtabs=[1-9][0-9]* strings=[1-9][0-9]* string_bytes=[1-9]' \
 		"$SCRATCH/$out.err"
 	check "$what: jit_sleep removed its map" [ ! -e "$map" ]
+	# Made in the /tmp watched: opened at once by the watch's thread.
+	[ "$map" = "/tmp/perf-$JPID.map" ] &&
+		check "$what: the map was opened as it was made (jit_maps_watched)" \
+			grep -qE 'names: .* jit_maps_watched=[1-9]' "$SCRATCH/$out.err"
 }
 
 # --- with the map ---------------------------------------------------------

@@ -275,17 +275,19 @@ cp "$fp" /tmp/del/fp_chain
 run_daemon /tmp/n-hard -e sched:sched_switch -o /tmp/n-hard.jsonl --record /tmp/n-hard.dat
 "$fid" dlopen "$libfid" 20 1 > /dev/null
 "$fid" exec 1 "$fp" sleep 1 3 > /dev/null
-# These two remove their perf map at exit, and run 3 s (150 sleeps of
+# These two remove their perf map at exit, and run 0.6 s (30 sleeps of
 # 20 ms): their events are read after that, under load many seconds after
 # (the stage took 1,120 s, not 409 s, with the debug kernel building
-# beside it). The daemon opens each map as it is made (an inotify watch
-# on /tmp, read between two rounds of reads) and reads it through that
-# file once removed. A map made and removed while the reader is busy with
-# one round is missed: with 0.8 s runs, CI (stop 60's clean clone, the
-# debug kernel building beside) named the anon JIT's 41 stacks and none
-# of the memfd one's 40. Before the watch, 6 s runs were needed.
-"$build/progs/jit_sleep" 20 150 > /tmp/n-jit.out
-"$build/progs/jit_sleep" 20 150 /tmp memfd > /tmp/n-jitm.out
+# beside it). A thread of the daemon's opens each map the moment it is
+# made (an inotify watch on /tmp), whatever the reader is busy with, and
+# the map is read through that file once removed. Before the thread, the
+# watch was read between two rounds of reads, and a map made and removed
+# while the reader was busy with one round was missed: with 0.8 s runs,
+# CI (stop 60's clean clone, the debug kernel building beside) named the
+# anon JIT's 41 stacks and none of the memfd one's 40; 3 s runs were
+# needed. Before the watch, 6 s runs.
+"$build/progs/jit_sleep" 20 30 > /tmp/n-jit.out
+"$build/progs/jit_sleep" 20 30 /tmp memfd > /tmp/n-jitm.out
 # Short-lived JITs that leave their maps behind (Node, CPython -X perf).
 for i in 1 2 3 4 5; do "$build/progs/jit_sleep" 5 2 /tmp anon keep; done > /tmp/n-jits.out
 /tmp/del/fp_chain sleep 100 8 > /dev/null &
@@ -296,6 +298,10 @@ wait "$delpid"
 sleep 1
 stop /tmp/n-hard
 check_right names_hard_live_right /tmp/n-hard.jsonl 50
+# The watch's thread opened the maps of all seven jit_sleeps as they were made.
+nwatched=$(sed -n 's/.* jit_maps_watched=\([0-9]*\) .*/\1/p' /tmp/n-hard.stderr | tail -n 1)
+echo "names_hard: jit_maps_watched=${nwatched:-none}"
+check names_jit_maps_watched test "${nwatched:-0}" -ge 7
 # The library's frames are named although it was unloaded long before
 nlib=$(resolved /tmp/n-hard.jsonl |
 	jq -r '.user_stack // [] | .[] | select(.sym == "fid_lib_inner") | .sym' | wc -l)

@@ -48,7 +48,7 @@
 #define HELD_MAX		256
 
 /*
- * A map only its writes brought (td_perfmap_hold()), of a process that
+ * A map only its writes brought (td_perfmap_hold_fd()), of a process that
  * is gone and no lookup asked for, is dropped this long after the write:
  * its process's events, if any, are named by then.
  */
@@ -71,7 +71,7 @@ struct pmap {
 	uint64_t synced_ns;	/* monotonic time of the last td_perfmap_sync(), or 0 */
 	int fd;			/* the file read last, kept open (HELD_MAX), or -1 */
 	bool used;		/* a lookup or a sync asked for it, not only a write seen */
-	uint64_t held_ns;	/* monotonic time of the last td_perfmap_hold(), or 0 */
+	uint64_t held_ns;	/* monotonic time of the last td_perfmap_hold_fd(), or 0 */
 	bool missed;		/* a lookup found nothing in the file: td_perfmaps_recheck() */
 	bool stale;		/* the file found is older than the process: counted once */
 	uint64_t gen;		/* its names may have changed: entries added or replaced */
@@ -650,11 +650,6 @@ int td_perfmap_hold_fd(struct td_perfmaps *pm, int pid, int fd)
 	m->absent_ns = 0;
 	m->held_ns = td_mono_ns() ?: 1;
 	return refresh(pm, m);
-}
-
-int td_perfmap_hold(struct td_perfmaps *pm, int pid)
-{
-	return td_perfmap_hold_fd(pm, pid, -1);
 }
 
 /* htab_filter() as a walk: every map read once more, kept. */

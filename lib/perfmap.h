@@ -83,19 +83,14 @@ bool td_perfmap_older(uint64_t start_boot_ns, uint64_t start_real_ns, uint64_t m
 int td_perfmap_sync(struct td_perfmaps *pm, int pid);
 
 /*
- * @pid's map was just made (td_jitwatch_read()): read what is new now,
- * whatever the time, and keep the file open, so that what it held can be
- * read after the JIT removed it. A map that only this brought, of a
- * process gone and never looked up, is dropped by td_perfmaps_recheck() a
- * minute after its last write. Live maps only (a proc_root). 0 or -ENOMEM.
- */
-int td_perfmap_hold(struct td_perfmaps *pm, int pid);
-
-/*
- * The same, with @fd the map, opened (the descriptor is taken, closed on
- * error too) the moment it was made, so that a map removed right after is
- * read all the same. The file at the map's path, if there is one now and
- * it is another, wins. 0 or -ENOMEM.
+ * @pid's map was just made, and @fd is that file, opened then (by
+ * jitwatch.h's thread; the descriptor is taken, closed on error too;
+ * -1: none): read what is new now, whatever the time, and keep the file
+ * open, so that what it held can be read after the JIT removed it. The
+ * file at the map's path, if there is one now and it is another, wins. A
+ * map that only this brought, of a process gone and never looked up, is
+ * dropped by td_perfmaps_recheck() a minute after its last write. Live
+ * maps only (a proc_root). 0 or -ENOMEM.
  */
 int td_perfmap_hold_fd(struct td_perfmaps *pm, int pid, int fd);
 
@@ -124,7 +119,7 @@ void td_perfmaps_recheck(struct td_perfmaps *pm);
 
 /*
  * @pid ran a new program: drop its map (td_perfmap_forget()), unless the
- * map is one td_perfmap_hold() brought and no lookup asked for yet. The
+ * map is one td_perfmap_hold_fd() brought and no lookup asked for yet. The
  * exec is read from the trace, seconds after it may be, while the watch
  * sees the new program's map made at once: dropping that would lose it if
  * the JIT removed its file since.

@@ -529,8 +529,8 @@ void td_sym_free(struct td_symbolizer *sym)
 		return;
 	free_old_ksyms(sym);
 	td_procs_free(sym->procs);
-	td_perfmaps_free(sym->perfmaps);
 	td_jitwatch_stop(sym->jit_watch);
+	td_perfmaps_free(sym->perfmaps);
 	files_take(&files, sym);
 	files_free(&files);
 	if (sym->dbgd)

@@ -336,12 +336,14 @@ void td_sym_jit_recheck(struct td_symbolizer *sym);
 /*
  * Added later. Live: watch perfmap_dir (as init sees it: systemd's
  * PrivateTmp= gives a service a /tmp of its own) for perf maps being
- * written, and read each when it is. A JIT that runs for a moment and
+ * written: a thread of the library's opens each the moment it is made,
+ * whatever the caller is busy with. A JIT that runs for a moment and
  * removes its map at exit is then named all the same: the map is read
- * while it is there and kept open. td_sym_jit_watch() returns the inotify
- * descriptor to poll (non-blocking; the same one each call), or -errno
- * (-EINVAL for a recording's saved maps); td_sym_jit_watched(), when it
- * is readable, reads the maps written: how many, or -errno.
+ * through the file opened, kept open. td_sym_jit_watch() starts it and
+ * returns a descriptor to poll (non-blocking; the same one each call),
+ * or -errno (-EINVAL for a recording's saved maps); td_sym_jit_watched(),
+ * when it is readable (and at any time), reads the maps opened since:
+ * how many, or -errno (the watch ended: the directory went away).
  */
 int td_sym_jit_watch(struct td_symbolizer *sym);
 int td_sym_jit_watched(struct td_symbolizer *sym);

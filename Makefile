@@ -189,7 +189,7 @@ check: all
 	$(Q)$(MAKE) --no-print-directory vm-test
 
 # The stress stage on the debug kernel (KASAN, lockdep, PROVE_RCU,
-# failslab): a kernel of its own and about 12 minutes under TCG, so not
+# failslab): a kernel of its own and 3-12 minutes under TCG, so not
 # in `check`, which must end within CI's 90 minutes.
 check-debug: all kernel-debug
 	$(Q)BUILD=$(BUILD) VM_TESTS=stress tests/vm/run.sh

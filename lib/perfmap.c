@@ -430,13 +430,21 @@ static void done_with(struct td_perfmaps *pm, struct pmap *m, int fd)
 	close(fd);
 }
 
+/* Are @fd and @m's file kept open the same file? */
+static bool kept_file(const struct pmap *m, int fd)
+{
+	struct stat a, b;
+
+	return m->fd >= 0 && !fstat(fd, &a) && !fstat(m->fd, &b) && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
+}
+
 /*
  * @m's file now: the one at its path, else the one kept open (removed
  * since, or the path not looked at again so soon). -1 if neither.
  */
 static int map_fd(struct td_perfmaps *pm, struct pmap *m, uint64_t now)
 {
-	struct stat a, b;
 	int fd;
 
 	if (m->absent_ns && now - m->absent_ns < ABSENT_RECHECK_NS)
@@ -448,8 +456,7 @@ static int map_fd(struct td_perfmaps *pm, struct pmap *m, uint64_t now)
 		return m->fd;
 	}
 	m->absent_ns = 0;
-	if (m->fd >= 0 && !fstat(fd, &a) && !fstat(m->fd, &b) && a.st_ino == b.st_ino &&
-	    a.st_dev == b.st_dev) {
+	if (kept_file(m, fd)) {
 		close(fd);
 		return m->fd;
 	}
@@ -624,7 +631,6 @@ int td_perfmap_sync(struct td_perfmaps *pm, int pid)
 
 int td_perfmap_hold_fd(struct td_perfmaps *pm, int pid, int fd)
 {
-	struct stat a, b;
 	struct pmap *m;
 
 	if (pid <= 0 || !pm->proc_root) {
@@ -639,8 +645,7 @@ int td_perfmap_hold_fd(struct td_perfmaps *pm, int pid, int fd)
 		return -ENOMEM;
 	}
 	/* Kept open in place of the one kept, unless that is the same file. */
-	if (fd >= 0 && m->fd >= 0 && !fstat(fd, &a) && !fstat(m->fd, &b) &&
-	    a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
+	if (fd >= 0 && kept_file(m, fd)) {
 		close(fd);
 	} else if (fd >= 0) {
 		let_go(pm, m);

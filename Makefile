@@ -93,7 +93,7 @@ PROG_CFLAGS	:= -O1 -g -no-pie -fno-omit-frame-pointer -mno-omit-leaf-frame-point
 		   -fno-inline -fno-optimize-sibling-calls -Wall -Werror
 
 .PHONY: all help lib daemon plugins progs unit unit-asan host-test vm-test check \
-	check-debug 	kernel kernel-debug demo bench install uninstall clean distclean format doc
+	check-debug 	kernel kernel-debug demo bench bench-profile install uninstall clean distclean format doc
 
 all: $(LIB) $(DAEMON) $(PLUGINS) $(PROGS)
 
@@ -112,6 +112,7 @@ help:
 	@echo "  vm-test      boot the kernels under QEMU and run tests/vm/ (VM_TESTS=...)"
 	@echo "  demo         build everything, boot the VM, show stitched stacks"
 	@echo "  bench        benchmarks with ratios against in-run baselines"
+	@echo "  bench-profile  perf profile of the always-on daemon and the drain loop in the VM"
 	@echo "  install      install into DESTDIR/PREFIX"
 	@echo "  doc          doc/trace-defer-json.7 again from its markdown (lowdown)"
 
@@ -199,6 +200,9 @@ demo: all kernel
 
 bench: all
 	$(Q)BUILD=$(BUILD) bench/run.sh
+
+bench-profile: all bench-progs
+	$(Q)BUILD=$(BUILD) bench/profile-vm.sh
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man7 \

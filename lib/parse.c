@@ -1181,15 +1181,13 @@ struct batch_cpu {
 	struct page_walk pw;
 };
 
-/* The next record of @bc, opening its next pages as needed; false: none left. */
-static bool batch_next(struct td_parser *p, struct batch_cpu *bc, const struct td_page_ref *pages,
-		       unsigned int n)
+/* batch_next() past the end of a page: the CPU's next pages opened; false: none left. */
+static __attribute__((noinline)) bool batch_next_page(struct td_parser *p, struct batch_cpu *bc,
+						      const struct td_page_ref *pages,
+						      unsigned int n)
 {
 	for (;;) {
 		if (bc->pw.buf) {
-			bc->has_rec = td_pagewalk_next(&bc->pw.w, &bc->ts, &bc->data, &bc->len);
-			if (bc->has_rec)
-				return true;
 			page_close(p, bc->cpu, &bc->pw);
 			bc->pw.buf = NULL;
 		}
@@ -1199,7 +1197,22 @@ static bool batch_next(struct td_parser *p, struct batch_cpu *bc, const struct t
 			return false;
 		page_open(p, bc->cpu, &bc->pw, pages[bc->next].page, pages[bc->next].size);
 		bc->next++;
+		if (td_pagewalk_next(&bc->pw.w, &bc->ts, &bc->data, &bc->len))
+			return true;
 	}
+}
+
+/*
+ * The next record of @bc, opening its next pages as needed; false: none
+ * left. Sets has_rec. Once a record, inline: the next one of the same
+ * page is the usual case.
+ */
+static inline bool batch_next(struct td_parser *p, struct batch_cpu *bc,
+			      const struct td_page_ref *pages, unsigned int n)
+{
+	bc->has_rec = (bc->pw.buf && td_pagewalk_next(&bc->pw.w, &bc->ts, &bc->data, &bc->len)) ||
+		      batch_next_page(p, bc, pages, n);
+	return bc->has_rec;
 }
 
 /* Parse @pages in the order given, as td_parser_page() would one by one. */
@@ -1347,21 +1360,36 @@ static int merge(struct td_parser *p, const struct td_page_ref *all, unsigned in
 			bc[nr++] = bc[i];
 	/*
 	 * Oldest record first; on a tie, the CPU met first in the batch. The
-	 * CPUs of one batch are few: a scan is cheaper than a heap.
+	 * CPUs of one batch are few: a scan is cheaper than a heap. The CPU
+	 * found oldest goes on in a run, without a scan per record, while
+	 * its records stay before the cut and before the others' next ones:
+	 * strictly before those of CPUs met earlier, at the latest at the
+	 * time of those met later.
 	 */
 	while (nr) {
+		uint64_t before = cut, upto = UINT64_MAX;
+		struct batch_cpu *b;
+
 		best = 0;
 		for (i = 1; i < nr; i++)
 			if (bc[i].ts < bc[best].ts)
 				best = i;
-		if (bc[best].ts >= cut)
+		for (i = 0; i < nr; i++) {
+			if (i < best && bc[i].ts < before)
+				before = bc[i].ts;
+			else if (i > best && bc[i].ts < upto)
+				upto = bc[i].ts;
+		}
+		b = &bc[best];
+		if (b->ts >= cut)
 			break;
-		err = parse_record(p, bc[best].cpu, bc[best].ts, (void *)bc[best].data,
-				   (int)bc[best].len);
-		if (err)
-			ret = err;
-		count++;
-		if (!batch_next(p, &bc[best], all, n)) {
+		do {
+			err = parse_record(p, b->cpu, b->ts, (void *)b->data, (int)b->len);
+			if (err)
+				ret = err;
+			count++;
+		} while (batch_next(p, b, all, n) && b->ts < before && b->ts <= upto);
+		if (!b->has_rec) {
 			nr--;
 			memmove(&bc[best], &bc[best + 1], (nr - best) * sizeof(*bc));
 		}

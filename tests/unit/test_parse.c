@@ -1477,6 +1477,110 @@ static void test_pages_cut(void **state)
 	free(pg1);
 }
 
+/* The order a merge reads records in, told by the fork hook (called as each is read). */
+struct read_order {
+	int n;
+	int child[32];
+};
+
+static void order_event(struct td_event *ev, void *arg)
+{
+	(void)arg;
+	td_event_free(ev);
+}
+
+static void order_stack(struct td_ustack *us, void *arg)
+{
+	(void)arg;
+	td_ustack_free(us);
+}
+
+static void order_fork(int tid, int child, uint64_t ts, void *arg)
+{
+	struct read_order *o = arg;
+
+	(void)tid;
+	(void)ts;
+	if (o->n < 32)
+		o->child[o->n++] = child;
+}
+
+/* One page of @cpu's forks at @ts[0..n), each child named ts * 10 + cpu. */
+static void fork_page(uint8_t *pg, int cpu, const uint64_t *ts, int n)
+{
+	struct td_pagegen g;
+	uint8_t r[128];
+
+	td_pagegen_start(&g, pg, TD_PAGE_SIZE, ts[0]);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(td_pagegen_add(&g, ts[i], r,
+						rec_fork(r, "p", 1000 + cpu, "c", (int)ts[i] * 10 + cpu)),
+				 0);
+	td_pagegen_finish(&g, false, 0);
+}
+
+/*
+ * A merge reads the CPUs' records oldest first, a CPU in runs as long as
+ * it stays oldest: on a tie the CPU met first in the batch goes first,
+ * records of one CPU keep their order, across its pages too, and a run
+ * stops at the cut. CPU 1's page comes first in the batch, so its 300
+ * goes before CPU 0's two, and those before CPU 2's.
+ */
+static void test_pages_merge_order(void **state)
+{
+	static const uint64_t c0a[] = { 100, 200 }, c0b[] = { 300, 300, 500 };
+	static const uint64_t c1[] = { 150, 300, 310, 320 }, c2[] = { 300, 600 };
+	static const int want[] = { 1000, 1501, 2000, 3001, 3000, 3000, 3002, 3101, 3201, 5000,
+				    6002 };
+	struct ctx *c = *state;
+	struct read_order o = { 0 };
+	struct td_parser_out out = { .event = order_event, .stack = order_stack,
+				     .fork = order_fork, .arg = &o };
+	uint8_t *pg[4];
+	struct td_page_ref refs[4];
+	struct td_parser *p;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		pg[i] = malloc(TD_PAGE_SIZE);
+		assert_non_null(pg[i]);
+	}
+	p = td_parser_new_out(c->tep, &out, 4);
+	assert_non_null(p);
+	fork_page(pg[0], 1, c1, 4);
+	fork_page(pg[1], 0, c0a, 2);
+	fork_page(pg[2], 2, c2, 2);
+	fork_page(pg[3], 0, c0b, 3);
+	refs[0] = (struct td_page_ref){ 1, pg[0], TD_PAGE_SIZE };
+	refs[1] = (struct td_page_ref){ 0, pg[1], TD_PAGE_SIZE };
+	refs[2] = (struct td_page_ref){ 2, pg[2], TD_PAGE_SIZE };
+	refs[3] = (struct td_page_ref){ 0, pg[3], TD_PAGE_SIZE };
+
+	/* Cut at 310: 310 and later wait, copied, for the next call. */
+	assert_int_equal(td_parser_pages_until(p, refs, 4, 310), 7);
+	assert_int_equal(o.n, 7);
+	for (i = 0; i < 4; i++)
+		memset(pg[i], 0xff, TD_PAGE_SIZE);
+	assert_int_equal(td_parser_pages(p, refs, 0), 4);
+	assert_int_equal(o.n, 11);
+	for (i = 0; i < 11; i++)
+		assert_int_equal(o.child[i], want[i]);
+
+	/* Without a cut, the same order in one call. */
+	fork_page(pg[0], 1, c1, 4);
+	fork_page(pg[1], 0, c0a, 2);
+	fork_page(pg[2], 2, c2, 2);
+	fork_page(pg[3], 0, c0b, 3);
+	o.n = 0;
+	assert_int_equal(td_parser_pages(p, refs, 4), 11);
+	for (i = 0; i < 11; i++)
+		assert_int_equal(o.child[i], want[i]);
+	td_parser_flush(p);
+	td_parser_free(p);
+	for (i = 0; i < 4; i++)
+		free(pg[i]);
+}
+
 static int hook_calls;
 
 /* The comm hook of a task gone at first (false), then "renamed". */
@@ -2105,6 +2209,7 @@ int main(void)
 		cmocka_unit_test(test_exec_comm),
 		cmocka_unit_test_setup_teardown(test_pages_merged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pages_cut, setup_fork, teardown),
+		cmocka_unit_test_setup_teardown(test_pages_merge_order, setup_fork, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,7 +7,7 @@
  *
  *   replay --formats DIR --prog FP_CHAIN [--events N] [--repeat R]
  *          [--procs N] [--raw-dir DIR] [--json FILE] [--no-memo]
- *          [--gap-ns MIN,MAX] [--seed N]
+ *          [--gap-ns MIN,MAX] [--seed N] [--batch N]
  *   replay --formats DIR --prog FP_CHAIN --memory [--events N]
  *
  * DIR is a tracefs-like directory (events/header_page, events/SYS/NAME/
@@ -26,6 +26,9 @@
  * no_memo), to measure what keeping named stacks saves. --gap-ns: trace
  * time between two events (default CAPGEN_GAP_MIN_NS,CAPGEN_GAP_MAX_NS).
  * --seed: another capture of the same kind (the tests run several).
+ * --batch N: pages fed as the live daemon's rounds feed them, N per CPU
+ * a round through td_pipeline_pages_until() (merged by record time, the
+ * records past the round's cut kept for the next), not page by page.
  * The capture's JSON says how many events per second of trace time.
  * Prints one JSON object on stdout. --raw-dir writes cpuN.raw (the pages
  * as trace_pipe_raw would give them) for trace-cmd restore.
@@ -95,6 +98,7 @@ struct opts {
 	unsigned int stages;	/* bit mask of the stages to run */
 	unsigned int gap_min_ns, gap_max_ns;	/* trace time between events */
 	uint64_t seed;		/* 0: the generator's own */
+	unsigned int batch;	/* pages per CPU per round (the daemon's way); 0: one by one */
 };
 
 /* One pipeline run. */
@@ -289,6 +293,12 @@ static NOT_INLINED int replay_page(struct run *r, int cpu, void *page, int size)
 	return td_pipeline_page(r->pl, cpu, page, size);
 }
 
+static NOT_INLINED int replay_pages(struct run *r, const struct td_page_ref *pages,
+				    unsigned int n, uint64_t cut)
+{
+	return td_pipeline_pages_until(r->pl, pages, n, cut);
+}
+
 static NOT_INLINED void replay_advance(struct run *r, uint64_t trace_ns)
 {
 	td_pipeline_advance(r->pl, trace_ns);
@@ -360,6 +370,66 @@ static void feed(struct run *r, const struct capture *c)
 			advance(r, c, next);
 	}
 	flush(r);
+}
+
+/*
+ * As the daemon's rounds feed them: the next @batch pages a CPU in time
+ * order (a round reads every CPU up to about the same time, as the daemon
+ * does when it keeps up), grouped by CPU as one CPU is read after the
+ * other, and handed on as one batch that the pipeline merges by record
+ * time. Records at or after the cut (the earliest page not read yet, of
+ * any CPU: every CPU has been read up to there) wait for the next round,
+ * as records written while the daemon read do.
+ */
+static void feed_batched(struct run *r, const struct capture *c, unsigned int batch)
+{
+	struct td_page_ref refs[REPLAY_CPUS * 256];
+	size_t next[REPLAY_CPUS] = { 0 }, from[REPLAY_CPUS];
+
+	for (;;) {
+		uint64_t cut = UINT64_MAX;
+		unsigned int n = 0;
+
+		memcpy(from, next, sizeof(from));
+		for (unsigned int i = 0; i < batch * REPLAY_CPUS; i++) {
+			int best = -1;
+
+			for (int cpu = 0; cpu < REPLAY_CPUS; cpu++)
+				if (next[cpu] < c->cpu[cpu].n &&
+				    (best < 0 || page_ts(c->cpu[cpu].buf + next[cpu] * TD_PAGE_SIZE) <
+						 page_ts(c->cpu[best].buf + next[best] * TD_PAGE_SIZE)))
+					best = cpu;
+			if (best < 0)
+				break;
+			next[best]++;
+		}
+		for (int cpu = 0; cpu < REPLAY_CPUS; cpu++)
+			for (size_t i = from[cpu]; i < next[cpu]; i++)
+				refs[n++] = (struct td_page_ref){
+					cpu, c->cpu[cpu].buf + i * TD_PAGE_SIZE, TD_PAGE_SIZE
+				};
+		if (!n)
+			break;
+		for (int cpu = 0; cpu < REPLAY_CPUS; cpu++)
+			if (next[cpu] < c->cpu[cpu].n) {
+				uint64_t t = page_ts(c->cpu[cpu].buf + next[cpu] * TD_PAGE_SIZE);
+
+				if (t < cut)
+					cut = t;
+			}
+		replay_pages(r, refs, n, cut);
+		if (cut != UINT64_MAX && cut)
+			replay_advance(r, cut - 1);
+	}
+	flush(r);
+}
+
+static void feed_as(const struct opts *o, struct run *r, const struct capture *c)
+{
+	if (o->batch)
+		feed_batched(r, c, o->batch);
+	else
+		feed(r, c);
 }
 
 /* ---- the capture ---- */
@@ -792,7 +862,7 @@ static int speed(const struct opts *o, struct tep_handle *tep, struct capgen_cfg
 			}
 			w0 = now_ns(CLOCK_MONOTONIC);
 			c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
-			feed(r, &cap);
+			feed_as(o, r, &cap);
 			wall = now_ns(CLOCK_MONOTONIC) - w0;
 			cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
 			td_pipeline_get_stats(r->pl, &st);
@@ -906,7 +976,7 @@ static unsigned int parse_stages(const char *list)
 static const char usage_text[] =
 	"usage: replay --formats DIR --prog FP_CHAIN [--events N] [--repeat R]\n"
 	"              [--procs N] [--raw-dir DIR] [--json FILE] [--memory] [--no-memo]\n"
-	"              [--gap-ns MIN,MAX] [--seed N]\n"
+	"              [--gap-ns MIN,MAX] [--seed N] [--batch N]\n"
 	"              [--stages parse,stitch,symbol,json,json_interned,pprof,json_compact]\n";
 
 static int usage(void)
@@ -934,6 +1004,8 @@ static int help(void)
 	       "  --no-memo       no stack memo in the symbolizer\n"
 	       "  --gap-ns MIN,MAX  trace time between two events\n"
 	       "  --seed N        the generator's seed\n"
+	       "  --batch N       feed N pages a CPU per round (in time order), merged by\n"
+	       "                  time as the daemon's rounds are (1-128; default: page by page)\n"
 	       "  --stages LIST   the stages to run (default all)\n"
 	       "Exit: 0, 1 on a failed run, 2 on bad arguments.\n", usage_text);
 	return 0;
@@ -954,6 +1026,7 @@ int main(int argc, char **argv)
 		{ "stages", required_argument, NULL, 's' },
 		{ "gap-ns", required_argument, NULL, 'g' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "batch", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1010,6 +1083,11 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			o.seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'B':
+			o.batch = (unsigned int)strtoul(optarg, NULL, 0);
+			if (!o.batch || o.batch > 128)
+				return usage();
 			break;
 		case 'h':
 			return help();

@@ -262,10 +262,11 @@ def instructions(r, work):
                         ("json", "+ JSON to /dev/null"),
                         ("json_interned", "+ JSON, interned"),
                         ("json_compact", "+ JSON, compact"),
-                        ("pprof", "+ pprof (no JSON)")):
+                        ("pprof", "+ pprof (no JSON)"),
+                        ("pprof_rounds", "+ pprof, in rounds")):
         if name not in per:
             continue
-        if name in ("json_interned", "json_compact", "pprof") and "symbol" in per:
+        if name in ("json_interned", "json_compact", "pprof", "pprof_rounds") and "symbol" in per:
             prev = per["symbol"]
             mprev = marg.get("symbol", 0.0)
         m = marg.get(name)
@@ -291,7 +292,8 @@ def instructions(r, work):
         for name, label in (("json", "full pipeline (JSON)"),
                             ("json_interned", "symbolized interned JSON"),
                             ("json_compact", "symbolized compact JSON"),
-                            ("pprof", "pipeline with pprof aggregation")):
+                            ("pprof", "pipeline with pprof aggregation"),
+                            ("pprof_rounds", "pprof aggregation, fed in the daemon's rounds")):
             if name in per and per[name] > 0:
                 ratio = tc_per / per[name]
                 line = "  ratio, trace-cmd report / %s: %.1fx in instructions" % (label, ratio)

@@ -178,8 +178,10 @@ replay_section() {
 # function of the replay's own that LTO cannot inline), not the capture's
 # synthesis; trace-cmd report's fixed cost (its start-up: headers, kallsyms)
 # is measured on a trace.dat of the same headers and no events, and taken
-# out.
-instr_stages="parse stitch symbol pprof json_interned json_compact json"
+# out. pprof_rounds is the pprof stage fed as the live daemon feeds its
+# pipeline: rounds of pages of both CPUs merged by record time
+# (td_pipeline_pages_until(), replay --batch 64), not page by page.
+instr_stages="parse stitch symbol pprof json_interned json_compact json pprof_rounds"
 instr_section() {
 	local fmt=$work/formats iw=$work/instr n=$instr_events s ir ev raw tc_ev=
 	say "instructions: $n synthesized events under callgrind, and trace-cmd report"
@@ -195,8 +197,8 @@ instr_section() {
 		local s=$1 events=$2 tag=$3
 		shift 3
 		if ! valgrind --tool=callgrind --callgrind-out-file="$iw/cg.$tag" \
-			--toggle-collect=replay_page --toggle-collect=replay_advance \
-			--toggle-collect=replay_flush \
+			--toggle-collect=replay_page --toggle-collect=replay_pages \
+			--toggle-collect=replay_advance --toggle-collect=replay_flush \
 			"$out/replay" --formats "$fmt" --prog "$BUILD/progs/fp_chain" --events "$events" \
 			--repeat 1 --stages "$s" "$@" > "$iw/$tag.json" 2> "$iw/$tag.err"; then
 			note "instructions: replay --stages $s --events $events failed: $(tail -n 1 "$iw/$tag.err")"
@@ -207,15 +209,17 @@ instr_section() {
 			"$iw/$tag.json" "$s")
 	}
 	for s in $instr_stages; do
+		local rs=$s feed=()
+		[ "$s" = pprof_rounds ] && rs=pprof feed=(--batch 64)
 		# The pages of the first run for trace-cmd.
 		raw=()
 		[ -z "$tc_ev" ] && raw=(--raw-dir "$iw/raw")
-		cg_run "$s" "$n" "$s" "${raw[@]}" || { broken=1; return; }
+		cg_run "$rs" "$n" "$s" "${raw[@]}" "${feed[@]}" || { broken=1; return; }
 		local ir_all=$ir ev_all=$ev
 		# A tenth of the events again: what both runs cost alike (the
 		# symbolizer reading and sorting each binary's symbols, tables
 		# set up) is start-up, taken out of the per-event figure.
-		cg_run "$s" $((n / 10)) "$s.small" || { broken=1; return; }
+		cg_run "$rs" $((n / 10)) "$s.small" "${feed[@]}" || { broken=1; return; }
 		printf '{"stage":"%s","events":%s,"instructions":%s,"events_small":%s,"instructions_small":%s}\n' \
 			"$s" "$ev_all" "$ir_all" "$ev" "$ir" >> "$work/instr.jsonl"
 		[ -z "$tc_ev" ] && tc_ev=$ev_all

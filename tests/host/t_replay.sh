@@ -66,6 +66,11 @@ done
 run two-tasks --events 30000 --procs 2
 run many-tasks-sparse --events 20000 --procs 16 --gap-ns 1000,200000
 run dense --events 40000 --gap-ns 3000,8000
+# Fed as the live daemon feeds it: rounds of both CPUs' pages merged by
+# record time, the records past each round's cut kept for the next (large
+# rounds, and rounds of one page a CPU: a cut in nearly every page).
+run rounds --events 40000 --seed 4 --batch 64
+run rounds-small-dense --events 40000 --seed 5 --gap-ns 3000,8000 --batch 1
 
 # Bad input: a clear message and a non-zero exit, not a crash.
 "$REPLAY" --formats "$SCRATCH/nowhere" --prog "$FP_CHAIN" --events 10 >/dev/null 2>"$SCRATCH/bad.err"
@@ -77,6 +82,8 @@ check "no --prog: usage, exit 2" [ "$?" = 2 ]
 "$REPLAY" --formats "$SCRATCH/formats" --prog "$FP_CHAIN" --procs 17 >/dev/null 2>"$SCRATCH/procs.err"
 rc=$?
 check "--procs 17: exit 2 with the range ($(cat "$SCRATCH/procs.err"))" [ "$rc" = 2 ]
+"$REPLAY" --formats "$SCRATCH/formats" --prog "$FP_CHAIN" --batch 0 >/dev/null 2>&1
+check "--batch 0: usage, exit 2" [ "$?" = 2 ]
 "$REPLAY" --help >"$SCRATCH/help.out" 2>&1
 rc=$?
 check "--help: exit 0 (rc $rc)" [ "$rc" = 0 ]

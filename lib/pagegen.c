@@ -265,11 +265,18 @@ unsigned int td_pagegen_finish(struct td_pagegen *pg, bool fill, int64_t missed)
 			td_put_le32(p, rb_header(TD_RB_TYPE_PADDING, 1));
 			td_put_le32(p + 4, room - RB_HDR);
 			pg->ts += 1;
+			pg->len += room;
 		} else {
-			/* Too small for a length: a null padding event. */
+			/*
+			 * Too small for a length: a null padding event, left
+			 * out of the commit as rb_reset_tail leaves it (write
+			 * set back to the tail). Counted in, a reader that
+			 * takes a padding's length word (kbuffer) reads past
+			 * the sub-buffer: trace-cmd report crashed so on a
+			 * trace.dat whose last page ended this way.
+			 */
 			td_put_le32(p, rb_header(TD_RB_TYPE_PADDING, 0));
 		}
-		pg->len += room;
 	}
 	commit = pg->len;
 	if (missed) {

@@ -70,8 +70,9 @@ int td_pagegen_time_stamp(struct td_pagegen *pg, uint64_t ts);
 
 /*
  * Close the page: with @fill, pad the rest of the page the way the kernel
- * does when the next event does not fit (a padding event covering it, part
- * of the commit). @missed > 0: set MISSED_EVENTS and store the count after
+ * does when the next event does not fit (a discarded event covering it,
+ * part of the commit; fewer than 8 bytes left, a null padding event after
+ * the commit, as rb_reset_tail() leaves it). @missed > 0: set MISSED_EVENTS and store the count after
  * the data if there is room (MISSED_STORED); @missed < 0: MISSED_EVENTS
  * without a count. Returns the number of bytes to hand to a reader (the
  * whole page, as trace_pipe_raw does).

@@ -31,7 +31,7 @@ events_of() {	# READER ERRFILE: the events read at the last SIGUSR1
 }
 
 profile() {	# READER
-	local reader=$1 name=td-prof-$1 err=$out/$1.err pid ppid i c0 c1 e0 e1
+	local reader=$1 name=td-prof-$1 err=$out/$1.err pid ppid c0 c1 e0 e1
 	case $reader in
 	drain)
 		"$build/bench/drain" -i "$name" --deferred 2> "$err" & ;;
@@ -41,10 +41,15 @@ profile() {	# READER
 			--stats-interval 0 2> "$err" & ;;
 	esac
 	pid=$!
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		[ "$(cat "$T/instances/$name/tracing_on" 2>/dev/null)" = 1 ] && break
 		sleep 0.1
 	done
+	if [ "$(cat "$T/instances/$name/tracing_on" 2>/dev/null)" != 1 ]; then
+		echo "guest-profile: $reader did not start tracing: $(tail -n 2 "$err")"
+		kill "$pid" 2>/dev/null
+		exit 1
+	fi
 	# Start-up apart, as the live benchmark does.
 	"$build/progs/pingpong" 2 0 1 0 > /dev/null
 	sleep 0.5

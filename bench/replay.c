@@ -330,19 +330,35 @@ static uint64_t page_ts(const uint8_t *page)
 	return ts;
 }
 
+/*
+ * The CPU whose next unread page is the oldest (the first such on a tie),
+ * and that page's time in *@ts; -1 (and UINT64_MAX) when all are read.
+ */
+static int oldest_unread(const struct capture *c, const size_t *next, uint64_t *ts)
+{
+	int best = -1;
+
+	*ts = UINT64_MAX;
+	for (int cpu = 0; cpu < REPLAY_CPUS; cpu++) {
+		uint64_t t;
+
+		if (next[cpu] >= c->cpu[cpu].n)
+			continue;
+		t = page_ts(c->cpu[cpu].buf + next[cpu] * TD_PAGE_SIZE);
+		if (t < *ts) {
+			*ts = t;
+			best = cpu;
+		}
+	}
+	return best;
+}
+
 /* Everything older than the earliest unread page has been read. */
 static void advance(struct run *r, const struct capture *c, const size_t *next)
 {
-	uint64_t now = UINT64_MAX;
+	uint64_t now;
 
-	for (int cpu = 0; cpu < REPLAY_CPUS; cpu++)
-		if (next[cpu] < c->cpu[cpu].n) {
-			uint64_t t = page_ts(c->cpu[cpu].buf + next[cpu] * TD_PAGE_SIZE);
-
-			if (t < now)
-				now = t;
-		}
-	if (now == UINT64_MAX || !now)
+	if (oldest_unread(c, next, &now) < 0 || !now)
 		return;
 	replay_advance(r, now - 1);
 }
@@ -350,24 +366,10 @@ static void advance(struct run *r, const struct capture *c, const size_t *next)
 static void feed(struct run *r, const struct capture *c)
 {
 	size_t next[REPLAY_CPUS] = { 0 }, fed = 0;
+	uint64_t ts;
+	int best;
 
-	for (;;) {
-		int best = -1;
-		uint64_t best_ts = UINT64_MAX;
-
-		for (int cpu = 0; cpu < REPLAY_CPUS; cpu++) {
-			uint64_t t;
-
-			if (next[cpu] >= c->cpu[cpu].n)
-				continue;
-			t = page_ts(c->cpu[cpu].buf + next[cpu] * TD_PAGE_SIZE);
-			if (t < best_ts) {
-				best_ts = t;
-				best = cpu;
-			}
-		}
-		if (best < 0)
-			break;
+	while ((best = oldest_unread(c, next, &ts)) >= 0) {
 		replay_page(r, best, c->cpu[best].buf + next[best] * TD_PAGE_SIZE, TD_PAGE_SIZE);
 		next[best]++;
 		if (++fed % FEED_BATCH == 0)
@@ -397,18 +399,13 @@ static void feed_batched(struct run *r, const struct capture *c, unsigned int ba
 		exit(1);
 	}
 	for (;;) {
-		uint64_t cut = UINT64_MAX, w0, c0;
+		uint64_t cut, w0, c0;
 		unsigned int n = 0;
+		int best;
 
 		memcpy(from, next, sizeof(from));
 		for (unsigned int i = 0; i < batch * REPLAY_CPUS; i++) {
-			int best = -1;
-
-			for (int cpu = 0; cpu < REPLAY_CPUS; cpu++)
-				if (next[cpu] < c->cpu[cpu].n &&
-				    (best < 0 || page_ts(c->cpu[cpu].buf + next[cpu] * TD_PAGE_SIZE) <
-						 page_ts(c->cpu[best].buf + next[best] * TD_PAGE_SIZE)))
-					best = cpu;
+			best = oldest_unread(c, next, &cut);
 			if (best < 0)
 				break;
 			next[best]++;
@@ -432,13 +429,8 @@ static void feed_batched(struct run *r, const struct capture *c, unsigned int ba
 		r->copy_cpu_ns += now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
 		if (!n)
 			break;
-		for (int cpu = 0; cpu < REPLAY_CPUS; cpu++)
-			if (next[cpu] < c->cpu[cpu].n) {
-				uint64_t t = page_ts(c->cpu[cpu].buf + next[cpu] * TD_PAGE_SIZE);
-
-				if (t < cut)
-					cut = t;
-			}
+		/* UINT64_MAX when every page is read: no cut. */
+		oldest_unread(c, next, &cut);
 		replay_pages(r, refs, n, cut);
 		if (cut != UINT64_MAX && cut)
 			replay_advance(r, cut - 1);

@@ -10,13 +10,16 @@
 # Then, when LIVE_SECS > 0, bench/run.sh's live section in the guest (deferred
 # mode): trace-defer, its always-on configuration and the drain loop on one
 # uncapped ping-pong, LIVE_SECS per reader, LIVE_ROUNDS times over, into
-# $TD_OUT/live/live.jsonl.
+# $TD_OUT/live/live.jsonl. With LIVE_INPLACE 1, the same readers once more on
+# the ping-pong in fallback mode (in-place user stacks, as on a kernel
+# without the deferred events), into $TD_OUT/live-inplace/live.jsonl: that
+# ratio, set against the host's in the same mode, is what TCG adds.
 #
 #   guest-bench.sh BUILD_DIR SYSCALL_OPS PINGPONG_OPS DEPTH ROUNDS [LIVE_SECS [LIVE_ROUNDS
-#                  [LIVE_WARMUP]]]
+#                  [LIVE_WARMUP [LIVE_INPLACE]]]]
 set -u
 build=$1 sys_ops=$2 pp_ops=$3 depth=$4 rounds=${5:-2} live_secs=${6:-0} live_rounds=${7:-1}
-live_warmup=${8:-2}
+live_warmup=${8:-2} live_inplace=${9:-0}
 rb=$build/bench/rbstat
 lg=$build/bench/loadgen
 out=$TD_OUT/vm-bench.jsonl
@@ -70,5 +73,14 @@ if [ "$live_secs" -gt 0 ]; then
 		BENCH_LIVE_RATES=0 BENCH_LIVE_ROUNDS=$live_rounds BENCH_LIVE_WARMUP=$live_warmup \
 		bash "$(dirname "$0")/run.sh" > "$TD_OUT/live.out" 2>&1
 	echo "guest: live readers: exit $? $(grep -c . "$TD_OUT/live/live.jsonl" 2>/dev/null) steps"
+	if [ "$live_inplace" = 1 ]; then
+		BUILD=$build BENCH_SECTIONS=live BENCH_WORK=$TD_OUT/live-inplace \
+			BENCH_RESULTS=$TD_OUT/live-inplace/results.json BENCH_LIVE_SECS=$live_secs \
+			BENCH_LIVE_RATES=0 BENCH_LIVE_ROUNDS=$live_rounds BENCH_LIVE_WARMUP=$live_warmup \
+			BENCH_LIVE_LOADS=pingpong BENCH_LIVE_MODE=inplace \
+			bash "$(dirname "$0")/run.sh" > "$TD_OUT/live-inplace.out" 2>&1
+		echo "guest: live readers, fallback mode: exit $?" \
+			"$(grep -c . "$TD_OUT/live-inplace/live.jsonl" 2>/dev/null) steps"
+	fi
 fi
 echo "guest: done"

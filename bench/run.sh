@@ -37,6 +37,12 @@
 # readers in the guest, deferred mode; 0: not run; default 10),
 # BENCH_VM_LIVE_ROUNDS (their rounds, default 3: a TCG guest on a shared
 # machine moves one step's figure by half),
+# BENCH_VM_LIVE_INPLACE (1: the guest's live readers once more in fallback
+# mode, ping-pong only, to tell what TCG adds to the ratio from what the
+# deferred mode does; 0: not run),
+# BENCH_LIVE_MODE (auto: deferred where the kernel has the deferred events,
+# else fallback; inplace: fallback mode, in-place user stacks, for both
+# readers on any kernel),
 # BENCH_INSTR_EVENTS (events of the instruction count, default 100000;
 # 0: not run), BENCH_WORK and BENCH_RESULTS (where the figures go; the guest's live run
 # uses them).
@@ -59,11 +65,13 @@ live_rounds=${BENCH_LIVE_ROUNDS:-1}
 vm_rounds=${BENCH_VM_ROUNDS:-2}
 vm_live_secs=${BENCH_VM_LIVE_SECS:-10}
 vm_live_rounds=${BENCH_VM_LIVE_ROUNDS:-3}
+vm_live_inplace=${BENCH_VM_LIVE_INPLACE:-1}
+live_force=${BENCH_LIVE_MODE:-auto}
 profile_interval=${BENCH_PROFILE_INTERVAL:-60}
 instr_events=${BENCH_INSTR_EVENTS:-100000}
 T=/sys/kernel/tracing
 broken=0
-drain_mode= live_mode=inplace
+drain_mode= live_mode=inplace daemon_mode=()
 child=
 instances=()
 
@@ -291,11 +299,11 @@ live_step() {	# READER RATE [LOAD: pingpong (default) or spawn] [ROUND]
 	instances+=("$name")
 	if [ "$reader" = daemon ]; then
 		"$BUILD/trace-defer" -i "$name" --run-dir "$work/run" -q -o /dev/null \
-			--stats-interval 0 2> "$err" &
+			"${daemon_mode[@]}" --stats-interval 0 2> "$err" &
 	elif [ "$reader" = profiles ]; then
 		# The shipped always-on configuration: interval profiles (per
 		# minute: the step's one profile is cut at exit), no JSON.
-		"$BUILD/trace-defer" -i "$name" --run-dir "$work/run" -q \
+		"$BUILD/trace-defer" -i "$name" --run-dir "$work/run" -q "${daemon_mode[@]}" \
 			--profile-dir "$work/profiles-$load-$rate-$round" --profile-interval "$profile_interval" \
 			--stats-interval 0 2> "$err" &
 	else
@@ -370,8 +378,20 @@ live_section() {
 		skip live "no tracefs (needs root)"
 		return
 	fi
-	drain_mode= live_mode=inplace
-	if [ -e "$T/events/ftrace/user_unwind_cookie" ]; then
+	case "$live_force" in
+	auto | inplace) ;;
+	*)
+		note "live: BENCH_LIVE_MODE must be auto or inplace, not '$live_force'"
+		broken=1
+		return ;;
+	esac
+	drain_mode= live_mode=inplace daemon_mode=()
+	if [ "$live_force" = inplace ]; then
+		# Both readers in fallback mode even where deferred stacks exist.
+		[ -e "$T/events/ftrace/user_unwind_cookie" ] &&
+			note "live: BENCH_LIVE_MODE=inplace: both readers trace in-place user stacks"
+		daemon_mode=(-m inplace)
+	elif [ -e "$T/events/ftrace/user_unwind_cookie" ]; then
 		note "live: this kernel has the deferred events: both readers trace deferred stacks"
 		drain_mode=--deferred live_mode=deferred
 	fi
@@ -424,7 +444,7 @@ vm_section() {
 	note "vm: booting $kimage"
 	VM_MEM=${VM_MEM:-2048} VM_TIMEOUT=${VM_TIMEOUT:-720} \
 		"$top/kernel/run-vm.sh" "$kimage" "$work/vm" "$top/bench/guest-bench.sh" \
-		"$BUILD" 200000 3000 30 "$vm_rounds" "$vm_live_secs" "$vm_live_rounds" "$live_warmup" \
+		"$BUILD" 200000 3000 30 "$vm_rounds" "$vm_live_secs" "$vm_live_rounds" "$live_warmup" "$vm_live_inplace" \
 		> /dev/null 2> "$work/vm-run.err"
 	rc=$?
 	sed 's/^/  | /' "$work/vm/guest.log" >&2 2>/dev/null
@@ -435,6 +455,8 @@ vm_section() {
 	fi
 	cp "$work/vm/vm-bench.jsonl" "$work/vm.jsonl"
 	[ -s "$work/vm/live/live.jsonl" ] && cp "$work/vm/live/live.jsonl" "$work/vm-live.jsonl"
+	[ -s "$work/vm/live-inplace/live.jsonl" ] &&
+		cp "$work/vm/live-inplace/live.jsonl" "$work/vm-live-inplace.jsonl"
 	printf '{"image":"%s"}\n' "$kimage" > "$work/vm-image.json"
 }
 

@@ -23,8 +23,8 @@ void td_pagewalk_start(struct td_pagewalk *w, const void *events, unsigned int l
 	*w = (struct td_pagewalk){ .d = events, .len = len, .ts = ts };
 }
 
-bool td_pagewalk_next(struct td_pagewalk *w, uint64_t *ts, const uint8_t **data,
-		      unsigned int *size)
+bool td_pagewalk_next_slow(struct td_pagewalk *w, uint64_t *ts, const uint8_t **data,
+			   unsigned int *size)
 {
 	unsigned int left, type, delta, a0 = 0;
 	uint32_t hdr;

@@ -23,70 +23,64 @@ void td_pagewalk_start(struct td_pagewalk *w, const void *events, unsigned int l
 	*w = (struct td_pagewalk){ .d = events, .len = len, .ts = ts };
 }
 
-bool td_pagewalk_next_slow(struct td_pagewalk *w, uint64_t *ts, const uint8_t **data,
-			   unsigned int *size)
+/*
+ * Step over what is at the walk's position and is not a data record (a
+ * time extend, an absolute time stamp, a discarded event): true. false at
+ * the end of the chain, or at a bad structure (w->corrupt), a data record
+ * td_pagewalk_data() did not take included.
+ */
+static bool skip(struct td_pagewalk *w)
 {
-	unsigned int left, type, delta, a0 = 0;
+	unsigned int left = w->len - w->off, type, delta, a0;
 	uint32_t hdr;
 
-	while (w->off < w->len) {
-		left = w->len - w->off;
-		if (left < 4)
+	if (w->off >= w->len) {
+		w->off = w->len;
+		return false;
+	}
+	if (left < 4)
+		goto bad;
+	hdr = td_get_le32(w->d + w->off);
+	type = hdr & 31;
+	delta = hdr >> 5;
+	if (type == TD_RB_TYPE_PADDING && !delta) {
+		/* The rest is padding: the data ends here. */
+		w->len = w->off;
+		return false;
+	}
+	/* A data record here is one td_pagewalk_data() found unsound. */
+	if (type <= 28 || left < 8)
+		goto bad;
+	a0 = td_get_le32(w->d + w->off + 4);
+	switch (type) {
+	case TD_RB_TYPE_TIME_EXTEND:
+		w->ts += ((uint64_t)a0 << TS_SHIFT) + delta;
+		w->off += 8;
+		return true;
+	case TD_RB_TYPE_TIME_STAMP:
+		w->ts = (((uint64_t)a0 << TS_SHIFT) + delta) | (w->ts & TS_MSB);
+		w->off += 8;
+		return true;
+	default:
+		/* Padding with a delta, a discarded event: the length word counts its body. */
+		if (a0 < 4 || a0 % 4 || a0 > left - 4)
 			goto bad;
-		hdr = td_get_le32(w->d + w->off);
-		type = hdr & 31;
-		delta = hdr >> 5;
-		if (type == TD_RB_TYPE_PADDING && !delta) {
-			/* The rest is padding: the data ends here. */
-			w->len = w->off;
-			return false;
-		}
-		if (type == 0 || type > 28) {
-			if (left < 8)
-				goto bad;
-			a0 = td_get_le32(w->d + w->off + 4);
-		}
-		switch (type) {
-		case TD_RB_TYPE_TIME_EXTEND:
-			w->ts += ((uint64_t)a0 << TS_SHIFT) + delta;
-			w->off += 8;
-			continue;
-		case TD_RB_TYPE_TIME_STAMP:
-			w->ts = (((uint64_t)a0 << TS_SHIFT) + delta) | (w->ts & TS_MSB);
-			w->off += 8;
-			continue;
-		case TD_RB_TYPE_PADDING:
-			/* A discarded event: the length word counts its body. */
-			if (a0 < 4 || a0 % 4 || a0 > left - 4)
-				goto bad;
-			w->ts += delta;
-			w->off += 4 + a0;
-			continue;
-		case 0:
-			/* The length word counts itself. */
-			if (a0 < 4 || a0 % 4 || a0 > left - 4)
-				goto bad;
-			*size = a0 - 4;
-			*data = w->d + w->off + 8;
-			w->off += 4 + a0;
-			break;
-		default:
-			if (4 + type * 4 > left)
-				goto bad;
-			*size = type * 4;
-			*data = w->d + w->off + 4;
-			w->off += 4 + type * 4;
-			break;
-		}
 		w->ts += delta;
-		*ts = w->ts;
+		w->off += 4 + a0;
 		return true;
 	}
-	w->off = w->len;
-	return false;
 bad:
 	/* Nothing more: w->off stays where the sound part ends. */
 	w->corrupt = true;
 	w->len = w->off;
+	return false;
+}
+
+bool td_pagewalk_next_slow(struct td_pagewalk *w, uint64_t *ts, const uint8_t **data,
+			   unsigned int *size)
+{
+	while (skip(w))
+		if (td_pagewalk_data(w, ts, data, size))
+			return true;
 	return false;
 }

@@ -31,7 +31,46 @@ struct td_pagewalk {
 /* Walk the @len bytes of events at @events, of a page whose timestamp is @ts. */
 void td_pagewalk_start(struct td_pagewalk *w, const void *events, unsigned int len, uint64_t ts);
 
-/* td_pagewalk_next() of anything but a sound data record next: out of line. */
+/*
+ * The data record at the walk's position, if it is one and lies inside
+ * the chain: taken (its body, size and timestamp), true. Inline: every
+ * record of every page comes through here, and a call with the walk's
+ * state in memory would cost as much as the reading.
+ */
+static inline bool td_pagewalk_data(struct td_pagewalk *w, uint64_t *ts, const uint8_t **data,
+				    unsigned int *size)
+{
+	unsigned int left = w->len - w->off, type, body, head = 4;
+	const uint8_t *at = w->d + w->off;
+	uint32_t hdr;
+
+	if (w->off >= w->len || left < 8)
+		return false;
+	hdr = td_get_le32(at);
+	type = hdr & 31;
+	if (type > 28)
+		return false;
+	if (type) {
+		body = type * 4;
+	} else {
+		/* A length word follows, counting itself. */
+		body = td_get_le32(at + 4);
+		if (body < 4 || body % 4)
+			return false;
+		body -= 4;
+		head = 8;
+	}
+	if (body > left - head)
+		return false;
+	*data = at + head;
+	*size = body;
+	w->off += head + body;
+	w->ts += hdr >> 5;
+	*ts = w->ts;
+	return true;
+}
+
+/* td_pagewalk_next() past what td_pagewalk_data() did not take: out of line, rare. */
 bool td_pagewalk_next_slow(struct td_pagewalk *w, uint64_t *ts, const uint8_t **data,
 			   unsigned int *size);
 
@@ -39,43 +78,11 @@ bool td_pagewalk_next_slow(struct td_pagewalk *w, uint64_t *ts, const uint8_t **
  * The next data record: its timestamp, its body and the body's size in
  * bytes (a multiple of 4). false at the end of the chain (w->corrupt
  * then says whether it ended early).
- *
- * Inline for the record that is next nearly every time, a data record
- * that lies inside the chain: called for each record of every page, the
- * call and the walk's state in memory cost as much as the reading.
  */
 static inline bool td_pagewalk_next(struct td_pagewalk *w, uint64_t *ts, const uint8_t **data,
 				    unsigned int *size)
 {
-	unsigned int left = w->len - w->off, type, body;
-	const uint8_t *at = w->d + w->off;
-	uint32_t hdr;
-
-	if (w->off >= w->len || left < 8)
-		return td_pagewalk_next_slow(w, ts, data, size);
-	hdr = td_get_le32(at);
-	type = hdr & 31;
-	if (type && type <= 28) {
-		body = type * 4;
-		if (4 + body > left)
-			return td_pagewalk_next_slow(w, ts, data, size);
-		*data = at + 4;
-	} else if (!type) {
-		/* The length word counts itself. */
-		body = td_get_le32(at + 4);
-		if (body < 4 || body % 4 || body > left - 4)
-			return td_pagewalk_next_slow(w, ts, data, size);
-		body -= 4;
-		*data = at + 8;
-		w->off += 4;
-	} else {
-		return td_pagewalk_next_slow(w, ts, data, size);
-	}
-	*size = body;
-	w->off += 4 + body;
-	w->ts += hdr >> 5;
-	*ts = w->ts;
-	return true;
+	return td_pagewalk_data(w, ts, data, size) || td_pagewalk_next_slow(w, ts, data, size);
 }
 
 #endif /* TD_LIB_PAGEWALK_H */

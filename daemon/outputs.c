@@ -494,8 +494,9 @@ static int profiles_write(void *priv, const struct td_resolved *r)
 	return o->profiles ? td_profiles_add(o->profiles, r) : 0;
 }
 
+/* The interval profiles (pprof, folded): profiles, as the library's sinks of them. */
 static const struct td_sink_ops profiles_sink_ops = {
-	.name = "profiles", .write = profiles_write, .no_fields = true,
+	.name = "profiles", .write = profiles_write, .no_fields = true, .no_tracer_frames = true,
 };
 
 int td_outputs_attach(struct td_outputs *o, struct td_pipeline *pl)

@@ -17,6 +17,7 @@
 
 #include "kstack.h"
 #include "stackmemo.h"
+#include "tracerframes.h"
 #include "monotime.h"
 
 struct sink {
@@ -145,8 +146,7 @@ static const struct td_memo_stack *keep_named(struct td_pipeline *pl, const stru
 	const struct td_memo_stack *kept;
 
 	if (keep && pl->memo) {
-		kept = td_memo_add(pl->memo, key, own->frames, own->named, own->fileid_named,
-				   own->fileid_unknown);
+		kept = td_memo_add(pl->memo, key, own);
 		if (kept)
 			return kept;
 	}
@@ -185,6 +185,7 @@ static const struct td_memo_stack *kernel_frames(struct td_pipeline *pl, const s
 		name_kernel(pl, &pl->kframes[i], ips->ips[i], i > 0);
 		own->named += pl->kframes[i].symbol != NULL;
 	}
+	own->tracer = td_tracer_frames(pl->kframes, nr);
 	found = keep_named(pl, &key, true, own);
 	if (shared && found != own)
 		td_kstack_slot_set(ips->ips, td_memo_epoch(pl->memo), found);
@@ -369,16 +370,28 @@ static bool pid_wanted(const struct td_pipeline *pl, int pid)
 	return false;
 }
 
-static void to_sinks(struct td_pipeline *pl, const struct td_resolved *res)
+/*
+ * @res to every sink; those that draw profiles (no_tracer_frames) get its
+ * kernel stack without its @tracer innermost frames, under the same id:
+ * the count is the stack's own, so the id still names one list of frames.
+ */
+static void to_sinks(struct td_pipeline *pl, const struct td_resolved *res, unsigned int tracer)
 {
+	struct td_resolved trimmed;
+
 	pl->st.resolved++;
+	if (tracer) {
+		trimmed = *res;
+		trimmed.kframes += tracer;
+		trimmed.nr_kframes -= tracer;
+	}
 	for (unsigned int i = 0; i < pl->nr_sinks; i++) {
 		struct sink *s = &pl->sinks[i];
 		int ret;
 
 		if (s->gone)
 			continue;
-		ret = s->ops->write(s->priv, res);
+		ret = s->ops->write(s->priv, tracer && s->ops->no_tracer_frames ? &trimmed : res);
 		if (!ret)
 			continue;
 		if (ret == -EPIPE) {
@@ -484,7 +497,7 @@ static void resolve(const struct td_event *ev, const struct td_ustack *us,
 	pl->st.uframes += nu;
 	res.nr_kframes = nk;
 	res.nr_uframes = nu;
-	to_sinks(pl, &res);
+	to_sinks(pl, &res, nk ? ks->tracer : 0);
 }
 
 /* The parser's name of a thread no record named, live input only: /proc now. */

@@ -39,8 +39,8 @@ static int pprof_write(void *priv, const struct td_resolved *r)
 
 const struct td_sink_ops td_json_sink_ops = { .name = "json", .write = json_write };
 const struct td_sink_ops td_folded_sink_ops = {
-	.name = "folded", .write = folded_write, .no_fields = true,
+	.name = "folded", .write = folded_write, .no_fields = true, .no_tracer_frames = true,
 };
 const struct td_sink_ops td_pprof_sink_ops = {
-	.name = "pprof", .write = pprof_write, .no_fields = true,
+	.name = "pprof", .write = pprof_write, .no_fields = true, .no_tracer_frames = true,
 };

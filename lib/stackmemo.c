@@ -208,9 +208,9 @@ static void reset(struct td_memo *m)
 }
 
 const struct td_memo_stack *td_memo_add(struct td_memo *m, const struct td_memo_key *key,
-					const struct td_frame *frames, unsigned int named,
-					unsigned int fileid_named, unsigned int fileid_unknown)
+					const struct td_memo_stack *own)
 {
+	const struct td_frame *frames = own->frames;
 	uint64_t h = key_hash(key);
 	size_t nfiles = key->files ? key->nr : 0;
 	struct entry *e;
@@ -228,9 +228,10 @@ const struct td_memo_stack *td_memo_add(struct td_memo *m, const struct td_memo_
 	if (e && !memcmp(e->frames, frames, key->nr * sizeof(*frames))) {
 		e->stamp = key->stamp;
 		e->used = m->age;
-		e->pub.named = named;
-		e->pub.fileid_named = fileid_named;
-		e->pub.fileid_unknown = fileid_unknown;
+		e->pub.named = own->named;
+		e->pub.fileid_named = own->fileid_named;
+		e->pub.fileid_unknown = own->fileid_unknown;
+		e->pub.tracer = own->tracer;
 		m->st.renamed_same++;
 		return &e->pub;
 	}
@@ -261,10 +262,10 @@ const struct td_memo_stack *td_memo_add(struct td_memo *m, const struct td_memo_
 	e->pid = key->pid;
 	e->used = m->age;
 	e->stamp = key->stamp;
-	e->pub = (struct td_memo_stack){
-		.id = next_id(), .frames = e->frames, .nr = key->nr, .named = named,
-		.fileid_named = fileid_named, .fileid_unknown = fileid_unknown,
-	};
+	e->pub = *own;
+	e->pub.id = next_id();
+	e->pub.frames = e->frames;
+	e->pub.nr = key->nr;
 	htab_add(&m->tab, &e->node, h);
 	m->st.stacks++;
 	m->st.frames += key->nr;

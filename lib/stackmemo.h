@@ -62,6 +62,7 @@ struct td_memo_stack {
 	unsigned int named;		/* frames with a symbol */
 	unsigned int fileid_named;	/* TD_FILE_IN frames named */
 	unsigned int fileid_unknown;	/* TD_FILE_IN frames of an id no record described */
+	unsigned int tracer;		/* kernel: innermost frames the tracer's own (tracerframes.h) */
 };
 
 struct td_memo_stats {
@@ -88,14 +89,13 @@ void td_memo_free(struct td_memo *m);
 const struct td_memo_stack *td_memo_find(struct td_memo *m, const struct td_memo_key *key);
 
 /*
- * Keep @nr == key->nr named @frames for @key (replacing a stale entry of
- * the key; if its frames are the same bytes, it keeps its id). Returns the
- * kept stack, or NULL when out of memory or larger than the bound (the
- * caller then uses its own frames, unkept).
+ * Keep the stack @own named for @key (own->nr == key->nr; its id is not
+ * read), replacing a stale entry of the key; if its frames are the same
+ * bytes, it keeps its id. Returns the kept stack, or NULL when out of
+ * memory or larger than the bound (the caller then uses its own, unkept).
  */
 const struct td_memo_stack *td_memo_add(struct td_memo *m, const struct td_memo_key *key,
-					const struct td_frame *frames, unsigned int named,
-					unsigned int fileid_named, unsigned int fileid_unknown);
+					const struct td_memo_stack *own);
 
 /*
  * @s (handed out by this memo, still valid by its epoch) was used: a

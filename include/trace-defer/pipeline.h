@@ -167,6 +167,16 @@ struct td_sink_ops {
 	 * stack). Add sinks before the first page or record.
 	 */
 	bool no_fields;
+	/*
+	 * Added later: the sink draws profiles, whose kernel stacks start
+	 * at the traced code: the pipeline hands it each event's kernel
+	 * frames without the tracer's own innermost ones (the event's probe,
+	 * trace_event_raw_event_CLASS or ftrace_syscall_enter, and the
+	 * tracepoint's iterator __traceiter_NAME when another probe is
+	 * attached too), under the same kstack_id. Other sinks get every
+	 * frame as recorded.
+	 */
+	bool no_tracer_frames;
 };
 
 /*

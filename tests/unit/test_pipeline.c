@@ -7,7 +7,8 @@
  * broken; the short stages (parse, stitch) reaching no sink; the report
  * hooks deciding which tasks /proc may be asked about and naming kernel
  * frames; live input naming this process and its own function from
- * /proc; the library's folded and JSON sinks; bad configurations; stacks
+ * /proc; the library's folded and JSON sinks; profile sinks given kernel
+ * stacks without the tracer's own frames; bad configurations; stacks
  * named once and handed out again by id, a stack with a frame no maps
  * covered named every time, and no_memo naming every frame again; events
  * without their record's copy when no sink reads fields; pages fed as the
@@ -391,6 +392,79 @@ static void add_switch_stacked(struct td_pagegen *pg, uint64_t ts, int tid, int 
 	assert_int_equal(td_pagegen_add(pg, ts + 1, rec, rec_cookie(rec, tid, cookie)), 0);
 	assert_int_equal(td_pagegen_add(pg, ts + 2, rec,
 					rec_unwind_tgid(rec, tid, cookie, uips, 2, 0, 0, tgid)), 0);
+}
+
+/* The kernel names of kips[]: ftrace's probe, the iterator, then the traced code. */
+static int tracer_sym(uint64_t addr, bool return_addr, struct td_frame *out, void *arg)
+{
+	static const char *const names[NR_KIPS] = {
+		"trace_event_raw_event_sched_switch", "__traceiter_sched_switch", "__schedule",
+	};
+
+	(void)return_addr;
+	(void)arg;
+	out->addr = addr;
+	out->object = "[kernel]";
+	for (unsigned int i = 0; i < NR_KIPS; i++)
+		if (addr == kips[i])
+			out->symbol = names[i];
+	return out->symbol ? 0 : -ENOENT;
+}
+
+static const struct td_sink_ops seen_profile_ops = {
+	.name = "seen-profile", .write = seen_write, .no_fields = true, .no_tracer_frames = true,
+};
+
+/*
+ * Profile sinks get kernel stacks from the traced code on, the tracer's own
+ * innermost frames left out, under the stack's one id; the others every
+ * frame. Named once (the second event's stack comes from the memo), or
+ * every time (no_memo).
+ */
+static void test_profiles_without_tracer_frames(void **state)
+{
+	struct tep_handle *tep = make_tep();
+
+	(void)state;
+	for (int memo = 1; memo >= 0; memo--) {
+		struct td_pipeline_config cfg = {
+			.nr_cpus = 2, .symbolize = true, .no_memo = !memo,
+			.hooks = { .kernel_sym = tracer_sym },
+		};
+		struct td_pipeline *pl = td_pipeline_new(tep, &cfg);
+		struct td_folded *fo = td_folded_new();
+		struct seen all = { 0 }, prof = { 0 };
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f;
+
+		assert_non_null(pl);
+		assert_non_null(fo);
+		assert_int_equal(td_pipeline_add_sink(pl, &seen_ops, &all), 0);
+		assert_int_equal(td_pipeline_add_sink(pl, &seen_profile_ops, &prof), 0);
+		assert_int_equal(td_pipeline_add_sink(pl, &td_folded_sink_ops, fo), 0);
+		feed(pl, TID, uips, 2);
+		feed(pl, TID, uips, 2);
+		assert_int_equal(all.calls, 2);
+		assert_int_equal(prof.calls, 2);
+		assert_int_equal(all.nk, NR_KIPS);
+		assert_string_equal(all.ksym, "trace_event_raw_event_sched_switch");
+		assert_int_equal(prof.nk, 1);
+		assert_string_equal(prof.ksym, "__schedule");
+		assert_int_equal(prof.kid, all.kid);
+		if (memo)
+			assert_int_not_equal(all.kid, 0);
+		f = open_memstream(&buf, &len);
+		assert_non_null(f);
+		assert_int_equal(td_folded_write(fo, f), 0);
+		fclose(f);
+		assert_null(strstr(buf, "trace"));
+		assert_non_null(strstr(buf, ";__schedule 2\n"));
+		free(buf);
+		td_folded_free(fo);
+		td_pipeline_free(pl);
+	}
+	tep_free(tep);
 }
 
 /*
@@ -1898,6 +1972,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_live_jit_line_late, remove_own_perf_map),
 		cmocka_unit_test(test_live_files_no_maps),
 		cmocka_unit_test(test_library_sinks),
+		cmocka_unit_test(test_profiles_without_tracer_frames),
 		cmocka_unit_test(test_many_event_kinds),
 		cmocka_unit_test(test_json_sink_full),
 		cmocka_unit_test(test_named_once),

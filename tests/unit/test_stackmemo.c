@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests for named stacks (lib/stackmemo.c): a stack kept is found
- * again with its frames and counts and one id; another stamp finds nothing
+ * again with its frames and counts (also when named again the same) and one id; another stamp finds nothing
  * (stale), and keeping it again keeps the id if the frames are the same,
  * else gives a new one; kind, process, IPs and
  * file identity each tell stacks apart; the frame bound drops the stacks
@@ -34,6 +34,19 @@ static struct td_memo_key key(enum td_memo_kind kind, int pid, uint64_t stamp)
 	};
 }
 
+/* Keep @f (key->nr frames) named so for @key, as the pipeline keeps what it named. */
+static const struct td_memo_stack *add(struct td_memo *m, const struct td_memo_key *key,
+				       const struct td_frame *f, unsigned int named,
+				       unsigned int fileid_named, unsigned int fileid_unknown)
+{
+	const struct td_memo_stack own = {
+		.frames = f, .nr = key->nr, .named = named,
+		.fileid_named = fileid_named, .fileid_unknown = fileid_unknown,
+	};
+
+	return td_memo_add(m, key, &own);
+}
+
 static void test_find_what_was_kept(void **state)
 {
 	struct td_memo *m = td_memo_new(0);
@@ -44,7 +57,7 @@ static void test_find_what_was_kept(void **state)
 	(void)state;
 	assert_non_null(m);
 	assert_null(td_memo_find(m, &k));
-	a = td_memo_add(m, &k, frames, 2, 0, 0);
+	a = add(m, &k, frames, 2, 0, 0);
 	assert_non_null(a);
 	assert_int_not_equal(a->id, 0);
 	assert_int_equal(a->nr, 3);
@@ -74,12 +87,12 @@ static void test_stale_stamp(void **state)
 
 	(void)state;
 	assert_non_null(m);
-	a = td_memo_add(m, &k, frames, 2, 0, 0);
+	a = add(m, &k, frames, 2, 0, 0);
 	assert_non_null(a);
 	first = a->id;
 	k.stamp = 6;			/* the maps were read again: the same names */
 	assert_null(td_memo_find(m, &k));
-	a = td_memo_add(m, &k, frames, 2, 0, 0);
+	a = add(m, &k, frames, 2, 0, 0);
 	assert_non_null(a);
 	assert_int_equal(a->id, first);
 	assert_ptr_equal(td_memo_find(m, &k), a);
@@ -87,7 +100,7 @@ static void test_stale_stamp(void **state)
 	assert_null(td_memo_find(m, &k));
 	memcpy(named, frames, sizeof(named));
 	named[2].symbol = "a";
-	a = td_memo_add(m, &k, named, 3, 0, 0);
+	a = add(m, &k, named, 3, 0, 0);
 	assert_non_null(a);
 	assert_true(a->id > first);
 	assert_string_equal(a->frames[2].symbol, "a");
@@ -116,7 +129,7 @@ static void test_keys_apart(void **state)
 	(void)state;
 	assert_non_null(m);
 	k.files = files;
-	assert_non_null(td_memo_add(m, &k, frames, 2, 2, 0));
+	assert_non_null(add(m, &k, frames, 2, 2, 0));
 	assert_non_null(td_memo_find(m, &k));
 
 	other = k;
@@ -152,15 +165,15 @@ static void test_bound(void **state)
 	assert_non_null(m);
 	k2.pid = 1;
 	k3.pid = 2;
-	assert_non_null(td_memo_add(m, &k1, frames, 0, 0, 0));
-	assert_non_null(td_memo_add(m, &k2, frames, 0, 0, 0));
+	assert_non_null(add(m, &k1, frames, 0, 0, 0));
+	assert_non_null(add(m, &k2, frames, 0, 0, 0));
 	td_memo_get_stats(m, &st);
 	assert_int_equal(st.frames, 6);
 	/* Both in use now: a sweep would leave too much. */
 	assert_non_null(td_memo_find(m, &k1));
 	assert_non_null(td_memo_find(m, &k2));
 	/* 9 frames would not fit in 7: everything goes, then k3 is kept. */
-	s3 = td_memo_add(m, &k3, frames, 0, 0, 0);
+	s3 = add(m, &k3, frames, 0, 0, 0);
 	assert_non_null(s3);
 	td_memo_get_stats(m, &st);
 	assert_int_equal(st.sweeps, 1);
@@ -173,7 +186,7 @@ static void test_bound(void **state)
 	/* Larger than the bound: not kept, nothing dropped for it. */
 	k1.ips = big;
 	k1.nr = 8;
-	assert_null(td_memo_add(m, &k1, bigf, 0, 0, 0));
+	assert_null(add(m, &k1, bigf, 0, 0, 0));
 	assert_ptr_equal(td_memo_find(m, &k3), s3);
 	td_memo_free(m);
 }
@@ -197,15 +210,15 @@ static void test_sweep(void **state)
 	assert_non_null(m);
 	for (int i = 0; i < 6; i++)
 		k[i] = key(TD_MEMO_UMAPS, 100 + i, 1);
-	s[0] = td_memo_add(m, &k[0], frames, 0, 0, 0);	/* kept in age 0 */
-	s[1] = td_memo_add(m, &k[1], frames, 0, 0, 0);	/* 1 */
-	s[2] = td_memo_add(m, &k[2], frames, 0, 0, 0);	/* 2 */
+	s[0] = add(m, &k[0], frames, 0, 0, 0);	/* kept in age 0 */
+	s[1] = add(m, &k[1], frames, 0, 0, 0);	/* 1 */
+	s[2] = add(m, &k[2], frames, 0, 0, 0);	/* 2 */
 	assert_ptr_equal(td_memo_find(m, &k[0]), s[0]);	/* used in 3 */
-	s[3] = td_memo_add(m, &k[3], frames, 0, 0, 0);	/* 3 */
+	s[3] = add(m, &k[3], frames, 0, 0, 0);	/* 3 */
 	id1 = s[1]->id;
 	epoch = td_memo_epoch(m);
 	/* Full in age 4: k[1] and k[2], not used in 3 or 4, go. */
-	s[4] = td_memo_add(m, &k[4], frames, 0, 0, 0);	/* 4 */
+	s[4] = add(m, &k[4], frames, 0, 0, 0);	/* 4 */
 	assert_non_null(s[4]);
 	td_memo_get_stats(m, &st);
 	assert_int_equal(st.sweeps, 1);
@@ -216,9 +229,9 @@ static void test_sweep(void **state)
 	assert_int_not_equal(td_memo_epoch(m), epoch);
 	/* Used from a slot of the caller's, not through td_memo_find(). */
 	td_memo_used(m, s[0]);				/* 5 */
-	s[5] = td_memo_add(m, &k[5], frames, 0, 0, 0);	/* 5 */
+	s[5] = add(m, &k[5], frames, 0, 0, 0);	/* 5 */
 	/* Full in age 6: k[3] and k[4] go, k[0] (said used) and k[5] stay. */
-	again = td_memo_add(m, &k[1], frames, 0, 0, 0);
+	again = add(m, &k[1], frames, 0, 0, 0);
 	assert_non_null(again);
 	assert_int_not_equal(again->id, id1);
 	td_memo_get_stats(m, &st);
@@ -248,21 +261,21 @@ static void test_epoch(void **state)
 	assert_int_not_equal(e0, 0);
 	assert_int_not_equal(td_memo_epoch(other), e0);
 	/* Adding, finding, renaming the same: nothing handed out goes. */
-	assert_non_null(td_memo_add(m, &k1, frames, 0, 0, 0));
+	assert_non_null(add(m, &k1, frames, 0, 0, 0));
 	assert_non_null(td_memo_find(m, &k1));
 	k1.stamp = 6;
 	assert_null(td_memo_find(m, &k1));
-	assert_non_null(td_memo_add(m, &k1, frames, 0, 0, 0));
+	assert_non_null(add(m, &k1, frames, 0, 0, 0));
 	assert_int_equal(td_memo_epoch(m), e0);
 	/* Renamed to other frames: the old entry goes. */
 	memcpy(renamed, frames, sizeof(renamed));
 	renamed[2].symbol = "a";
 	k1.stamp = 7;
-	assert_non_null(td_memo_add(m, &k1, renamed, 0, 0, 0));
+	assert_non_null(add(m, &k1, renamed, 0, 0, 0));
 	e = td_memo_epoch(m);
 	assert_int_not_equal(e, e0);
 	/* Past the bound: everything goes. */
-	assert_non_null(td_memo_add(m, &k2, frames, 0, 0, 0));
+	assert_non_null(add(m, &k2, frames, 0, 0, 0));
 	assert_int_not_equal(td_memo_epoch(m), e);
 	assert_int_not_equal(td_memo_epoch(m), td_memo_epoch(other));
 	td_memo_free(m);
@@ -285,13 +298,13 @@ static void test_handed_out_survive_next_add(void **state)
 	assert_non_null(m);
 	k2.pid = 1;
 	k3.pid = 2;
-	assert_non_null(td_memo_add(m, &k1, frames, 0, 0, 0));
-	assert_non_null(td_memo_add(m, &k2, frames, 0, 0, 0));
+	assert_non_null(add(m, &k1, frames, 0, 0, 0));
+	assert_non_null(add(m, &k2, frames, 0, 0, 0));
 	kstack = td_memo_find(m, &k1);
 	assert_non_null(td_memo_find(m, &k2));
 	assert_non_null(kstack);
 	/* Both in use, the bound reached: everything goes. */
-	assert_non_null(td_memo_add(m, &k3, frames, 0, 0, 0));
+	assert_non_null(add(m, &k3, frames, 0, 0, 0));
 	td_memo_get_stats(m, &st);
 	assert_int_equal(st.resets, 1);
 	assert_null(td_memo_find(m, &k1));
@@ -313,7 +326,7 @@ static void test_ids_never_reused(void **state)
 	for (int i = 0; i < 6; i++) {
 		k.pid = i;
 		/* m1 holds one stack at a time: every add empties it. */
-		s = td_memo_add(i % 2 ? m2 : m1, &k, frames, 0, 0, 0);
+		s = add(i % 2 ? m2 : m1, &k, frames, 0, 0, 0);
 		assert_non_null(s);
 		seen[i] = s->id;
 		for (int j = 0; j < i; j++)
@@ -323,10 +336,39 @@ static void test_ids_never_reused(void **state)
 	td_memo_free(m2);
 }
 
+/* What the namer counted comes back with the stack, also when named again the same. */
+static void test_counts_kept(void **state)
+{
+	struct td_memo *m = td_memo_new(0);
+	struct td_memo_key k = key(TD_MEMO_KERNEL, 0, 0);
+	struct td_memo_stack own = {
+		.frames = frames, .nr = 3, .named = 2, .fileid_named = 1, .fileid_unknown = 1,
+		.tracer = 1,
+	};
+	const struct td_memo_stack *a, *b;
+
+	(void)state;
+	assert_non_null(m);
+	a = td_memo_add(m, &k, &own);
+	assert_non_null(a);
+	assert_int_equal(a->tracer, 1);
+	assert_int_equal(a->fileid_named, 1);
+	assert_int_equal(a->fileid_unknown, 1);
+	assert_ptr_equal(td_memo_find(m, &k), a);
+	k.stamp = 1;			/* stale, the same frames: the same id, new counts */
+	own.tracer = 2;
+	b = td_memo_add(m, &k, &own);
+	assert_non_null(b);
+	assert_int_equal(b->id, a->id);
+	assert_int_equal(b->tracer, 2);
+	td_memo_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_find_what_was_kept),
+		cmocka_unit_test(test_counts_kept),
 		cmocka_unit_test(test_stale_stamp),
 		cmocka_unit_test(test_keys_apart),
 		cmocka_unit_test(test_bound),

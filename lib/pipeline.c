@@ -377,21 +377,27 @@ static bool pid_wanted(const struct td_pipeline *pl, int pid)
  */
 static void to_sinks(struct td_pipeline *pl, const struct td_resolved *res, unsigned int tracer)
 {
+	const struct td_resolved *cut = NULL;	/* made for the first sink that wants it */
 	struct td_resolved trimmed;
 
 	pl->st.resolved++;
-	if (tracer) {
-		trimmed = *res;
-		trimmed.kframes += tracer;
-		trimmed.nr_kframes -= tracer;
-	}
 	for (unsigned int i = 0; i < pl->nr_sinks; i++) {
 		struct sink *s = &pl->sinks[i];
+		const struct td_resolved *r = res;
 		int ret;
 
 		if (s->gone)
 			continue;
-		ret = s->ops->write(s->priv, tracer && s->ops->no_tracer_frames ? &trimmed : res);
+		if (tracer && s->ops->no_tracer_frames) {
+			if (!cut) {
+				trimmed = *res;
+				trimmed.kframes += tracer;
+				trimmed.nr_kframes -= tracer;
+				cut = &trimmed;
+			}
+			r = cut;
+		}
+		ret = s->ops->write(s->priv, r);
 		if (!ret)
 			continue;
 		if (ret == -EPIPE) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +34,15 @@ struct td_profiles {
 	struct td_pprof *pp;
 	struct td_folded *fo;			/* NULL without profile_folded */
 	struct td_profiles_stats st;
+	/*
+	 * The stems this run published and that are still there, in the
+	 * order they were written: what prune() removes last, oldest first,
+	 * whatever their names say (names follow the wall clock, which may
+	 * be set back while we run).
+	 */
+	char (*mine)[STEM_MAX];
+	size_t nr_mine, cap_mine;
+	bool clock_warned;
 };
 
 static bool has_suffix(const char *s, const char *suffix)
@@ -124,6 +134,44 @@ static void remove_stale(struct td_profiles *p)
 	closedir(d);
 }
 
+/*
+ * Is @fd, the directory just opened, fit to use? Ours alone: one another
+ * user owns or may write to would let them put a link where we, root,
+ * write, or remove what we keep. Not another trace-defer's: two pruning
+ * one directory remove each other's profiles (the lock goes with @fd).
+ */
+static int check_dir(struct td_profiles *p, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		td_err("cannot read profile directory %s: %s", p->dir, strerror(errno));
+		return -1;
+	}
+	if (st.st_uid != geteuid()) {
+		td_err("profile directory %s belongs to uid %u, not to this one (%u): "
+		       "give a directory of our own", p->dir, (unsigned int)st.st_uid,
+		       (unsigned int)geteuid());
+		return -1;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		td_err("profile directory %s may be written by others (mode %04o): "
+		       "give a directory of our own", p->dir, (unsigned int)(st.st_mode & 07777));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (errno == EWOULDBLOCK)
+			td_err("profile directory %s is in use by another trace-defer", p->dir);
+		else
+			td_err("cannot lock profile directory %s: %s", p->dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void prune(struct td_profiles *p, uint64_t bytes, unsigned int slots, uint64_t *kept,
+		  uint64_t *kept_bytes);
+
 struct td_profiles *td_profiles_open(const struct td_config *cfg, uint64_t mono_ns)
 {
 	struct td_profiles *p = calloc(1, sizeof(*p));
@@ -161,11 +209,15 @@ struct td_profiles *td_profiles_open(const struct td_config *cfg, uint64_t mono_
 		td_err("cannot open profile directory %s: %s", p->dir, strerror(errno));
 		goto fail;
 	}
+	if (check_dir(p, p->dirfd))
+		goto fail;
 	if (faccessat(p->dirfd, ".", W_OK, AT_EACCESS)) {
 		td_err("cannot write to profile directory %s: %s", p->dir, strerror(errno));
 		goto fail;
 	}
 	remove_stale(p);
+	/* Bounds lowered since the last run hold from the start, not from the first cut. */
+	prune(p, 0, 0, &p->st.kept, &p->st.kept_bytes);
 	p->start_mono = mono_ns;
 	p->start_real = td_now_real_ns();
 	return p;
@@ -175,6 +227,7 @@ fail:
 	if (p && p->dirfd >= 0)
 		close(p->dirfd);
 	if (p) {
+		free(p->mine);
 		td_pprof_free(p->pp);
 		td_folded_free(p->fo);
 		free(p->dir);
@@ -226,7 +279,12 @@ static int write_tmp(struct td_profiles *p, const char *stem, const char *ext, b
 
 	*bytes = 0;
 	snprintf(tmp, sizeof(tmp), ".%s%s.tmp", stem, ext);
-	fd = openat(p->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* Made anew, never through what is there (a link would be followed). */
+	if (unlinkat(p->dirfd, tmp, 0) && errno != ENOENT) {
+		ret = -errno;
+		goto out;
+	}
+	fd = openat(p->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
 		ret = -errno;
@@ -276,6 +334,8 @@ static int publish(struct td_profiles *p, const char *stem, const char *ext, boo
 struct entry {
 	char stem[STEM_MAX];
 	uint64_t bytes;
+	size_t rank;		/* 0: not this run's; else 1 + its index in p->mine */
+	bool removed;
 };
 
 static int cmp_entry(const void *a, const void *b)
@@ -283,7 +343,17 @@ static int cmp_entry(const void *a, const void *b)
 	return strcmp(((const struct entry *)a)->stem, ((const struct entry *)b)->stem);
 }
 
-/* The intervals in the directory, oldest first, each with its files' bytes. */
+/* Removal order: earlier runs' intervals by name, then this run's as written. */
+static int cmp_age(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return cmp_entry(a, b);
+}
+
+/* The intervals in the directory, sorted by name, each with its files' bytes. */
 static struct entry *list_intervals(struct td_profiles *p, size_t *nr)
 {
 	DIR *d = open_listing(p);
@@ -314,6 +384,8 @@ static struct entry *list_intervals(struct td_profiles *p, size_t *nr)
 		memcpy(v[n].stem, s, len);
 		v[n].stem[len] = '\0';
 		v[n].bytes = st.st_size;
+		v[n].rank = 0;
+		v[n].removed = false;
 		n++;
 	}
 	closedir(d);
@@ -332,33 +404,61 @@ static struct entry *list_intervals(struct td_profiles *p, size_t *nr)
 	return v;
 }
 
-static void remove_interval(struct td_profiles *p, const char *stem)
+/* Remove both files of @stem. false when one of them is still there (message printed). */
+static bool remove_interval(struct td_profiles *p, const char *stem)
 {
 	static const char *const exts[] = { EXT_PPROF, EXT_FOLDED };
 	char name[STEM_MAX + 16];
+	bool gone = true;
 	size_t i;
 
 	for (i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
 		snprintf(name, sizeof(name), "%s%s", stem, exts[i]);
-		if (unlinkat(p->dirfd, name, 0) && errno != ENOENT)
+		if (unlinkat(p->dirfd, name, 0) && errno != ENOENT) {
 			td_warn("cannot remove %s/%s: %s", p->dir, name, strerror(errno));
+			gone = false;
+		}
 	}
-	p->st.removed++;
+	if (gone)
+		p->st.removed++;
+	return gone;
 }
 
 /*
- * Make room for an interval of @bytes: remove the oldest until at most
- * keep - 1 remain and their bytes plus @bytes fit, so that the published
- * intervals never hold more than the bounds, not even for a moment (the
- * new one's temporary file, written before its size is known, is there
- * too meanwhile). What is then kept, the new one included, goes to
- * *@kept and *@kept_bytes, counted once it is published.
+ * Order @v (@n intervals, sorted by name) as they were written, oldest
+ * first, as far as we know: this run's after the others, in its order;
+ * the others by name.
  */
-static void prune(struct td_profiles *p, uint64_t bytes, uint64_t *kept, uint64_t *kept_bytes)
+static void order_by_age(struct td_profiles *p, struct entry *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_mine; i++) {
+		struct entry key, *e;
+
+		memcpy(key.stem, p->mine[i], STEM_MAX);
+		e = n ? bsearch(&key, v, n, sizeof(*v), cmp_entry) : NULL;
+		if (e)
+			e->rank = i + 1;
+	}
+	qsort(v, n, sizeof(*v), cmp_age);
+}
+
+/*
+ * Make room for @slots (0 or 1) new intervals of @bytes: remove the
+ * oldest until at most keep - @slots remain and their bytes plus @bytes
+ * fit, so that the published intervals never hold more than the bounds,
+ * not even for a moment (the new one's temporary file, written before
+ * its size is known, is there too meanwhile). An interval that cannot be
+ * removed stays counted and the next oldest goes. What is then kept, the
+ * new one included, goes to *@kept and *@kept_bytes.
+ */
+static void prune(struct td_profiles *p, uint64_t bytes, unsigned int slots, uint64_t *kept,
+		  uint64_t *kept_bytes)
 {
 	uint64_t total = bytes;
+	size_t n, i, left, k;
 	struct entry *v;
-	size_t n, i;
 
 	if (!p->keep && !p->max_bytes)
 		return;
@@ -367,17 +467,52 @@ static void prune(struct td_profiles *p, uint64_t bytes, uint64_t *kept, uint64_
 		td_warn("cannot list profile directory %s", p->dir);
 		return;
 	}
+	order_by_age(p, v, n);
 	for (i = 0; i < n; i++)
 		total += v[i].bytes;
-	for (i = 0; i < n; i++) {
-		if (!(p->keep && n - i + 1 > p->keep) && !(p->max_bytes && total > p->max_bytes))
+	for (i = 0, left = n; i < n; i++) {
+		if (!(p->keep && left + slots > p->keep) && !(p->max_bytes && total > p->max_bytes))
 			break;
-		remove_interval(p, v[i].stem);
+		if (!remove_interval(p, v[i].stem))
+			continue;
+		v[i].removed = true;
+		left--;
 		total -= v[i].bytes;
 	}
-	*kept = n - i + 1;
+	/* this run's still there, in their order (v holds them by rank) */
+	for (i = 0, k = 0; i < n; i++)
+		if (v[i].rank && !v[i].removed)
+			memcpy(p->mine[k++], v[i].stem, STEM_MAX);
+	p->nr_mine = k;
+	*kept = left + slots;
 	*kept_bytes = total;
 	free(v);
+}
+
+/*
+ * Remember @stem, just published, as the newest of this run's (not
+ * remembering it would only let the next prune order it by its name).
+ * Says once that the clock went back when its name sorts before another's.
+ */
+static void remember(struct td_profiles *p, const char *stem)
+{
+	if (p->nr_mine && strcmp(stem, p->mine[p->nr_mine - 1]) < 0 && !p->clock_warned) {
+		td_warn("the clock went back: profile names (start times) in %s no longer "
+			"sort as written; they are removed oldest written first", p->dir);
+		p->clock_warned = true;
+	}
+	if (!p->keep && !p->max_bytes)
+		return;
+	if (p->nr_mine == p->cap_mine) {
+		size_t cap = p->cap_mine ? p->cap_mine * 2 : 16;
+		char (*m)[STEM_MAX] = realloc(p->mine, cap * sizeof(*m));
+
+		if (!m)
+			return;
+		p->mine = m;
+		p->cap_mine = cap;
+	}
+	snprintf(p->mine[p->nr_mine++], STEM_MAX, "%s", stem);
 }
 
 /*
@@ -408,7 +543,8 @@ static void interval_stem(struct td_profiles *p, uint64_t real_ns, char *stem)
 /*
  * The directory was removed while we ran (a cleanup, a mistaken rm -rf):
  * made again, as at start, rather than failing every interval until a
- * restart. A directory made in its place by someone else is used as it is.
+ * restart. A directory made in its place by someone else is used if
+ * check_dir() finds it fit, as at start.
  */
 static void dir_again(struct td_profiles *p)
 {
@@ -425,6 +561,10 @@ static void dir_again(struct td_profiles *p)
 	fd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		td_err("cannot open profile directory %s: %s", p->dir, strerror(errno));
+		return;
+	}
+	if (check_dir(p, fd)) {
+		close(fd);
 		return;
 	}
 	close(p->dirfd);
@@ -452,14 +592,16 @@ static int cut(struct td_profiles *p, uint64_t mono_ns)
 			ret = -1;
 		/* One interval bigger than the bound on its own is still written. */
 		if (!ret)
-			prune(p, pb + fb, &kept, &kept_bytes);
-		if (publish(p, stem, EXT_PPROF, !ret))
-			ret = -1;
+			prune(p, pb + fb, 1, &kept, &kept_bytes);
+		/* The folded file first: a pprof file never stands without it. */
 		if (p->fo && publish(p, stem, EXT_FOLDED, !ret))
+			ret = -1;
+		if (publish(p, stem, EXT_PPROF, !ret))
 			ret = -1;
 		if (ret) {
 			p->st.errors++;
 		} else {
+			remember(p, stem);
 			p->st.written++;
 			p->st.bytes += pb + fb;
 			p->st.last_bytes = pb;
@@ -505,6 +647,7 @@ int td_profiles_close(struct td_profiles *p, struct td_profiles_stats *st)
 	if (st)
 		*st = p->st;
 	close(p->dirfd);
+	free(p->mine);
 	td_pprof_free(p->pp);
 	td_folded_free(p->fo);
 	free(p->dir);

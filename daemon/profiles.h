@@ -6,13 +6,18 @@
  * Every profile_interval seconds (and at exit) the events counted since the
  * last cut go to DIR/profile-YYYYMMDDTHHMMSS.mmmZ.pb.gz (pprof, gzipped;
  * the time is the interval's start, UTC; names sort as intervals start)
- * and, with profile_folded, to DIR/profile-....folded. Each file is written under a dot-name and renamed
- * into place, so readers never see half a profile; files are 0640 and a
- * directory we create is 0750. Before the new interval is renamed into
- * place the oldest are removed, so that the intervals in the directory
- * never number more than profile_keep nor take more than profile_max_kb
- * KiB (0: that bound off); an interval bigger than the bound on its own is
- * still written, alone. Only names of that pattern are ever touched. An interval without
+ * and, with profile_folded, to DIR/profile-....folded. Each file is
+ * written under a dot-name and renamed into place, so readers never see
+ * half a profile; files are 0600 and a directory we create is 0700. The
+ * directory must be ours alone (our uid, written by no one else) and is
+ * locked: one trace-defer a directory. Before the new interval is
+ * renamed into place the oldest are removed (at start too), so that the
+ * intervals in the directory never number more than profile_keep nor
+ * take more than profile_max_kb KiB (0: that bound off); an interval
+ * bigger than the bound on its own is still written, alone. Oldest means
+ * written first: earlier runs' by name, then this run's in the order it
+ * wrote them, whatever the wall clock, which names them, did meanwhile.
+ * Only names of that pattern are ever touched. An interval without
  * events writes nothing. An interval whose tables (distinct stacks, names,
  * folded lines) reach profile_max_mem_kb KiB is cut at once, early, and counted: memory
  * stays bounded however many distinct stacks come.

@@ -7,3 +7,6 @@ $(BUILD)/tests/test_daemon_config: $(BUILD)/obj/daemon/config.o $(BUILD)/obj/dae
 $(BUILD)/tests/test_daemon_config: LDLIBS := $(LIB) $(LDLIBS)
 $(BUILD)/tests/test_daemon_cmdlines: $(BUILD)/obj/daemon/cmdlines.o $(BUILD)/obj/daemon/log.o
 $(BUILD)/tests/test_daemon_kmodules: $(BUILD)/obj/daemon/kmodules.o
+# profiles.o with its clock from the test (no counters.o), the library after it.
+$(BUILD)/tests/test_daemon_profiles: $(BUILD)/obj/daemon/profiles.o $(BUILD)/obj/daemon/log.o
+$(BUILD)/tests/test_daemon_profiles: LDLIBS := $(LIB) $(LDLIBS)

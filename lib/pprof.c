@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1133,13 +1134,17 @@ static int write_gzip(FILE *f, const uint8_t *data, size_t len, size_t *written)
 	if (deflateInit2(&zs, 3, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
 	zs.next_in = (unsigned char *)data;
-	zs.avail_in = len;
 	do {
 		size_t n;
 
+		/* zlib counts its input in an unsigned int: more than 4 GiB goes in parts. */
+		if (!zs.avail_in && len) {
+			zs.avail_in = len > UINT_MAX ? UINT_MAX : len;
+			len -= zs.avail_in;
+		}
 		zs.next_out = out;
 		zs.avail_out = sizeof(out);
-		zr = deflate(&zs, Z_FINISH);
+		zr = deflate(&zs, len ? Z_NO_FLUSH : Z_FINISH);
 		if (zr == Z_STREAM_ERROR) {
 			ret = -EIO;
 			break;

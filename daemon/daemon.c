@@ -158,6 +158,21 @@ static int setup_pipeline(struct td_daemon *d)
 		td_debug("sched:sched_process_fork lacks child_comm or child_pid: not traced");
 		d->cfg->fork_names = false;
 	}
+	return 0;
+}
+
+/*
+ * Opened once everything that can refuse the run has passed (the tracefs
+ * checks, the instance's lock, the kernel taking the filters and
+ * triggers): a run that is refused, such as a second start of a running
+ * service's configuration, must not cut or empty the files the first one
+ * writes. The sinks go on before the first page is read.
+ */
+static int open_outputs(struct td_daemon *d)
+{
+	if (td_outputs_open(&d->outputs, d->cfg))
+		return -1;
+	d->outputs_open = true;
 	if (td_outputs_attach(&d->outputs, d->pl)) {
 		td_err("out of memory");
 		return -1;
@@ -183,11 +198,11 @@ int td_daemon_run(struct td_config *cfg)
 		code = TD_EXIT_USAGE;
 		goto out;
 	}
-	if (td_outputs_open(&d.outputs, cfg)) {
+	/* Opened later (open_outputs()); what would fail then is said first. */
+	if (td_outputs_check(cfg)) {
 		code = TD_EXIT_RUNTIME;
 		goto out;
 	}
-	d.outputs_open = true;
 	if (td_tracefs_check() || td_events_expand(cfg) || check_events(cfg)) {
 		code = TD_EXIT_TRACEFS;
 		goto out;
@@ -225,6 +240,10 @@ int td_daemon_run(struct td_config *cfg)
 	td_capture_say_fallback(cfg->mode, mode);
 	if (td_capture_setup(d.inst.tfs, cfg, mode) || td_loop_setup(&d)) {
 		code = TD_EXIT_TRACEFS;
+		goto out;
+	}
+	if (open_outputs(&d)) {
+		code = TD_EXIT_RUNTIME;
 		goto out;
 	}
 	if (d.recorder && td_recorder_helper(d.recorder))
@@ -294,6 +313,9 @@ out:
 	    code == TD_EXIT_OK)
 		code = TD_EXIT_RUNTIME;
 	td_pipeline_free(d.pl);
+	/* Nothing traced: the whole run's files from before are left as they were. */
+	if (d.outputs_open && !ran)
+		td_outputs_abandon(&d.outputs);
 	if (d.outputs_open && td_outputs_close(&d.outputs) && code == TD_EXIT_OK)
 		code = TD_EXIT_RUNTIME;
 	if (d.tep)

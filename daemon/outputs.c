@@ -319,6 +319,9 @@ fail:
 /* Close @w, written with result @ret (0 or -errno), and put it in place. Returns 0 or -1. */
 static int whole_close(struct whole *w, const char *path, int ret)
 {
+	/* On disk before the rename, or a crash may leave an empty file in place of the last good one. */
+	if (!ret && w->tmp && (fflush(w->f) || fsync(fileno(w->f))))
+		ret = errno ? -errno : -EIO;
 	if (fclose(w->f) && !ret)
 		ret = errno ? -errno : -EIO;
 	if (!ret && w->tmp && rename(w->tmp, w->target))
@@ -429,6 +432,56 @@ static void free_writers(struct td_outputs *o)
 	o->folded = NULL;
 	td_pprof_free(o->pprof);
 	o->pprof = NULL;
+}
+
+/*
+ * Could the JSON output be opened for writing? Asked without opening it,
+ * which would cut the file: a run refused later must leave it whole.
+ */
+static int check_json(const char *path)
+{
+	struct stat st;
+	char *dir, *slash;
+	int ret;
+
+	if (is_stdout(path))
+		return 0;
+	if (!stat(path, &st)) {
+		if (S_ISDIR(st.st_mode))
+			errno = EISDIR;
+		else if (!access(path, W_OK))
+			return 0;
+	} else if (errno == ENOENT) {
+		dir = strdup(path);
+		if (!dir)
+			return -1;
+		slash = strrchr(dir, '/');
+		if (slash == dir)
+			slash[1] = '\0';	/* "/name": the root */
+		else if (slash)
+			*slash = '\0';
+		ret = access(slash ? dir : ".", W_OK | X_OK);
+		free(dir);
+		if (!ret)
+			return 0;
+	}
+	td_err("cannot open output %s: %s", path, strerror(errno));
+	return -1;
+}
+
+int td_outputs_check(const struct td_config *cfg)
+{
+	if (cfg->pprof && check_writable(cfg->pprof))
+		return -1;
+	if (cfg->folded && check_writable(cfg->folded))
+		return -1;
+	if (cfg->flamegraph && is_stdout(cfg->flamegraph)) {
+		td_err("the flame graph needs a file name, not '-'");
+		return -1;
+	}
+	if (cfg->flamegraph && check_writable(cfg->flamegraph))
+		return -1;
+	return cfg->output ? check_json(cfg->output) : 0;
 }
 
 int td_outputs_open(struct td_outputs *o, const struct td_config *cfg)
@@ -727,6 +780,8 @@ static int write_accumulated(struct td_outputs *o, bool final)
 {
 	int ret = 0;
 
+	if (o->abandoned)
+		return 0;
 	if (o->pprof && (final || rewritable(o->pprof_path)) && write_pprof(o))
 		ret = -1;
 	if (!o->folded)
@@ -772,6 +827,11 @@ int td_outputs_reopen(struct td_outputs *o)
 	if (write_accumulated(o, false))
 		ret = -1;
 	return ret;
+}
+
+void td_outputs_abandon(struct td_outputs *o)
+{
+	o->abandoned = true;
 }
 
 int td_outputs_close(struct td_outputs *o)

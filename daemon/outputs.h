@@ -57,7 +57,15 @@ struct td_outputs {
 	uint64_t json_said_ns;		/* when (monotonic): said at most once a minute */
 	uint64_t json_said_lost;	/* lines dropped as last said (a drop or recovery) */
 	bool json_lost_file;		/* reopening failed: js.f NULL, tried every tick */
+	bool abandoned;			/* td_outputs_abandon() */
 };
+
+/*
+ * Check that every configured output could be written, opening none (a
+ * file is not cut): for a run that may yet be refused. Returns 0 or -1
+ * (message printed).
+ */
+int td_outputs_check(const struct td_config *cfg);
 
 /* Open or check every configured output. Returns 0 or -1 (message printed). */
 int td_outputs_open(struct td_outputs *o, const struct td_config *cfg);
@@ -109,5 +117,12 @@ void td_outputs_tracing_off(struct td_outputs *o);
 
 /* Write folded and SVG, close everything. Returns 0 or -1 (message printed). */
 int td_outputs_close(struct td_outputs *o);
+
+/*
+ * The run stopped before it traced anything (a later set-up step failed):
+ * td_outputs_close() then writes none of the files written whole at exit
+ * (pprof, folded, SVG), so that the ones there stay as they were.
+ */
+void td_outputs_abandon(struct td_outputs *o);
 
 #endif /* TD_DAEMON_OUTPUTS_H */

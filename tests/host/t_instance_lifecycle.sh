@@ -5,7 +5,9 @@
 # second daemon cannot take a live one's instance; an instance of the same
 # name that trace-defer did not make is left alone; SIGHUP reopens the
 # output; SIGUSR1 prints counters; a daemon whose instance another program
-# turned off stops with status 3; a refused run says nothing of its mode.
+# turned off stops with status 3; a refused run says nothing of its mode,
+# and neither a refused run nor one that fails before tracing touches the
+# outputs (a running daemon's, or the files of an earlier run).
 . "$(dirname "$0")/lib.sh"
 
 start_fp_chain 10
@@ -36,6 +38,19 @@ check "... and no fallback notice for the refused run" \
 	[ "$(grep -c 'no deferred user stacks' "$SCRATCH/second.err")" = 0 ]
 check "first daemon's instance still there" instance_exists
 check "first daemon still tracing" [ "$(cat "$TRACEFS/instances/$NAME/tracing_on")" = 1 ]
+
+# --- A refused start leaves the outputs alone: the running daemon's JSON
+# file is not cut (truncated under its writer, it would start with a hole
+# of NULs), a whole-run file from before is not emptied.
+sleep 1
+echo "last good profile" >"$SCRATCH/keep.pb.gz"
+td -d 1 -o "$SCRATCH/first.jsonl" --pprof "$SCRATCH/keep.pb.gz" 2>/dev/null
+rc=$?
+check "refused start on the first's outputs: status 3 (got $rc)" [ "$rc" = 3 ]
+sleep 1
+check "... the first's JSON file not cut" [ "$(head -c 1 "$SCRATCH/first.jsonl")" = "{" ]
+check "... a whole-run file from before left as it was" \
+	grep -qx "last good profile" "$SCRATCH/keep.pb.gz"
 
 # --- The same name from another run directory (no lock to see): a second
 # daemon and --cleanup both find the instance read by a live process and
@@ -153,6 +168,22 @@ td --force 2>"$SCRATCH/force-alone.err"
 check "--force without --cleanup: status 2 (got $?)" [ $? = 2 ]
 td --cleanup --force
 check "--cleanup --force removes it on request" instance_gone
+
+# --- A run that fails before it traces leaves the files from before as
+# they were: an unknown event (refused before the instance is made) and a
+# filter the kernel refuses (after it is).
+for spec in nosuch:nosuch 'sched:sched_switch:no_such_field == 1'; do
+	echo '{"kept":1}' >"$SCRATCH/prev.jsonl"
+	echo "last good" >"$SCRATCH/prev.svg"
+	td -e "$spec" -d 1 -o "$SCRATCH/prev.jsonl" -F "$SCRATCH/prev.svg" 2>/dev/null
+	rc=$?
+	check "failed start ($spec): status 3 (got $rc)" [ "$rc" = 3 ]
+	check "... the JSON file from before left as it was" \
+		grep -qx '{"kept":1}' "$SCRATCH/prev.jsonl"
+	check "... the flame graph from before left as it was" \
+		grep -qx "last good" "$SCRATCH/prev.svg"
+	check "... no instance left" instance_gone
+done
 
 # --- normal exit with --duration.
 td -p "$FP_PID" -d 1 -o /dev/null 2>/dev/null

@@ -61,6 +61,7 @@ struct td_daemon {
 	int batch_per_cpu;
 
 	int epfd, sigfd, timerfd;
+	int tty_fd;			/* 0-2: the first that was a terminal at start; -1: none */
 	bool stop;
 	bool warned_write;		/* the first failed output write was reported */
 	char changed[320];		/* what instance_changed() found, said when stopping */

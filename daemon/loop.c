@@ -22,6 +22,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -175,6 +176,7 @@ int td_loop_setup(struct td_daemon *d)
 		.it_interval = { 0, TICK_MS * 1000000L },
 		.it_value = { 0, TICK_MS * 1000000L },
 	};
+	struct sigaction sa;
 	sigset_t set;
 
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -184,6 +186,15 @@ int td_loop_setup(struct td_daemon *d)
 	}
 	if (setup_readers(d))
 		return -1;
+	/*
+	 * Under nohup (SIGHUP ignored) a hang-up is to be outlived: blocked
+	 * for the signalfd, an ignored SIGHUP would still come to it.
+	 */
+	d->tty_fd = -1;
+	if (!sigaction(SIGHUP, NULL, &sa) && sa.sa_handler != SIG_IGN)
+		for (int fd = STDIN_FILENO; fd <= STDERR_FILENO && d->tty_fd < 0; fd++)
+			if (isatty(fd))
+				d->tty_fd = fd;
 	/* The signals were blocked at start (main.c): they are read here, in order. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -605,6 +616,20 @@ static void tick(struct td_daemon *d)
 	}
 }
 
+/*
+ * Did the terminal we were started on hang up (an ssh session that
+ * dropped, a closed terminal window)? Its fds then fail every call with
+ * EIO. The SIGHUP that comes with it is not a request to reopen the
+ * outputs (logrotate's): a run nobody can see any more stops, as on
+ * SIGTERM, rather than trace until killed.
+ */
+static bool terminal_gone(const struct td_daemon *d)
+{
+	struct termios t;
+
+	return d->tty_fd >= 0 && tcgetattr(d->tty_fd, &t) && errno == EIO;
+}
+
 static void handle_signals(struct td_daemon *d)
 {
 	struct signalfd_siginfo si;
@@ -617,6 +642,11 @@ static void handle_signals(struct td_daemon *d)
 			d->stop = true;
 			break;
 		case SIGHUP:
+			if (terminal_gone(d)) {
+				td_info("SIGHUP: the terminal hung up: stopping");
+				d->stop = true;
+				break;
+			}
 			td_notice("SIGHUP: reopening outputs");
 			if (td_outputs_reopen(&d->outputs))
 				d->exit_code = TD_EXIT_RUNTIME;

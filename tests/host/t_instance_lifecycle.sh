@@ -4,8 +4,9 @@
 # after SIGKILL followed by a restart (stale detection) or by --cleanup; a
 # second daemon cannot take a live one's instance; an instance of the same
 # name that trace-defer did not make is left alone; SIGHUP reopens the
-# output; SIGUSR1 prints counters; a daemon whose instance another program
-# turned off stops with status 3; a refused run says nothing of its mode,
+# output, unless the terminal hung up, which stops the daemon; SIGUSR1
+# prints counters; a daemon whose instance another program turned off
+# stops with status 3; a refused run says nothing of its mode,
 # and neither a refused run nor one that fails before tracing touches the
 # outputs (a running daemon's, or the files of an earlier run).
 . "$(dirname "$0")/lib.sh"
@@ -184,6 +185,20 @@ for spec in nosuch:nosuch 'sched:sched_switch:no_such_field == 1'; do
 		grep -qx "last good" "$SCRATCH/prev.svg"
 	check "... no instance left" instance_gone
 done
+
+# --- The terminal hangs up (an ssh session that drops): the daemon stops
+# as on SIGTERM, rather than trace unseen until killed; a SIGHUP with the
+# terminal still there reopens the outputs (checked above).
+res=$(python3 "$TOP/tests/host/pty_hangup.py" "$TD" "$NAME" "$RUN_DIR" "$SCRATCH/hup.jsonl" \
+	"$TRACEFS")
+check "terminal hung up: the daemon exits 0 (got '$res')" [ "$res" = "exit 0" ]
+check "terminal hung up: instance removed" instance_gone
+check "terminal hung up: marker cleared" marker_clear
+res=$(python3 "$TOP/tests/host/pty_hangup.py" "$TD" "$NAME" "$RUN_DIR" "$SCRATCH/hup.jsonl" \
+	"$TRACEFS" nohup)
+check "under nohup: the daemon outlives the hang-up (got '$res')" \
+	[ "$res" = "outlived, exit 0" ]
+check "under nohup: instance removed at the end" instance_gone
 
 # --- normal exit with --duration.
 td -p "$FP_PID" -d 1 -o /dev/null 2>/dev/null

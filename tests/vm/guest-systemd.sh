@@ -241,7 +241,7 @@ check kill9_no_stale_found eval "! journalctl _PID=$(main_pid) -o cat --no-pager
 
 # --- the restarted daemon cleans a dead run's instance itself ----------------
 # Without ExecStopPost (a drop-in clears it), the lock file kept over the
-# restart (RuntimeDirectoryPreserve=restart) names the dead run.
+# restart (RuntimeDirectoryPreserve=yes) names the dead run.
 mkdir -p /run/systemd/system/$unit.service.d
 printf '[Service]\nExecStopPost=\n' > /run/systemd/system/$unit.service.d/no-cleanup.conf
 systemctl daemon-reload
@@ -258,6 +258,8 @@ systemctl daemon-reload
 # --- stop: nothing left in tracefs -------------------------------------------
 check final_stop systemctl stop $unit
 check final_instance_removed test ! -d $inst
+# kept until reboot: a cleanup that failed is finished by the next start
+check final_lock_file_kept test -e $lock
 check final_top_level_untouched top_level_clean
 check final_no_instances eval "! ls $T/instances | grep -q ."
 kill "$fpid" 2>/dev/null

@@ -83,15 +83,45 @@ static bool owner_alive(int pid, unsigned long long start)
 	return now_start && (!start || now_start == start);
 }
 
+/* This boot's id (/proc/sys/kernel/random/boot_id), "" if it cannot be read. */
+static const char *boot_id(void)
+{
+	static char id[40];
+	FILE *f;
+
+	if (id[0])
+		return id;
+	f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	if (f) {
+		if (!fgets(id, sizeof(id), f))
+			id[0] = '\0';
+		id[strcspn(id, "\n")] = '\0';
+		fclose(f);
+	}
+	return id;
+}
+
+/*
+ * The owner the marker names: "PID START BOOT_ID". A marker of an
+ * earlier boot names no owner: the run dir outlived the reboot (not
+ * /run), and an instance of the name now is not that run's (one made at
+ * boot with trace_instance=, say), so it must not be removed as stale. A
+ * marker without a boot id (an older trace-defer's) is taken as it is.
+ */
 static void marker_read(int fd, int *pid, unsigned long long *start)
 {
-	char buf[64] = "";
+	char buf[128] = "", boot[40] = "";
 	ssize_t n;
 
 	*pid = 0;
 	*start = 0;
 	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n > 0 && sscanf(buf, "%d %llu", pid, start) < 1)
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if (sscanf(buf, "%d %llu %39s", pid, start, boot) < 1)
+		*pid = 0;
+	else if (boot[0] && boot_id()[0] && strcmp(boot, boot_id()))
 		*pid = 0;
 }
 
@@ -152,17 +182,17 @@ fail:
 	return -1;
 }
 
-/* Record @pid (0: none) as the owner of the instance, with its start time. */
+/* Record @pid (0: none) as the owner of the instance, with its start time and boot. */
 static int marker_set(int fd, int pid)
 {
-	char buf[64];
+	char buf[128];
 	int len;
 
 	if (ftruncate(fd, 0))
 		return -1;
 	if (!pid)
 		return 0;
-	len = snprintf(buf, sizeof(buf), "%d %llu\n", pid, proc_start_time(pid));
+	len = snprintf(buf, sizeof(buf), "%d %llu %s\n", pid, proc_start_time(pid), boot_id());
 	return pwrite(fd, buf, len, 0) == len ? 0 : -1;
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # The instance is gone after a normal exit, after SIGTERM (which drains),
-# after SIGKILL followed by a restart (stale detection) or by --cleanup; a
+# after SIGKILL followed by a restart (stale detection, not for a marker of
+# an earlier boot) or by --cleanup; a
 # second daemon cannot take a live one's instance; an instance of the same
 # name that trace-defer did not make is left alone; SIGHUP reopens the
 # output, unless the terminal hung up, which stops the daemon; SIGUSR1
@@ -95,6 +96,20 @@ check "restart says it removed the stale instance" \
 	"$SCRATCH/restart.err"
 check "restart captured records" [ -s "$SCRATCH/restart.jsonl" ]
 check "instance removed after restart" instance_gone
+
+# --- A marker of an earlier boot (a --run-dir that outlived a reboot)
+# names no owner: the instance of that name now, made since (at boot with
+# trace_instance=, say), is someone else's, and is left alone.
+mkdir "$TRACEFS/instances/$NAME"
+echo "999999 12345 00000000-0000-0000-0000-000000000000" >"$RUN_DIR/$NAME.lock"
+td -d 1 -o /dev/null 2>"$SCRATCH/oldboot.err"
+rc=$?
+check "marker of another boot: start refused with status 3 (got $rc)" [ "$rc" = 3 ]
+check "... the instance not taken as stale" grep -q "was not made by trace-defer" \
+	"$SCRATCH/oldboot.err"
+check "... and left alone" instance_exists
+rmdir "$TRACEFS/instances/$NAME"
+: >"$RUN_DIR/$NAME.lock"
 
 # --- SIGKILL then --cleanup.
 td_bg -p "$FP_PID" -o /dev/null 2>/dev/null

@@ -25,8 +25,8 @@ start_fp_chain 10
 td_bg -p "$FP_PID" -o "$SCRATCH/a.jsonl" -vv 2>"$SCRATCH/a.err"
 check "daemon tracing without flock" wait_tracing
 check "it noticed flock is missing" grep -q "no flock()" "$SCRATCH/a.err"
-check "marker holds pid and start time" \
-	grep -Eqx "$D [0-9]+" "$RUN_DIR/$NAME.lock"
+check "marker holds pid, start time and boot" \
+	grep -Eqx "$D [0-9]+ $(cat /proc/sys/kernel/random/boot_id)" "$RUN_DIR/$NAME.lock"
 td -d 1 -o /dev/null 2>"$SCRATCH/b.err"
 rc=$?
 check "second daemon refused while the owner lives (got $rc)" [ "$rc" = 3 ]

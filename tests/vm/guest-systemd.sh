@@ -26,7 +26,7 @@ wait_for() {
 }
 prop() { systemctl show -p "$1" --value "$unit"; }
 main_pid() { prop MainPID; }
-# The pid recorded in the instance's lock file ("pid starttime")
+# The pid recorded in the instance's lock file ("pid starttime boot_id")
 lock_pid() { cut -d' ' -f1 "$lock" 2>/dev/null; }
 is_active() { [ "$(systemctl is-active "$unit")" = active ]; }
 # The first lines of JSON lines file $1 with their stacks (ids resolved):

@@ -190,6 +190,7 @@ int td_daemon_run(struct td_config *cfg)
 
 	td_service_init();
 	d.inst.lock_fd = -1;
+	d.inst.hold_fd = -1;
 	if (td_counters_init(&d.counters, ncpu > 0 ? (int)ncpu : 1)) {
 		td_err("out of memory");
 		return TD_EXIT_RUNTIME;

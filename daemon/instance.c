@@ -407,10 +407,12 @@ static int remove_existing(const char *name)
 
 int td_instance_open(struct td_instance *inst, const char *run_dir, const char *name)
 {
+	char *path;
 	int prev_pid;
 
 	memset(inst, 0, sizeof(*inst));
 	inst->lock_fd = -1;
+	inst->hold_fd = -1;
 	inst->name = strdup(name);
 	if (!inst->name) {
 		td_err("out of memory");
@@ -461,6 +463,11 @@ int td_instance_open(struct td_instance *inst, const char *run_dir, const char *
 		marker_set(inst->lock_fd, 0);
 		goto fail;
 	}
+	/* Not needed to trace: a failure only leaves the window it closes open. */
+	path = tracefs_instance_get_file(inst->tfs, "tracing_on");
+	if (path)
+		inst->hold_fd = open(path, O_RDONLY | O_CLOEXEC);
+	tracefs_put_tracing_file(path);
 	if (tracefs_trace_off(inst->tfs)) {
 		td_err("cannot turn tracing off in instance '%s': %s", name, strerror(errno));
 		td_instance_close(inst);
@@ -476,6 +483,10 @@ int td_instance_close(struct td_instance *inst)
 {
 	int ret = 0;
 
+	/* An open file of it keeps the kernel from removing it. */
+	if (inst->hold_fd >= 0)
+		close(inst->hold_fd);
+	inst->hold_fd = -1;
 	if (inst->tfs) {
 		td_instance_scrub(inst->tfs);
 		ret = destroy(inst->tfs, inst->name);

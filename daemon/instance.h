@@ -32,6 +32,12 @@ struct td_instance {
 	char *name;
 	char *lock_path;
 	int lock_fd;
+	/*
+	 * A file of the instance held open from its mkdir to its removal:
+	 * what tells another run (of another run directory) or --cleanup
+	 * that it is in use, before the readers open theirs.
+	 */
+	int hold_fd;
 };
 
 /*

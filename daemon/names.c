@@ -112,6 +112,7 @@ struct td_names *td_names_open(const struct td_config *cfg, struct tep_handle *t
 		goto fail;
 	}
 	n->inst.lock_fd = -1;
+	n->inst.hold_fd = -1;
 	n->tep = tep;
 	n->rec = rec;
 	n->exec = tep_find_event_by_name(tep, "sched", "sched_process_exec");

@@ -779,6 +779,11 @@ int td_config_check(struct td_config *cfg)
 		td_err("pprof needs a file name, not '-' (the profile is binary)");
 		return -1;
 	}
+	/* Refused by td_outputs_open() too: said here, before anything starts. */
+	if (cfg->flamegraph && !strcmp(cfg->flamegraph, "-")) {
+		td_err("the flame graph needs a file name, not '-' (a file named - is ./-)");
+		return -1;
+	}
 	if (cfg->profile_dir && cfg->profile_interval < 0.01) {
 		td_err("profile_interval must be at least 0.01 s");
 		return -1;

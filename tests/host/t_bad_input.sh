@@ -97,7 +97,15 @@ mkdir "$SCRATCH/ro" && chmod 0555 "$SCRATCH/ro"
 expect 1 "cannot open output .*/ro/x.jsonl: Permission denied" "output in a read-only dir" -- \
 	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
 	"$TD" -i "$NAME" --run-dir "$RUN_DIR" -d 1 -o "$SCRATCH/ro/x.jsonl"
-expect 1 "flame graph needs a file name" "SVG to stdout" -- td -d 1 -F -
+# Told by the configuration's check, before anything starts: status 2,
+# also for --print-config and for a report.
+expect 2 "the flame graph needs a file name, not '-'" "SVG to stdout" -- td -d 1 -F -
+expect 2 "the flame graph needs a file name, not '-'" "SVG to stdout, --print-config" -- \
+	td -F - --print-config
+expect 2 "the flame graph needs a file name, not '-'" "report's SVG to stdout" -- \
+	"$TD" report "$SCRATCH/missing.dat" -F -
+expect 2 "pprof needs a file name, not '-'" "report's pprof to stdout" -- \
+	"$TD" report "$SCRATCH/missing.dat" --pprof -
 # trace-cmd habits: its record's -F PROGRAM and -f FILTER are outputs here.
 # A program (an ELF file, executable or not, or a script) is never
 # overwritten; a filter is not taken for a file name, unless written as a

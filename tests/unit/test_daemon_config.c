@@ -386,6 +386,33 @@ static void test_check(void **state)
 	td_config_free(&c);
 }
 
+/* Set @key to "-": td_config_check() takes it (NULL @msg) or says @msg. */
+static void stdout_output(const char *key, const char *msg)
+{
+	struct td_config c;
+
+	td_config_init(&c);
+	assert_int_equal(td_config_set(&c, key, "-", "t"), 0);
+	assert_int_equal(td_config_check(&c), msg ? -1 : 0);
+	if (msg)
+		assert_non_null(strstr(err_text(), msg));
+	td_config_free(&c);
+}
+
+/*
+ * Standard output: the outputs that can be written there are, those that
+ * cannot are refused by the check (status 2, also for --print-config),
+ * not found out once the run has started.
+ */
+static void test_stdout_outputs(void **state)
+{
+	stdout_output("output", NULL);
+	stdout_output("folded", NULL);
+	stdout_output("flamegraph", "the flame graph needs a file name, not '-'");
+	stdout_output("pprof", "pprof needs a file name, not '-'");
+	stdout_output("record", "record needs a file of its own, not '-'");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +421,7 @@ int main(void)
 		cmocka_unit_test(test_events_list),
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_stdout_outputs),
 	};
 
 	td_log_level = TD_LOG_ERR;

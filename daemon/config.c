@@ -328,7 +328,21 @@ static int set_mode(struct td_config *cfg, const char *value, const char *where)
 	return 0;
 }
 
-/* A tracefs instance name becomes a directory name: keep it simple and safe. */
+/*
+ * A tracefs instance name becomes a directory name: keep it simple and
+ * safe. Not a pattern (valid_ident() takes * ? [ ] !): the name is made
+ * and removed as given, and shows in logs, lock files and commands.
+ */
+static bool valid_instance(const char *s, size_t len)
+{
+	if (!len || s[0] == '.')
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("_-.", s[i]))
+			return false;
+	return true;
+}
+
 static int set_instance(struct td_config *cfg, const char *value, const char *where)
 {
 	size_t len = strlen(value);
@@ -338,7 +352,7 @@ static int set_instance(struct td_config *cfg, const char *value, const char *wh
 		       len);
 		return -1;
 	}
-	if (!valid_ident(value, len) || value[0] == '.') {
+	if (!valid_instance(value, len)) {
 		td_err("%s: instance: '%s' is not a valid name (letters, digits, '_', '-', '.'; "
 		       "not a '.' first)", where, value);
 		return -1;

@@ -62,6 +62,8 @@ expect 2 "buffer_kb: 'lots' is not an integer" "bad number" -- td -b lots
 expect 2 "trace_clock: 'x86-tsc' is not one of" "non-ns clock" -- td --clock x86-tsc
 expect 2 "instance: '../x' is not a valid name" "bad instance name" -- \
 	"$TD" -i ../x --run-dir "$RUN_DIR"
+expect 2 "instance: 'a\\*b' is not a valid name \\(letters, digits" "an instance name with a glob" \
+	-- "$TD" -i 'a*b' --run-dir "$RUN_DIR" --print-config
 expect 2 "instance: a name of 65 characters is too long \\(64 at most\\)" \
 	"an instance name too long" -- "$TD" -i "$(printf 'a%.0s' $(seq 65))" --run-dir "$RUN_DIR"
 expect 3 "needs a kernel with deferred user stacks" "option mode on this kernel" -- \

@@ -190,6 +190,15 @@ static void test_values(void **state)
 	assert_int_equal(td_config_set(&c, "trace_clock", "counter", "t"), -1);
 	assert_int_equal(td_config_set(&c, "instance", "a/b", "t"), -1);
 	assert_int_equal(td_config_set(&c, "instance", ".hidden", "t"), -1);
+	/* What the message says, no more: no pattern characters (events take them). */
+	assert_int_equal(td_config_set(&c, "instance", "a*b", "f:5"), -1);
+	assert_non_null(strstr(err_text(), "f:5: instance: 'a*b' is not a valid name (letters, "
+				 "digits, '_', '-', '.'; not a '.' first)"));
+	assert_int_equal(td_config_set(&c, "instance", "[x]", "t"), -1);
+	assert_int_equal(td_config_set(&c, "instance", "a?", "t"), -1);
+	assert_int_equal(td_config_set(&c, "instance", "!a", "t"), -1);
+	assert_int_equal(td_config_set(&c, "instance", "td-host_1.2", "t"), 0);
+	assert_string_equal(c.instance, "td-host_1.2");
 	assert_int_equal(td_config_set(&c, "comm", "abcdefghijklmnop", "t"), -1);
 	assert_int_equal(td_config_set(&c, "comm", "a\"b", "t"), -1);
 	assert_int_equal(td_config_set(&c, "comm", "postgres*", "t"), 0);

@@ -817,9 +817,25 @@ int td_config_check(struct td_config *cfg)
 	return 0;
 }
 
+/*
+ * @v in the fewest digits that read back as @v: --print-config's output,
+ * used as a configuration file, gives the same settings (%g kept six
+ * digits: -d 123456789.5 came back as 1.23457e+08).
+ */
+static const char *exact(char *buf, size_t size, double v)
+{
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
+}
+
 void td_config_dump(const struct td_config *cfg, FILE *f)
 {
 	struct td_stitch_config sc;
+	char num[2][32];
 
 	fprintf(f, "mode = %s\ninstance = %s\nrun_dir = %s\n", td_mode_name(cfg->mode),
 		cfg->instance, cfg->run_dir);
@@ -854,7 +870,8 @@ void td_config_dump(const struct td_config *cfg, FILE *f)
 		fprintf(f, "pprof = %s\n", cfg->pprof);
 	if (cfg->profile_dir)
 		fprintf(f, "profile_dir = %s\n", cfg->profile_dir);
-	fprintf(f, "profile_interval = %g\nprofile_folded = %s\n", cfg->profile_interval,
+	fprintf(f, "profile_interval = %s\nprofile_folded = %s\n",
+		exact(num[0], sizeof(num[0]), cfg->profile_interval),
 		cfg->profile_folded ? "yes" : "no");
 	fprintf(f, "profile_keep = %llu\nprofile_max_kb = %llu\nprofile_max_mem_kb = %llu\n",
 		(unsigned long long)cfg->profile_keep, (unsigned long long)cfg->profile_max_kb,
@@ -866,7 +883,9 @@ void td_config_dump(const struct td_config *cfg, FILE *f)
 	else
 		fprintf(f, "# debug_dir not set: /usr/lib/debug only\n");
 	fprintf(f, "symbols_max_mb = %llu\n", (unsigned long long)cfg->symbols_max_mb);
-	fprintf(f, "duration = %g\nstats_interval = %g\n", cfg->duration, cfg->stats_interval);
+	fprintf(f, "duration = %s\nstats_interval = %s\n",
+		exact(num[0], sizeof(num[0]), cfg->duration),
+		exact(num[1], sizeof(num[1]), cfg->stats_interval));
 	/* Not set: the stitcher's defaults, said as the values they are. */
 	td_stitch_config_default(&sc);
 	fprintf(f, "max_pending = %llu\nmax_stacks = %llu\nmax_wait_ms = %llu\n",

@@ -42,6 +42,15 @@ check "every key of the man page is accepted${bad:+ (refused:$bad)}" [ -z "$bad"
 check "the example config parses" [ $? = 0 ]
 check "the example config's event is used" grep -qx "event = sched:sched_switch" \
 	"$SCRATCH/example.eff"
+# --print-config writes a configuration file that gives the same settings.
+"$TD" -c "$TOP/contrib/trace-defer.conf" -d 123456789.5 --profile-interval 0.123456789 \
+	--stats-interval 2.5e-3 --print-config >"$SCRATCH/eff1.conf"
+"$TD" -c "$SCRATCH/eff1.conf" --print-config >"$SCRATCH/eff2.conf"
+check "--print-config read back gives the same settings" cmp -s "$SCRATCH/eff1.conf" \
+	"$SCRATCH/eff2.conf"
+check "... its numbers to the last digit (not 1.23457e+08)" \
+	grep -qx "duration = 123456789.5" "$SCRATCH/eff1.conf"
+check "... also a fraction" grep -qx "profile_interval = 0.123456789" "$SCRATCH/eff1.conf"
 for page in "$man" "$TOP"/doc/*.7; do
 	check "$(basename "$page") renders without warnings" \
 		[ -z "$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)" ]

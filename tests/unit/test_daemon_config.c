@@ -395,6 +395,44 @@ static void test_check(void **state)
 	td_config_free(&c);
 }
 
+/*
+ * --print-config's output is a configuration file: read back, it gives
+ * the same settings, to the last bit of a number of seconds.
+ */
+static void test_dump_round_trip(void **state)
+{
+	struct td_config c, back;
+	char *dump = NULL, *p;
+	size_t len = 0;
+	FILE *f;
+
+	td_config_init(&c);
+	assert_int_equal(td_config_set(&c, "duration", "123456789.5", "t"), 0);
+	assert_int_equal(td_config_set(&c, "profile_interval", "0.1234567890123", "t"), 0);
+	assert_int_equal(td_config_set(&c, "stats_interval", "0.1", "t"), 0);
+	assert_int_equal(td_config_set(&c, "profile_dir", "/tmp/td-prof", "t"), 0);
+	assert_int_equal(td_config_check(&c), 0);
+	f = open_memstream(&dump, &len);
+	assert_non_null(f);
+	td_config_dump(&c, f);
+	fclose(f);
+	/* As given, not 1.23457e+08: the fewest digits that read back exactly. */
+	assert_non_null(strstr(dump, "\nduration = 123456789.5\n"));
+	assert_non_null(strstr(dump, "\nprofile_interval = 0.1234567890123\n"));
+	assert_non_null(strstr(dump, "\nstats_interval = 0.1\n"));
+	p = write_conf(dump);
+	td_config_init(&back);
+	assert_int_equal(td_config_load(&back, p), 0);
+	assert_true(back.duration == c.duration);
+	assert_true(back.profile_interval == c.profile_interval);
+	assert_true(back.stats_interval == c.stats_interval);
+	td_config_free(&back);
+	td_config_free(&c);
+	unlink(p);
+	free(p);
+	free(dump);
+}
+
 /* Set @key to "-": td_config_check() takes it (NULL @msg) or says @msg. */
 static void stdout_output(const char *key, const char *msg)
 {
@@ -431,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_stdout_outputs),
+		cmocka_unit_test(test_dump_round_trip),
 	};
 
 	td_log_level = TD_LOG_ERR;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,8 +101,42 @@ void td_config_clear_pids(struct td_config *cfg)
 	cfg->nr_pids = 0;
 }
 
+void td_config_note(struct td_config *cfg, const char *fmt, ...)
+{
+	char **n = NULL, *msg;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (msg)
+		n = realloc(cfg->notes, (cfg->nr_notes + 1) * sizeof(*n));
+	if (!n) {
+		/* No memory to hold it: said now, at the verbosity known so far. */
+		td_warn("%s", msg ? msg : "out of memory: a warning about the settings is lost");
+		free(msg);
+		return;
+	}
+	cfg->notes = n;
+	n[cfg->nr_notes++] = msg;
+}
+
+/* The notes held so far, at the verbosity now in force; then forgotten. */
+static void say_notes(struct td_config *cfg)
+{
+	for (size_t i = 0; i < cfg->nr_notes; i++) {
+		td_warn("%s", cfg->notes[i]);
+		free(cfg->notes[i]);
+	}
+	free(cfg->notes);
+	cfg->notes = NULL;
+	cfg->nr_notes = 0;
+}
+
 void td_config_free(struct td_config *cfg)
 {
+	say_notes(cfg);
 	td_config_clear_events(cfg);
 	td_config_clear_pids(cfg);
 	free(cfg->comm);
@@ -530,8 +565,8 @@ bool td_config_repeatable(const char *key)
  * the later wins, as on the command line, but it is said. Keys seen so
  * far are @seen, @nr of them, with the line each was set on.
  */
-static int note_key(const char *key, const char *where, unsigned int lineno, char ***seen,
-		    unsigned int **lines, size_t *nr)
+static int note_key(struct td_config *cfg, const char *key, const char *where,
+		    unsigned int lineno, char ***seen, unsigned int **lines, size_t *nr)
 {
 	char **s;
 	unsigned int *l;
@@ -541,8 +576,8 @@ static int note_key(const char *key, const char *where, unsigned int lineno, cha
 	for (size_t i = 0; i < *nr; i++) {
 		if (strcmp((*seen)[i], key))
 			continue;
-		td_warn("%s: %s set again (line %u set it before): the later one is used", where,
-			key, (*lines)[i]);
+		td_config_note(cfg, "%s: %s set again (line %u set it before): the later one is "
+			       "used", where, key, (*lines)[i]);
 		(*lines)[i] = lineno;
 		return 0;
 	}
@@ -609,7 +644,7 @@ int td_config_load(struct td_config *cfg, const char *path)
 		}
 		if (td_config_set(cfg, key, value, where))
 			goto out;
-		if (note_key(key, where, lineno, &seen, &seen_lines, &nr_seen)) {
+		if (note_key(cfg, key, where, lineno, &seen, &seen_lines, &nr_seen)) {
 			td_err("out of memory");
 			goto out;
 		}
@@ -772,6 +807,7 @@ static int program_outputs(const struct td_config *cfg)
 
 int td_config_check(struct td_config *cfg)
 {
+	say_notes(cfg);
 	if (!cfg->nr_events && add_event(cfg, "sched:sched_switch", "default event"))
 		return -1;
 	if (!cfg->instance || !cfg->run_dir) {

@@ -89,6 +89,16 @@ expect 2 "bad4.conf:1: output: missing value" "config: empty value" -- \
 	td -c "$SCRATCH/bad4.conf"
 expect 2 "config .*/missing.conf: No such file" "config: missing file" -- \
 	td -c "$SCRATCH/missing.conf"
+# A key set twice is said, as a warning: not under -q or verbosity = 0,
+# wherever those are given.
+printf 'mode = auto\nmode = inplace\n' >"$SCRATCH/twice.conf"
+expect 0 "twice.conf:2: mode set again \\(line 1 set it before\\)" "config: a key set twice" -- \
+	td -c "$SCRATCH/twice.conf" --print-config
+check "... quiet with -q" eval "td -c '$SCRATCH/twice.conf' -q --print-config 2>&1 >/dev/null |
+	cmp -s - /dev/null"
+printf 'verbosity = 0\n' >>"$SCRATCH/twice.conf"
+check "... quiet with verbosity = 0 after it" eval "td -c '$SCRATCH/twice.conf' --print-config \
+	2>&1 >/dev/null | cmp -s - /dev/null"
 
 # Outputs.
 expect 1 "cannot open output /nonexistent/dir/x.jsonl" "unwritable output" -- \

@@ -267,13 +267,44 @@ static void test_file(void **state)
 		       "event = irq:irq_handler_entry\n");
 	td_config_init(&c);
 	td_log_level = TD_LOG_WARN;
+	err_text();
 	assert_int_equal(td_config_load(&c, p), 0);
-	td_log_level = TD_LOG_ERR;
 	assert_int_equal(c.buffer_kb, 200);
 	assert_int_equal(c.nr_events, 2);
+	/* Said by the check, once the verbosity is known. */
+	assert_string_equal(err_text(), "");
+	assert_int_equal(td_config_check(&c), 0);
+	td_log_level = TD_LOG_ERR;
 	assert_non_null(strstr(err_text(), ":3: buffer_kb set again (line 1 set it before)"));
-	assert_null(strstr(err_text(), "event set again"));
+	assert_null(strstr(errbuf, "event set again"));
 	td_config_free(&c);
+	unlink(p);
+	free(p);
+
+	/* verbosity = 0 (errors only) silences it, wherever it is in the file... */
+	p = write_conf("mode = auto\nmode = option\nverbosity = 0\n");
+	td_config_init(&c);
+	assert_int_equal(td_config_load(&c, p), 0);
+	td_log_level = c.verbosity;
+	assert_int_equal(td_config_check(&c), 0);
+	td_config_free(&c);
+	assert_string_equal(err_text(), "");
+	/* ... so does -q, which sets the level before the check... */
+	td_config_init(&c);
+	td_log_level = TD_LOG_WARN;
+	assert_int_equal(td_config_load(&c, p), 0);
+	assert_int_equal(td_config_set(&c, "verbosity", "1", "option -v"), 0);
+	td_log_level = TD_LOG_ERR;
+	assert_int_equal(td_config_check(&c), 0);
+	td_config_free(&c);
+	assert_string_equal(err_text(), "");
+	/* ... and a run that stops before the check says it at the end, if at all. */
+	td_config_init(&c);
+	assert_int_equal(td_config_load(&c, p), 0);
+	td_log_level = TD_LOG_WARN;
+	td_config_free(&c);
+	td_log_level = TD_LOG_ERR;
+	assert_non_null(strstr(err_text(), ":2: mode set again (line 1 set it before)"));
 	unlink(p);
 	free(p);
 

@@ -29,4 +29,10 @@ int td_cli_exact_long_opts(int argc, char **argv, const char *short_opts,
  */
 int td_cli_output_name(const char *opt, const char *value);
 
+/*
+ * The same for trace-defer report, which has no -e: it takes no filter
+ * at all (trace-cmd report's -F is one), and says so.
+ */
+int td_cli_report_output_name(const char *opt, const char *value);
+
 #endif /* TD_DAEMON_CLIOPTS_H */

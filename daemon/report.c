@@ -243,11 +243,11 @@ static int parse_options(struct report *rp, int argc, char **argv)
 			ret = apply(&rp->cfg, "json_layout", optarg, "--json-layout");
 			break;
 		case 'f':
-			ret = td_cli_output_name("-f (--folded)", optarg) ?:
+			ret = td_cli_report_output_name("-f (--folded)", optarg) ?:
 			      apply(&rp->cfg, "folded", optarg, "--folded");
 			break;
 		case 'F':
-			ret = td_cli_output_name("-F (--flamegraph)", optarg) ?:
+			ret = td_cli_report_output_name("-F (--flamegraph)", optarg) ?:
 			      apply(&rp->cfg, "flamegraph", optarg, "--flamegraph");
 			break;
 		case OPT_PPROF:

@@ -144,8 +144,15 @@ if cd "$SCRATCH"; then
 	expect 2 "-f \\(--folded\\) 'prev_pid==1' reads as an ftrace filter.* -e SYS:NAME:FILTER; \
 a file of that name is \\./prev_pid==1" "-f a filter (trace-cmd's -f)" -- td -d 1 -f 'prev_pid==1'
 	check "... no file of that name" [ ! -e 'prev_pid==1' ]
-	expect 2 "-F \\(--flamegraph\\) 'comm ~ \"sh\\*\"' reads as an ftrace filter" \
-		"report -F a glob filter" -- "$TD" report x.dat -F 'comm ~ "sh*"'
+	# report has no -e: it says what it has instead.
+	expect 2 "-F \\(--flamegraph\\) 'comm ~ \"sh\\*\"' reads as an ftrace filter, not a \
+file name: report takes no filter, only -p PID" "report -F a glob filter" -- \
+		"$TD" report x.dat -F 'comm ~ "sh*"'
+	check "... and does not point to an -e report lacks" \
+		eval "! grep -q -- '-e SYS' \"\$SCRATCH/err\""
+	expect 2 "-f \\(--folded\\) 'prev_pid==1' reads as an ftrace filter.*report takes no \
+filter.*a file of that name is \\./prev_pid==1" "report -f a filter" -- \
+		"$TD" report x.dat -f 'prev_pid==1'
 	# One '=' is no filter's operator; a configuration file names its keys.
 	check "-f pid=1.folded is a file name" \
 		eval "td -f pid=1.folded --print-config | grep -qx 'folded = pid=1.folded'"

@@ -10,6 +10,11 @@
 
 #include <getopt.h>
 
+/* What --version says, the daemon's and report's alike. */
+#ifndef TD_VERSION
+#define TD_VERSION "0.1"
+#endif
+
 /*
  * Check @argv, as getopt_long() will read it with @short_opts and
  * @long_opts, for a long option given by a prefix of its name. Returns 0,

@@ -42,6 +42,11 @@ check "every key of the man page is accepted${bad:+ (refused:$bad)}" [ -z "$bad"
 check "the example config parses" [ $? = 0 ]
 check "the example config's event is used" grep -qx "event = sched:sched_switch" \
 	"$SCRATCH/example.eff"
+# Both commands say their version (status 0), the same one.
+version=$("$TD" --version)
+check "trace-defer --version" [ -n "$version" ]
+check "trace-defer report --version says the same" [ "$("$TD" report --version)" = "$version" ]
+check "trace-defer report -V says the same" [ "$("$TD" report -V)" = "$version" ]
 # --print-config writes a configuration file that gives the same settings.
 "$TD" -c "$TOP/contrib/trace-defer.conf" -d 123456789.5 --profile-interval 0.123456789 \
 	--stats-interval 2.5e-3 --print-config >"$SCRATCH/eff1.conf"

@@ -42,6 +42,15 @@ check "every key of the man page is accepted${bad:+ (refused:$bad)}" [ -z "$bad"
 check "the example config parses" [ $? = 0 ]
 check "the example config's event is used" grep -qx "event = sched:sched_switch" \
 	"$SCRATCH/example.eff"
+# The pages send users to td-json-resolve: it has a help of its own.
+resolver="$TOP/contrib/td-json-resolve"
+"$resolver" --help >"$SCRATCH/resolve.help" 2>&1
+check "td-json-resolve --help: status 0" [ $? = 0 ]
+check "... says its usage" grep -q '^Usage: td-json-resolve \[FILE\]' "$SCRATCH/resolve.help"
+"$resolver" --bogus >/dev/null 2>"$SCRATCH/resolve.err"
+check "td-json-resolve --bogus: status 2" [ $? = 2 ]
+check "... an unknown option, not a missing file" grep -q "unknown option '--bogus'" \
+	"$SCRATCH/resolve.err"
 # Both commands say their version (status 0), the same one.
 version=$("$TD" --version)
 check "trace-defer --version" [ -n "$version" ]

@@ -51,6 +51,15 @@ check "... says its usage" grep -q '^Usage: td-json-resolve \[FILE\]' "$SCRATCH/
 check "td-json-resolve --bogus: status 2" [ $? = 2 ]
 check "... an unknown option, not a missing file" grep -q "unknown option '--bogus'" \
 	"$SCRATCH/resolve.err"
+# make install puts td-json-resolve, which the installed pages name, in
+# BINDIR, under DESTDIR like the rest; make uninstall takes it away.
+inst="$SCRATCH/inst"
+make -s -C "$TOP" BUILD="$BUILD" DESTDIR="$inst" PREFIX=/usr install >"$SCRATCH/install.log" 2>&1
+check "make install DESTDIR=DIR PREFIX=/usr" [ $? = 0 ]
+check "... installs td-json-resolve in DIR/usr/bin" [ -x "$inst/usr/bin/td-json-resolve" ]
+check "... which runs from there" eval "'$inst/usr/bin/td-json-resolve' --help >/dev/null"
+make -s -C "$TOP" BUILD="$BUILD" DESTDIR="$inst" PREFIX=/usr uninstall >>"$SCRATCH/install.log" 2>&1
+check "make uninstall removes it" [ ! -e "$inst/usr/bin/td-json-resolve" ]
 # Both commands say their version (status 0), the same one.
 version=$("$TD" --version)
 check "trace-defer --version" [ -n "$version" ]

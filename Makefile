@@ -209,6 +209,7 @@ install: all
 		$(DESTDIR)$(SYSCONFDIR)/trace-defer $(DESTDIR)$(SYSCONFDIR)/logrotate.d \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(PLUGINDIR)
 	install -m 0755 $(DAEMON) $(DESTDIR)$(BINDIR)/trace-defer
+	install -m 0755 contrib/td-json-resolve $(DESTDIR)$(BINDIR)/td-json-resolve
 	for p in $(PLUGINS); do install -m 0644 $$p $(DESTDIR)$(PLUGINDIR)/; done
 	for m in $(wildcard doc/*.8); do install -m 0644 $$m $(DESTDIR)$(MANDIR)/man8/; done
 	for m in $(wildcard doc/*.7); do install -m 0644 $$m $(DESTDIR)$(MANDIR)/man7/; done
@@ -222,7 +223,8 @@ install: all
 	sed 's|@BINDIR@|$(BINDIR)|g' trace-defer.service > $(DESTDIR)$(UNITDIR)/trace-defer.service
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/trace-defer $(DESTDIR)$(UNITDIR)/trace-defer.service
+	rm -f $(DESTDIR)$(BINDIR)/trace-defer $(DESTDIR)$(BINDIR)/td-json-resolve
+	rm -f $(DESTDIR)$(UNITDIR)/trace-defer.service
 	rm -f $(addprefix $(DESTDIR)$(PLUGINDIR)/,$(notdir $(PLUGINS)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(wildcard doc/*.8)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(wildcard doc/*.7)))

@@ -86,13 +86,29 @@ static bool has_filter_op(const char *s)
 	return strstr(s, "==") || strstr(s, "!=") || strpbrk(s, "<>&|") || strstr(s, " ~");
 }
 
-int td_cli_output_name(const char *opt, const char *value)
+/* Does @value read as a filter, with no '/' and naming no file? */
+static bool filter_not_file(const char *value)
 {
 	struct stat st;
 
-	if (strchr(value, '/') || !has_filter_op(value) || !lstat(value, &st))
+	return !strchr(value, '/') && has_filter_op(value) && lstat(value, &st);
+}
+
+int td_cli_output_name(const char *opt, const char *value)
+{
+	if (!filter_not_file(value))
 		return 0;
 	td_err("%s '%s' reads as an ftrace filter, not a file name: a filter goes with its "
 	       "event, -e SYS:NAME:FILTER; a file of that name is ./%s", opt, value, value);
+	return -1;
+}
+
+int td_cli_report_output_name(const char *opt, const char *value)
+{
+	if (!filter_not_file(value))
+		return 0;
+	td_err("%s '%s' reads as an ftrace filter, not a file name: report takes no filter, "
+	       "only -p PID for one process's events; a file of that name is ./%s", opt, value,
+	       value);
 	return -1;
 }

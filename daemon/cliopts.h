@@ -10,6 +10,11 @@
 
 #include <getopt.h>
 
+/* What --version says, the daemon's and report's alike. */
+#ifndef TD_VERSION
+#define TD_VERSION "0.1"
+#endif
+
 /*
  * Check @argv, as getopt_long() will read it with @short_opts and
  * @long_opts, for a long option given by a prefix of its name. Returns 0,
@@ -28,5 +33,11 @@ int td_cli_exact_long_opts(int argc, char **argv, const char *short_opts,
  * For the command line only: a configuration file names its keys.
  */
 int td_cli_output_name(const char *opt, const char *value);
+
+/*
+ * The same for trace-defer report, which has no -e: it takes no filter
+ * at all (trace-cmd report's -F is one), and says so.
+ */
+int td_cli_report_output_name(const char *opt, const char *value);
 
 #endif /* TD_DAEMON_CLIOPTS_H */

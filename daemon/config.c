@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,8 +101,42 @@ void td_config_clear_pids(struct td_config *cfg)
 	cfg->nr_pids = 0;
 }
 
+void td_config_note(struct td_config *cfg, const char *fmt, ...)
+{
+	char **n = NULL, *msg;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (msg)
+		n = realloc(cfg->notes, (cfg->nr_notes + 1) * sizeof(*n));
+	if (!n) {
+		/* No memory to hold it: said now, at the verbosity known so far. */
+		td_warn("%s", msg ? msg : "out of memory: a warning about the settings is lost");
+		free(msg);
+		return;
+	}
+	cfg->notes = n;
+	n[cfg->nr_notes++] = msg;
+}
+
+/* The notes held so far, at the verbosity now in force; then forgotten. */
+static void say_notes(struct td_config *cfg)
+{
+	for (size_t i = 0; i < cfg->nr_notes; i++) {
+		td_warn("%s", cfg->notes[i]);
+		free(cfg->notes[i]);
+	}
+	free(cfg->notes);
+	cfg->notes = NULL;
+	cfg->nr_notes = 0;
+}
+
 void td_config_free(struct td_config *cfg)
 {
+	say_notes(cfg);
 	td_config_clear_events(cfg);
 	td_config_clear_pids(cfg);
 	free(cfg->comm);
@@ -328,7 +363,21 @@ static int set_mode(struct td_config *cfg, const char *value, const char *where)
 	return 0;
 }
 
-/* A tracefs instance name becomes a directory name: keep it simple and safe. */
+/*
+ * A tracefs instance name becomes a directory name: keep it simple and
+ * safe. Not a pattern (valid_ident() takes * ? [ ] !): the name is made
+ * and removed as given, and shows in logs, lock files and commands.
+ */
+static bool valid_instance(const char *s, size_t len)
+{
+	if (!len || s[0] == '.')
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("_-.", s[i]))
+			return false;
+	return true;
+}
+
 static int set_instance(struct td_config *cfg, const char *value, const char *where)
 {
 	size_t len = strlen(value);
@@ -338,7 +387,7 @@ static int set_instance(struct td_config *cfg, const char *value, const char *wh
 		       len);
 		return -1;
 	}
-	if (!valid_ident(value, len) || value[0] == '.') {
+	if (!valid_instance(value, len)) {
 		td_err("%s: instance: '%s' is not a valid name (letters, digits, '_', '-', '.'; "
 		       "not a '.' first)", where, value);
 		return -1;
@@ -516,8 +565,8 @@ bool td_config_repeatable(const char *key)
  * the later wins, as on the command line, but it is said. Keys seen so
  * far are @seen, @nr of them, with the line each was set on.
  */
-static int note_key(const char *key, const char *where, unsigned int lineno, char ***seen,
-		    unsigned int **lines, size_t *nr)
+static int note_key(struct td_config *cfg, const char *key, const char *where,
+		    unsigned int lineno, char ***seen, unsigned int **lines, size_t *nr)
 {
 	char **s;
 	unsigned int *l;
@@ -527,8 +576,8 @@ static int note_key(const char *key, const char *where, unsigned int lineno, cha
 	for (size_t i = 0; i < *nr; i++) {
 		if (strcmp((*seen)[i], key))
 			continue;
-		td_warn("%s: %s set again (line %u set it before): the later one is used", where,
-			key, (*lines)[i]);
+		td_config_note(cfg, "%s: %s set again (line %u set it before): the later one is "
+			       "used", where, key, (*lines)[i]);
 		(*lines)[i] = lineno;
 		return 0;
 	}
@@ -595,7 +644,7 @@ int td_config_load(struct td_config *cfg, const char *path)
 		}
 		if (td_config_set(cfg, key, value, where))
 			goto out;
-		if (note_key(key, where, lineno, &seen, &seen_lines, &nr_seen)) {
+		if (note_key(cfg, key, where, lineno, &seen, &seen_lines, &nr_seen)) {
 			td_err("out of memory");
 			goto out;
 		}
@@ -758,6 +807,7 @@ static int program_outputs(const struct td_config *cfg)
 
 int td_config_check(struct td_config *cfg)
 {
+	say_notes(cfg);
 	if (!cfg->nr_events && add_event(cfg, "sched:sched_switch", "default event"))
 		return -1;
 	if (!cfg->instance || !cfg->run_dir) {
@@ -779,6 +829,11 @@ int td_config_check(struct td_config *cfg)
 		td_err("pprof needs a file name, not '-' (the profile is binary)");
 		return -1;
 	}
+	/* Refused by td_outputs_open() too: said here, before anything starts. */
+	if (cfg->flamegraph && !strcmp(cfg->flamegraph, "-")) {
+		td_err("the flame graph needs a file name, not '-' (a file named - is ./-)");
+		return -1;
+	}
 	if (cfg->profile_dir && cfg->profile_interval < 0.01) {
 		td_err("profile_interval must be at least 0.01 s");
 		return -1;
@@ -798,9 +853,25 @@ int td_config_check(struct td_config *cfg)
 	return 0;
 }
 
+/*
+ * @v in the fewest digits that read back as @v: --print-config's output,
+ * used as a configuration file, gives the same settings (%g kept six
+ * digits: -d 123456789.5 came back as 1.23457e+08).
+ */
+static const char *exact(char *buf, size_t size, double v)
+{
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
+}
+
 void td_config_dump(const struct td_config *cfg, FILE *f)
 {
 	struct td_stitch_config sc;
+	char num[2][32];
 
 	fprintf(f, "mode = %s\ninstance = %s\nrun_dir = %s\n", td_mode_name(cfg->mode),
 		cfg->instance, cfg->run_dir);
@@ -835,7 +906,8 @@ void td_config_dump(const struct td_config *cfg, FILE *f)
 		fprintf(f, "pprof = %s\n", cfg->pprof);
 	if (cfg->profile_dir)
 		fprintf(f, "profile_dir = %s\n", cfg->profile_dir);
-	fprintf(f, "profile_interval = %g\nprofile_folded = %s\n", cfg->profile_interval,
+	fprintf(f, "profile_interval = %s\nprofile_folded = %s\n",
+		exact(num[0], sizeof(num[0]), cfg->profile_interval),
 		cfg->profile_folded ? "yes" : "no");
 	fprintf(f, "profile_keep = %llu\nprofile_max_kb = %llu\nprofile_max_mem_kb = %llu\n",
 		(unsigned long long)cfg->profile_keep, (unsigned long long)cfg->profile_max_kb,
@@ -847,7 +919,9 @@ void td_config_dump(const struct td_config *cfg, FILE *f)
 	else
 		fprintf(f, "# debug_dir not set: /usr/lib/debug only\n");
 	fprintf(f, "symbols_max_mb = %llu\n", (unsigned long long)cfg->symbols_max_mb);
-	fprintf(f, "duration = %g\nstats_interval = %g\n", cfg->duration, cfg->stats_interval);
+	fprintf(f, "duration = %s\nstats_interval = %s\n",
+		exact(num[0], sizeof(num[0]), cfg->duration),
+		exact(num[1], sizeof(num[1]), cfg->stats_interval));
 	/* Not set: the stitcher's defaults, said as the values they are. */
 	td_stitch_config_default(&sc);
 	fprintf(f, "max_pending = %llu\nmax_stacks = %llu\nmax_wait_ms = %llu\n",

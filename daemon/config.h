@@ -101,6 +101,13 @@ struct td_config {
 	 * their exec, traced in a second instance (names.h).
 	 */
 	bool record_names;
+
+	/*
+	 * Warnings about the settings (a key set twice), held until the
+	 * verbosity is known: td_config_note().
+	 */
+	char **notes;
+	size_t nr_notes;
 };
 
 /* Defaults: sched:sched_switch, mode auto, instance "trace-defer"... */
@@ -130,7 +137,20 @@ void td_event_spec_free(struct td_event_spec *spec);
 void td_config_clear_events(struct td_config *cfg);
 void td_config_clear_pids(struct td_config *cfg);
 
-/* Cross-checks once everything is set. Returns 0 or -1 (message printed). */
+/*
+ * A warning about the settings, said by td_config_check() (or, if it is
+ * not reached, td_config_free()) rather than now: a file or a command
+ * line read so far may yet set the verbosity (verbosity = 0, -q) that
+ * decides whether it is said. The caller sets td_log_level from the
+ * whole configuration before td_config_check().
+ */
+void td_config_note(struct td_config *cfg, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Cross-checks once everything is set, after the notes held so far are
+ * said. Returns 0 or -1 (message printed).
+ */
 int td_config_check(struct td_config *cfg);
 
 /*

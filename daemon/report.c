@@ -118,6 +118,7 @@ static const struct option long_opts[] = {
 	{ "quiet",		no_argument,	   NULL, 'q' },
 	{ "verbose",		no_argument,	   NULL, 'v' },
 	{ "help",		no_argument,	   NULL, 'h' },
+	{ "version",		no_argument,	   NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -158,6 +159,7 @@ static void usage(FILE *f)
 "  -q, --quiet            errors only\n"
 "  -v, --verbose          a summary of what was read at the end\n"
 "  -h, --help             this help\n"
+"  -V, --version          version\n"
 "\n"
 "Kernel frames are named with the kernel symbols saved in FILE.dat. User\n"
 "frames are named from the file identity their stack records carry (the\n"
@@ -210,11 +212,11 @@ static int parse_options(struct report *rp, int argc, char **argv)
 	bool quiet = false;
 	int c, verbose = 0;
 
-	if (td_cli_exact_long_opts(argc, argv, "o:f:F:B:p:qvh", long_opts))
+	if (td_cli_exact_long_opts(argc, argv, "o:f:F:B:p:qvhV", long_opts))
 		return -1;
 	opterr = 1;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "o:f:F:B:p:qvh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:f:F:B:p:qvhV", long_opts, NULL)) != -1) {
 		int ret = 0;
 
 		switch (c) {
@@ -243,11 +245,11 @@ static int parse_options(struct report *rp, int argc, char **argv)
 			ret = apply(&rp->cfg, "json_layout", optarg, "--json-layout");
 			break;
 		case 'f':
-			ret = td_cli_output_name("-f (--folded)", optarg) ?:
+			ret = td_cli_report_output_name("-f (--folded)", optarg) ?:
 			      apply(&rp->cfg, "folded", optarg, "--folded");
 			break;
 		case 'F':
-			ret = td_cli_output_name("-F (--flamegraph)", optarg) ?:
+			ret = td_cli_report_output_name("-F (--flamegraph)", optarg) ?:
 			      apply(&rp->cfg, "flamegraph", optarg, "--flamegraph");
 			break;
 		case OPT_PPROF:
@@ -295,6 +297,9 @@ static int parse_options(struct report *rp, int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 1;
+		case 'V':
+			printf("trace-defer %s\n", TD_VERSION);
 			return 1;
 		default:
 			fputs("Try 'trace-defer report --help'.\n", stderr);

@@ -62,6 +62,8 @@ expect 2 "buffer_kb: 'lots' is not an integer" "bad number" -- td -b lots
 expect 2 "trace_clock: 'x86-tsc' is not one of" "non-ns clock" -- td --clock x86-tsc
 expect 2 "instance: '../x' is not a valid name" "bad instance name" -- \
 	"$TD" -i ../x --run-dir "$RUN_DIR"
+expect 2 "instance: 'a\\*b' is not a valid name \\(letters, digits" "an instance name with a glob" \
+	-- "$TD" -i 'a*b' --run-dir "$RUN_DIR" --print-config
 expect 2 "instance: a name of 65 characters is too long \\(64 at most\\)" \
 	"an instance name too long" -- "$TD" -i "$(printf 'a%.0s' $(seq 65))" --run-dir "$RUN_DIR"
 expect 3 "needs a kernel with deferred user stacks" "option mode on this kernel" -- \
@@ -87,6 +89,16 @@ expect 2 "bad4.conf:1: output: missing value" "config: empty value" -- \
 	td -c "$SCRATCH/bad4.conf"
 expect 2 "config .*/missing.conf: No such file" "config: missing file" -- \
 	td -c "$SCRATCH/missing.conf"
+# A key set twice is said, as a warning: not under -q or verbosity = 0,
+# wherever those are given.
+printf 'mode = auto\nmode = inplace\n' >"$SCRATCH/twice.conf"
+expect 0 "twice.conf:2: mode set again \\(line 1 set it before\\)" "config: a key set twice" -- \
+	td -c "$SCRATCH/twice.conf" --print-config
+check "... quiet with -q" eval "td -c '$SCRATCH/twice.conf' -q --print-config 2>&1 >/dev/null |
+	cmp -s - /dev/null"
+printf 'verbosity = 0\n' >>"$SCRATCH/twice.conf"
+check "... quiet with verbosity = 0 after it" eval "td -c '$SCRATCH/twice.conf' --print-config \
+	2>&1 >/dev/null | cmp -s - /dev/null"
 
 # Outputs.
 expect 1 "cannot open output /nonexistent/dir/x.jsonl" "unwritable output" -- \
@@ -97,7 +109,15 @@ mkdir "$SCRATCH/ro" && chmod 0555 "$SCRATCH/ro"
 expect 1 "cannot open output .*/ro/x.jsonl: Permission denied" "output in a read-only dir" -- \
 	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
 	"$TD" -i "$NAME" --run-dir "$RUN_DIR" -d 1 -o "$SCRATCH/ro/x.jsonl"
-expect 1 "flame graph needs a file name" "SVG to stdout" -- td -d 1 -F -
+# Told by the configuration's check, before anything starts: status 2,
+# also for --print-config and for a report.
+expect 2 "the flame graph needs a file name, not '-'" "SVG to stdout" -- td -d 1 -F -
+expect 2 "the flame graph needs a file name, not '-'" "SVG to stdout, --print-config" -- \
+	td -F - --print-config
+expect 2 "the flame graph needs a file name, not '-'" "report's SVG to stdout" -- \
+	"$TD" report "$SCRATCH/missing.dat" -F -
+expect 2 "pprof needs a file name, not '-'" "report's pprof to stdout" -- \
+	"$TD" report "$SCRATCH/missing.dat" --pprof -
 # trace-cmd habits: its record's -F PROGRAM and -f FILTER are outputs here.
 # A program (an ELF file, executable or not, or a script) is never
 # overwritten; a filter is not taken for a file name, unless written as a
@@ -124,8 +144,15 @@ if cd "$SCRATCH"; then
 	expect 2 "-f \\(--folded\\) 'prev_pid==1' reads as an ftrace filter.* -e SYS:NAME:FILTER; \
 a file of that name is \\./prev_pid==1" "-f a filter (trace-cmd's -f)" -- td -d 1 -f 'prev_pid==1'
 	check "... no file of that name" [ ! -e 'prev_pid==1' ]
-	expect 2 "-F \\(--flamegraph\\) 'comm ~ \"sh\\*\"' reads as an ftrace filter" \
-		"report -F a glob filter" -- "$TD" report x.dat -F 'comm ~ "sh*"'
+	# report has no -e: it says what it has instead.
+	expect 2 "-F \\(--flamegraph\\) 'comm ~ \"sh\\*\"' reads as an ftrace filter, not a \
+file name: report takes no filter, only -p PID" "report -F a glob filter" -- \
+		"$TD" report x.dat -F 'comm ~ "sh*"'
+	check "... and does not point to an -e report lacks" \
+		eval "! grep -q -- '-e SYS' \"\$SCRATCH/err\""
+	expect 2 "-f \\(--folded\\) 'prev_pid==1' reads as an ftrace filter.*report takes no \
+filter.*a file of that name is \\./prev_pid==1" "report -f a filter" -- \
+		"$TD" report x.dat -f 'prev_pid==1'
 	# One '=' is no filter's operator; a configuration file names its keys.
 	check "-f pid=1.folded is a file name" \
 		eval "td -f pid=1.folded --print-config | grep -qx 'folded = pid=1.folded'"

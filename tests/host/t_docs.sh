@@ -42,6 +42,38 @@ check "every key of the man page is accepted${bad:+ (refused:$bad)}" [ -z "$bad"
 check "the example config parses" [ $? = 0 ]
 check "the example config's event is used" grep -qx "event = sched:sched_switch" \
 	"$SCRATCH/example.eff"
+# The pages send users to td-json-resolve: it has a help of its own.
+resolver="$TOP/contrib/td-json-resolve"
+"$resolver" --help >"$SCRATCH/resolve.help" 2>&1
+check "td-json-resolve --help: status 0" [ $? = 0 ]
+check "... says its usage" grep -q '^Usage: td-json-resolve \[FILE\]' "$SCRATCH/resolve.help"
+"$resolver" --bogus >/dev/null 2>"$SCRATCH/resolve.err"
+check "td-json-resolve --bogus: status 2" [ $? = 2 ]
+check "... an unknown option, not a missing file" grep -q "unknown option '--bogus'" \
+	"$SCRATCH/resolve.err"
+# make install puts td-json-resolve, which the installed pages name, in
+# BINDIR, under DESTDIR like the rest; make uninstall takes it away.
+inst="$SCRATCH/inst"
+make -s -C "$TOP" BUILD="$BUILD" DESTDIR="$inst" PREFIX=/usr install >"$SCRATCH/install.log" 2>&1
+check "make install DESTDIR=DIR PREFIX=/usr" [ $? = 0 ]
+check "... installs td-json-resolve in DIR/usr/bin" [ -x "$inst/usr/bin/td-json-resolve" ]
+check "... which runs from there" eval "'$inst/usr/bin/td-json-resolve' --help >/dev/null"
+make -s -C "$TOP" BUILD="$BUILD" DESTDIR="$inst" PREFIX=/usr uninstall >>"$SCRATCH/install.log" 2>&1
+check "make uninstall removes it" [ ! -e "$inst/usr/bin/td-json-resolve" ]
+# Both commands say their version (status 0), the same one.
+version=$("$TD" --version)
+check "trace-defer --version" [ -n "$version" ]
+check "trace-defer report --version says the same" [ "$("$TD" report --version)" = "$version" ]
+check "trace-defer report -V says the same" [ "$("$TD" report -V)" = "$version" ]
+# --print-config writes a configuration file that gives the same settings.
+"$TD" -c "$TOP/contrib/trace-defer.conf" -d 123456789.5 --profile-interval 0.123456789 \
+	--stats-interval 2.5e-3 --print-config >"$SCRATCH/eff1.conf"
+"$TD" -c "$SCRATCH/eff1.conf" --print-config >"$SCRATCH/eff2.conf"
+check "--print-config read back gives the same settings" cmp -s "$SCRATCH/eff1.conf" \
+	"$SCRATCH/eff2.conf"
+check "... its numbers to the last digit (not 1.23457e+08)" \
+	grep -qx "duration = 123456789.5" "$SCRATCH/eff1.conf"
+check "... also a fraction" grep -qx "profile_interval = 0.123456789" "$SCRATCH/eff1.conf"
 for page in "$man" "$TOP"/doc/*.7; do
 	check "$(basename "$page") renders without warnings" \
 		[ -z "$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)" ]

@@ -190,6 +190,15 @@ static void test_values(void **state)
 	assert_int_equal(td_config_set(&c, "trace_clock", "counter", "t"), -1);
 	assert_int_equal(td_config_set(&c, "instance", "a/b", "t"), -1);
 	assert_int_equal(td_config_set(&c, "instance", ".hidden", "t"), -1);
+	/* What the message says, no more: no pattern characters (events take them). */
+	assert_int_equal(td_config_set(&c, "instance", "a*b", "f:5"), -1);
+	assert_non_null(strstr(err_text(), "f:5: instance: 'a*b' is not a valid name (letters, "
+				 "digits, '_', '-', '.'; not a '.' first)"));
+	assert_int_equal(td_config_set(&c, "instance", "[x]", "t"), -1);
+	assert_int_equal(td_config_set(&c, "instance", "a?", "t"), -1);
+	assert_int_equal(td_config_set(&c, "instance", "!a", "t"), -1);
+	assert_int_equal(td_config_set(&c, "instance", "td-host_1.2", "t"), 0);
+	assert_string_equal(c.instance, "td-host_1.2");
 	assert_int_equal(td_config_set(&c, "comm", "abcdefghijklmnop", "t"), -1);
 	assert_int_equal(td_config_set(&c, "comm", "a\"b", "t"), -1);
 	assert_int_equal(td_config_set(&c, "comm", "postgres*", "t"), 0);
@@ -258,13 +267,44 @@ static void test_file(void **state)
 		       "event = irq:irq_handler_entry\n");
 	td_config_init(&c);
 	td_log_level = TD_LOG_WARN;
+	err_text();
 	assert_int_equal(td_config_load(&c, p), 0);
-	td_log_level = TD_LOG_ERR;
 	assert_int_equal(c.buffer_kb, 200);
 	assert_int_equal(c.nr_events, 2);
+	/* Said by the check, once the verbosity is known. */
+	assert_string_equal(err_text(), "");
+	assert_int_equal(td_config_check(&c), 0);
+	td_log_level = TD_LOG_ERR;
 	assert_non_null(strstr(err_text(), ":3: buffer_kb set again (line 1 set it before)"));
-	assert_null(strstr(err_text(), "event set again"));
+	assert_null(strstr(errbuf, "event set again"));
 	td_config_free(&c);
+	unlink(p);
+	free(p);
+
+	/* verbosity = 0 (errors only) silences it, wherever it is in the file... */
+	p = write_conf("mode = auto\nmode = option\nverbosity = 0\n");
+	td_config_init(&c);
+	assert_int_equal(td_config_load(&c, p), 0);
+	td_log_level = c.verbosity;
+	assert_int_equal(td_config_check(&c), 0);
+	td_config_free(&c);
+	assert_string_equal(err_text(), "");
+	/* ... so does -q, which sets the level before the check... */
+	td_config_init(&c);
+	td_log_level = TD_LOG_WARN;
+	assert_int_equal(td_config_load(&c, p), 0);
+	assert_int_equal(td_config_set(&c, "verbosity", "1", "option -v"), 0);
+	td_log_level = TD_LOG_ERR;
+	assert_int_equal(td_config_check(&c), 0);
+	td_config_free(&c);
+	assert_string_equal(err_text(), "");
+	/* ... and a run that stops before the check says it at the end, if at all. */
+	td_config_init(&c);
+	assert_int_equal(td_config_load(&c, p), 0);
+	td_log_level = TD_LOG_WARN;
+	td_config_free(&c);
+	td_log_level = TD_LOG_ERR;
+	assert_non_null(strstr(err_text(), ":2: mode set again (line 1 set it before)"));
 	unlink(p);
 	free(p);
 
@@ -386,6 +426,71 @@ static void test_check(void **state)
 	td_config_free(&c);
 }
 
+/*
+ * --print-config's output is a configuration file: read back, it gives
+ * the same settings, to the last bit of a number of seconds.
+ */
+static void test_dump_round_trip(void **state)
+{
+	struct td_config c, back;
+	char *dump = NULL, *p;
+	size_t len = 0;
+	FILE *f;
+
+	td_config_init(&c);
+	assert_int_equal(td_config_set(&c, "duration", "123456789.5", "t"), 0);
+	assert_int_equal(td_config_set(&c, "profile_interval", "0.1234567890123", "t"), 0);
+	assert_int_equal(td_config_set(&c, "stats_interval", "0.1", "t"), 0);
+	assert_int_equal(td_config_set(&c, "profile_dir", "/tmp/td-prof", "t"), 0);
+	assert_int_equal(td_config_check(&c), 0);
+	f = open_memstream(&dump, &len);
+	assert_non_null(f);
+	td_config_dump(&c, f);
+	fclose(f);
+	/* As given, not 1.23457e+08: the fewest digits that read back exactly. */
+	assert_non_null(strstr(dump, "\nduration = 123456789.5\n"));
+	assert_non_null(strstr(dump, "\nprofile_interval = 0.1234567890123\n"));
+	assert_non_null(strstr(dump, "\nstats_interval = 0.1\n"));
+	p = write_conf(dump);
+	td_config_init(&back);
+	assert_int_equal(td_config_load(&back, p), 0);
+	assert_true(back.duration == c.duration);
+	assert_true(back.profile_interval == c.profile_interval);
+	assert_true(back.stats_interval == c.stats_interval);
+	td_config_free(&back);
+	td_config_free(&c);
+	unlink(p);
+	free(p);
+	free(dump);
+}
+
+/* Set @key to "-": td_config_check() takes it (NULL @msg) or says @msg. */
+static void stdout_output(const char *key, const char *msg)
+{
+	struct td_config c;
+
+	td_config_init(&c);
+	assert_int_equal(td_config_set(&c, key, "-", "t"), 0);
+	assert_int_equal(td_config_check(&c), msg ? -1 : 0);
+	if (msg)
+		assert_non_null(strstr(err_text(), msg));
+	td_config_free(&c);
+}
+
+/*
+ * Standard output: the outputs that can be written there are, those that
+ * cannot are refused by the check (status 2, also for --print-config),
+ * not found out once the run has started.
+ */
+static void test_stdout_outputs(void **state)
+{
+	stdout_output("output", NULL);
+	stdout_output("folded", NULL);
+	stdout_output("flamegraph", "the flame graph needs a file name, not '-'");
+	stdout_output("pprof", "pprof needs a file name, not '-'");
+	stdout_output("record", "record needs a file of its own, not '-'");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +499,8 @@ int main(void)
 		cmocka_unit_test(test_events_list),
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_stdout_outputs),
+		cmocka_unit_test(test_dump_round_trip),
 	};
 
 	td_log_level = TD_LOG_ERR;

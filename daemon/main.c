@@ -32,7 +32,11 @@ enum {
 	OPT_BUFFER_PERCENT,
 	OPT_CLOCK,
 	OPT_NO_KSTACK,
+	OPT_KSTACK,
 	OPT_NO_SYMBOLIZE,
+	OPT_SYMBOLIZE,
+	OPT_NO_APPEND,
+	OPT_NO_PROFILE_FOLDED,
 	OPT_DEBUG_DIR,
 	OPT_RUN_DIR,
 	OPT_CLEANUP,
@@ -59,6 +63,7 @@ static const struct option long_opts[] = {
 	{ "buffer-kb",		required_argument, NULL, 'b' },
 	{ "output",		required_argument, NULL, 'o' },
 	{ "append",		no_argument,	   NULL, 'a' },
+	{ "no-append",		no_argument,	   NULL, OPT_NO_APPEND },
 	{ "json-layout",	required_argument, NULL, OPT_JSON_LAYOUT },
 	{ "folded",		required_argument, NULL, 'f' },
 	{ "flamegraph",		required_argument, NULL, 'F' },
@@ -67,6 +72,7 @@ static const struct option long_opts[] = {
 	{ "profile-dir",	required_argument, NULL, OPT_PROFILE_DIR },
 	{ "profile-interval",	required_argument, NULL, OPT_PROFILE_INTERVAL },
 	{ "profile-folded",	no_argument,	   NULL, OPT_PROFILE_FOLDED },
+	{ "no-profile-folded",	no_argument,	   NULL, OPT_NO_PROFILE_FOLDED },
 	{ "profile-keep",	required_argument, NULL, OPT_PROFILE_KEEP },
 	{ "profile-max-kb",	required_argument, NULL, OPT_PROFILE_MAX_KB },
 	{ "profile-max-mem-kb",	required_argument, NULL, OPT_PROFILE_MAX_MEM_KB },
@@ -81,7 +87,9 @@ static const struct option long_opts[] = {
 	{ "buffer-percent",	required_argument, NULL, OPT_BUFFER_PERCENT },
 	{ "clock",		required_argument, NULL, OPT_CLOCK },
 	{ "no-kernel-stack",	no_argument,	   NULL, OPT_NO_KSTACK },
+	{ "kernel-stack",	no_argument,	   NULL, OPT_KSTACK },
 	{ "no-symbolize",	no_argument,	   NULL, OPT_NO_SYMBOLIZE },
+	{ "symbolize",		no_argument,	   NULL, OPT_SYMBOLIZE },
 	{ "debug-dir",		required_argument, NULL, OPT_DEBUG_DIR },
 	{ "run-dir",		required_argument, NULL, OPT_RUN_DIR },
 	{ "cleanup",		no_argument,	   NULL, OPT_CLEANUP },
@@ -118,7 +126,7 @@ static void usage(FILE *f)
 "                         too (repeatable)\n"
 "      --comm NAME        only tasks named NAME (a glob if it has * ? [)\n"
 "  -m, --mode MODE        auto (default), option, trigger or inplace\n"
-"      --no-kernel-stack  do not record kernel stacks\n"
+"      --no-kernel-stack  do not record kernel stacks (--kernel-stack: do)\n"
 "  -b, --buffer-kb N      ring buffer size per CPU, KiB\n"
 "      --buffer-percent N reader wake-up watermark, 0-100 (default 10)\n"
 "      --clock NAME       trace clock: local, global, mono, mono_raw, boot, tai, perf\n"
@@ -130,6 +138,7 @@ static void usage(FILE *f)
 "  -o, --output FILE      JSON lines (- for stdout, the default when no output\n"
 "                         of any kind is given)\n"
 "  -a, --append           append to FILE instead of truncating it\n"
+"                         (--no-append: truncate it)\n"
 "      --json-layout L    interned (default: each distinct stack once, as a\n"
 "                         \"stack\" line, events refer to it by id), full\n"
 "                         (every event line holds its stacks, schema 1) or\n"
@@ -141,7 +150,8 @@ static void usage(FILE *f)
 "                         for go tool pprof), written at exit and on SIGHUP\n"
 "      --profile-dir DIR  a pprof profile per interval, DIR/profile-TIME.pb.gz\n"
 "      --profile-interval SEC  its length (default 60)\n"
-"      --profile-folded   folded stacks per interval too (profile-TIME.folded)\n"
+"      --profile-folded   folded stacks per interval too (profile-TIME.folded;\n"
+"                         --no-profile-folded: not)\n"
 "      --profile-keep N   keep at most N intervals (default 60, 0: no bound)\n"
 "      --profile-max-kb K and at most K KiB of them (default 65536, 0: no bound)\n"
 "      --profile-max-mem-kb K  cut an interval early when its tables take K KiB\n"
@@ -149,6 +159,7 @@ static void usage(FILE *f)
 "      --record FILE.dat  also save the raw buffers as a trace.dat (trace-cmd\n"
 "                         report, KernelShark), built at exit with trace-cmd\n"
 "      --no-symbolize     raw addresses only (in JSON; profiles: user frames [unknown])\n"
+"      --symbolize        name frames (the default)\n"
 "      --debug-dir DIR    separate debug files (default /usr/lib/debug)\n"
 "      --symbols-max-mb M  forget the files named so far when their symbols and\n"
 "                         names take M MiB (default 256, 0: no bound)\n"
@@ -162,7 +173,8 @@ static void usage(FILE *f)
 "\n"
 "Other:\n"
 "  -c, --config FILE      read settings from FILE (key = value lines); options\n"
-"                         given on the command line override it\n"
+"                         given on the command line override it (the\n"
+"                         negative options above undo its yes and no)\n"
 "      --cleanup          remove the instance left by a crashed run, then exit\n"
 "      --force            with --cleanup: also an instance another program made\n"
 "      --print-config     print the effective settings and exit\n"
@@ -237,7 +249,8 @@ static int pre_scan(int argc, char **argv, struct cli *cli)
  * configuration file, and is said so there too (--comm a --comm b is
  * not a or b). Options that add to a list (-e, -p) excepted.
  */
-static void note_option(const char *key, const char *value, const char *opt)
+static void note_option(struct td_config *cfg, const char *key, const char *value,
+			const char *opt)
 {
 	static struct {
 		const char *key;
@@ -251,7 +264,8 @@ static void note_option(const char *key, const char *value, const char *opt)
 	for (i = 0; i < nr && strcmp(given[i].key, key); i++)
 		;
 	if (i < nr && strncmp(given[i].value, value, sizeof(given[i].value) - 1))
-		td_warn("%s given again: '%s' is used, not '%s'", opt, value, given[i].value);
+		td_config_note(cfg, "%s given again: '%s' is used, not '%s'", opt, value,
+			       given[i].value);
 	if (i == nr) {
 		if (nr == sizeof(given) / sizeof(given[0]))
 			return;
@@ -264,7 +278,7 @@ static int apply(struct td_config *cfg, const char *key, const char *value, cons
 {
 	char where[64];
 
-	note_option(key, value, opt);
+	note_option(cfg, key, value, opt);
 	snprintf(where, sizeof(where), "option %s", opt);
 	return td_config_set(cfg, key, value, where);
 }
@@ -292,6 +306,9 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 		}
 		switch (c) {
 		case 'c':
+			/* Read by pre_scan(): the last one given. */
+			note_option(cfg, "config", optarg, "--config");
+			break;
 		case 'h':
 		case 'V':
 			break;
@@ -321,6 +338,9 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 			break;
 		case 'a':
 			cfg->output_append = true;
+			break;
+		case OPT_NO_APPEND:
+			cfg->output_append = false;
 			break;
 		case 'f':
 			ret = td_cli_output_name("-f (--folded)", optarg) ?:
@@ -357,8 +377,14 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 		case OPT_NO_KSTACK:
 			cfg->kernel_stack = false;
 			break;
+		case OPT_KSTACK:
+			cfg->kernel_stack = true;
+			break;
 		case OPT_NO_SYMBOLIZE:
 			cfg->symbolize = false;
+			break;
+		case OPT_SYMBOLIZE:
+			cfg->symbolize = true;
 			break;
 		case OPT_RECORD:
 			cli->record_seen = true;
@@ -378,6 +404,9 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 			break;
 		case OPT_PROFILE_FOLDED:
 			cfg->profile_folded = true;
+			break;
+		case OPT_NO_PROFILE_FOLDED:
+			cfg->profile_folded = false;
 			break;
 		case OPT_PROFILE_KEEP:
 			ret = apply(cfg, "profile_keep", optarg, "--profile-keep");
@@ -404,6 +433,7 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 			cli->force = true;
 			break;
 		case OPT_RECOVER:
+			note_option(cfg, "recover", optarg, "--recover");
 			cli->recover = optarg;
 			break;
 		case OPT_PRINT_CONFIG:

@@ -56,6 +56,23 @@ expect 2 "mode: 'fast' is not one of" "bad mode" -- td -m fast
 expect 0 "--comm given again: 'b' is used, not 'a'" "an option given twice" -- \
 	td --comm a --comm b --print-config
 check "... the later one is used" grep -qx 'comm = b' "$SCRATCH/out"
+check "... not said under -q, given after it" eval "td --comm a --comm b -q --print-config \
+	2>&1 >/dev/null | cmp -s - /dev/null"
+check "... nor before it" eval "td -q --comm a --comm b --print-config 2>&1 >/dev/null |
+	cmp -s - /dev/null"
+expect 0 "--config given again: '.*/trace-defer.conf' is used, not '/dev/null'" \
+	"a second -c" -- td -c /dev/null -c "$TOP/contrib/trace-defer.conf" --print-config
+expect 2 "--recover given again: 'y' is used, not '.*/x'" "a second --recover" -- \
+	"$TD" record --recover "$SCRATCH/x" --recover y
+# The command line wins over the file, also to say no (the shipped file appends).
+check "--no-append over output_append = yes" eval "td -c '$TOP/contrib/trace-defer.conf' \
+	--no-append --print-config | grep -qx 'output_append = no'"
+printf 'symbolize = no\nkernel_stack = no\nprofile_folded = yes\n' >"$SCRATCH/neg.conf"
+td -c "$SCRATCH/neg.conf" --symbolize --kernel-stack --no-profile-folded --print-config \
+	>"$SCRATCH/neg.eff" 2>/dev/null
+check "--symbolize, --kernel-stack, --no-profile-folded over the file" eval \
+	"grep -qx 'symbolize = yes' '$SCRATCH/neg.eff' && grep -qx 'kernel_stack = yes' \
+	'$SCRATCH/neg.eff' && grep -qx 'profile_folded = no' '$SCRATCH/neg.eff'"
 expect 0 "profile_folded are for the interval profiles of profile_dir .* none are cut" \
 	"an interval profile option without --profile-dir" -- td --profile-keep 3 --print-config
 expect 2 "buffer_kb: 'lots' is not an integer" "bad number" -- td -b lots

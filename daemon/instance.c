@@ -399,8 +399,23 @@ static int remove_existing(const char *name)
 		td_err("cannot access tracefs instance '%s': %s", name, strerror(errno));
 		return -1;
 	}
-	td_instance_scrub(tfs);
-	ret = destroy(tfs, name);
+	/*
+	 * Removed as it is first: the kernel turns it off and drops its
+	 * triggers itself, and refuses (EBUSY) while a file of it is open,
+	 * by a reader instance_user() could not see (hidepid, no
+	 * CAP_SYS_PTRACE), whose tracing must then not be turned off under
+	 * it. Scrubbed first only when that removal failed otherwise.
+	 */
+	if (!tracefs_instance_destroy(tfs)) {
+		ret = 0;
+	} else if (errno == EBUSY) {
+		td_err("tracefs instance '%s' is in use: a file of it is open; not touching it",
+		       name);
+		ret = -1;
+	} else {
+		td_instance_scrub(tfs);
+		ret = destroy(tfs, name);
+	}
 	tracefs_instance_free(tfs);
 	return ret;
 }

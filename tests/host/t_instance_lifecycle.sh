@@ -111,6 +111,35 @@ check "... and left alone" instance_exists
 rmdir "$TRACEFS/instances/$NAME"
 : >"$RUN_DIR/$NAME.lock"
 
+# --- A stale instance read by a process whose open files cannot be seen
+# (here: another uid's, and no CAP_SYS_PTRACE to look): its removal is
+# tried as it is, and when the kernel refuses (a file is open) it is left
+# as it was, still tracing, rather than turned off first.
+mkdir "$TRACEFS/instances/$NAME"
+echo 1 >"$TRACEFS/instances/$NAME/events/sched/sched_switch/enable"
+echo "999999 1 $(cat /proc/sys/kernel/random/boot_id)" >"$RUN_DIR/$NAME.lock"
+python3 -c 'import os, sys, time
+f = open(sys.argv[1])
+os.setgid(65534); os.setuid(65534)
+time.sleep(30)' "$TRACEFS/instances/$NAME/tracing_on" &
+reader=$!
+# the file is open once the reader has changed uid
+for i in $(seq 100); do
+	[ "$(awk '/^Uid:/ {print $2}' "/proc/$reader/status" 2>/dev/null)" = 65534 ] && break
+	sleep 0.1
+done
+setpriv --inh-caps=-sys_ptrace --bounding-set=-sys_ptrace \
+	"$TD" -i "$NAME" --run-dir "$RUN_DIR" -d 1 -o /dev/null 2>"$SCRATCH/hidden.err"
+rc=$?
+check "stale instance with a hidden reader: refused with status 3 (got $rc)" [ "$rc" = 3 ]
+check "... saying a file of it is open" grep -q "a file of it is open" "$SCRATCH/hidden.err"
+check "... its tracing left on" [ "$(cat "$TRACEFS/instances/$NAME/tracing_on")" = 1 ]
+check "... its event left enabled" \
+	grep -q 1 "$TRACEFS/instances/$NAME/events/sched/sched_switch/enable"
+kill "$reader"; wait "$reader" 2>/dev/null
+td --cleanup 2>/dev/null
+check "... removed once the reader is gone" instance_gone
+
 # --- SIGKILL then --cleanup.
 td_bg -p "$FP_PID" -o /dev/null 2>/dev/null
 check "daemon tracing" wait_tracing

@@ -44,7 +44,7 @@ check "first daemon still tracing" [ "$(cat "$TRACEFS/instances/$NAME/tracing_on
 # --- A refused start leaves the outputs alone: the running daemon's JSON
 # file is not cut (truncated under its writer, it would start with a hole
 # of NULs), a whole-run file from before is not emptied.
-sleep 1
+for i in $(seq 100); do [ -s "$SCRATCH/first.jsonl" ] && break; sleep 0.1; done
 echo "last good profile" >"$SCRATCH/keep.pb.gz"
 td -d 1 -o "$SCRATCH/first.jsonl" --pprof "$SCRATCH/keep.pb.gz" 2>/dev/null
 rc=$?

@@ -55,6 +55,15 @@ td_record -o "$SCRATCH/c1.dat" --record "$SCRATCH/c2.dat" -d 1 2>"$SCRATCH/c.err
 check "record with -o and --record: status 2 (got $?)" [ $? = 2 ]
 check "record with -o and --record: says which is which" \
 	grep -q "record: -o names the trace.dat; --record is the live daemon's" "$SCRATCH/c.err"
+# A configuration file's output is JSON lines (the service's log), not the
+# trace.dat: record without -o is refused, and writes nothing there.
+echo "output = $SCRATCH/svc.jsonl" > "$SCRATCH/svc.conf"
+td_record -c "$SCRATCH/svc.conf" -d 1 2>"$SCRATCH/c.err"
+check "record -c CONF (its output set) without -o: status 2 (got $?)" [ $? = 2 ]
+check "record -c CONF without -o: says the configuration's output is not it" \
+	grep -q "with -o FILE.dat (the configuration's output is JSON lines" "$SCRATCH/c.err"
+check "record -c CONF without -o: nothing written to the configuration's output" \
+	[ ! -e "$SCRATCH/svc.jsonl" ]
 # A directory as the trace.dat: refused before tracing, nothing made next to it.
 mkdir "$SCRATCH/adir"
 for target in "$SCRATCH/adir" "$SCRATCH/adir/" "$SCRATCH/nodir/"; do

@@ -133,10 +133,15 @@ rm -f "$SCRATCH/k.dat"
 (cd "$SCRATCH" && killed_run k.dat)
 dir=$(ls -d "$SCRATCH"/k.dat.raw.*)
 sed -i 's/^boot_id .*/boot_id 00000000-0000-0000-0000-000000000000/' "$dir/info"
-(cd / && "$TD" record --recover "$dir/") 2>"$SCRATCH/b.err"
+# With a configuration whose output (JSON lines) is not the trace.dat.
+echo '{"old":1}' > "$SCRATCH/svc.jsonl"
+echo "output = $SCRATCH/svc.jsonl" > "$SCRATCH/svc.conf"
+(cd / && "$TD" record --recover "$dir/" -c "$SCRATCH/svc.conf") 2>"$SCRATCH/b.err"
 check "recover after a reboot: status 0 (got $?)" [ $? = 0 ]
 check "recover after a reboot: the meant file, next to the directory" \
 	[ -s "$SCRATCH/k.dat" -a ! -e /k.dat ]
+check "recover -c CONF: the configuration's output left as it was" \
+	[ "$(cat "$SCRATCH/svc.jsonl")" = '{"old":1}' ]
 check "recover after a reboot: says it used the saved headers" \
 	grep -q "headers saved when the recording started" "$SCRATCH/b.err"
 # Headers of before the programs ran: their names are in the events' fields

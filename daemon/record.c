@@ -240,6 +240,39 @@ static bool in_use(const char *dir)
 	return busy;
 }
 
+/*
+ * Take @dir for a recover: the lock a recording holds on DIR/info while it
+ * runs, held until the fd returned is closed, so that no second recover
+ * (nor a recording) works on the same files meanwhile. -1 with errno:
+ * EWOULDBLOCK, someone holds it; ENOENT, DIR/info is gone (removed by the
+ * recover that held it, now done); or why flock() failed (taken as not
+ * held: the recording could not have taken it either).
+ */
+static int lock_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	struct stat held, now;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/info", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	if (fstat(fd, &held) || stat(path, &now) || held.st_dev != now.st_dev ||
+	    held.st_ino != now.st_ino) {
+		close(fd);
+		errno = ENOENT;
+		return -1;
+	}
+	return fd;
+}
+
 /* Run trace-cmd with @argv, output to @log_fd. Returns its exit status, or -1. */
 static int run(char *const argv[], int log_fd)
 {
@@ -814,10 +847,10 @@ static int meant_path(const char *dir, char *buf, size_t size)
 int td_recorder_recover(const char *dir, const char *out)
 {
 	char now[64], head[PATH_MAX], meant[PATH_MAX];
+	int log_fd = -1, lock_fd, ret = -EINVAL;
 	struct raw_info ri;
 	struct stat st;
 	long long pages;
-	int log_fd, ret;
 
 	if (read_info(dir, &ri)) {
 		if (errno == EINVAL)
@@ -827,29 +860,40 @@ int td_recorder_recover(const char *dir, const char *out)
 			       dir, dir, strerror(errno));
 		return -EINVAL;
 	}
-	if (in_use(dir)) {
-		td_err("%s is a running recording's (its trace.dat comes when it ends)", dir);
+	/* Held until the directory is gone or given up: one recover at a time. */
+	lock_fd = lock_dir(dir);
+	if (lock_fd < 0 && errno == EWOULDBLOCK) {
+		td_err("%s is in use: a running recording's (its trace.dat comes when it ends), "
+		       "or another 'record --recover' is making a trace.dat of it", dir);
 		return -EINVAL;
 	}
+	if (lock_fd < 0 && errno == ENOENT) {
+		td_err("%s is not a trace-defer recording's scratch directory (any more: %s/info "
+		       "is gone)", dir, dir);
+		return -EINVAL;
+	}
+	if (lock_fd < 0)
+		td_debug("%s/info: no lock (%s): recovering without", dir, strerror(errno));
 	if (!out) {
 		if (meant_path(dir, meant, sizeof(meant))) {
 			td_err("%s is not named FILE.dat.raw.XXXXXX: give the trace.dat to write "
 			       "with -o (it was %s)", dir, ri.output);
-			return -EINVAL;
+			goto out;
 		}
 		out = meant;
 	}
 	/* A trace.dat there may be an earlier run's: never replaced unasked. */
 	if (out == meant && !lstat(out, &st)) {
 		td_err("%s exists; give the trace.dat to write with -o", out);
-		return -EINVAL;
+		goto out;
 	}
+	ret = -EIO;
 	pages = cut_raw(dir, &ri);
 	if (pages < 0)
-		return -EIO;
+		goto out;
 	log_fd = open_log(dir);
 	if (log_fd < 0)
-		return -EIO;
+		goto out;
 	/*
 	 * The running system's headers if the sub-buffers are this boot's
 	 * (its cmdlines name the processes that ran since), else those
@@ -865,23 +909,27 @@ int td_recorder_recover(const char *dir, const char *out)
 			       strcmp(now, ri.boot) ? "booted since it was recorded" :
 			       "cannot give them ('trace-cmd restore -c' failed)");
 			show_restore_log(dir);
-			close(log_fd);
-			return -EIO;
+			goto out;
 		}
 		td_notice("%s: using the headers saved when the recording started", dir);
 	}
-	ret = build(dir, ri.nr_cpus, out, log_fd);
-	close(log_fd);
-	if (ret) {
+	if (build(dir, ri.nr_cpus, out, log_fd)) {
 		td_err("'trace-cmd restore -i' failed:");
 		show_restore_log(dir);
 		print_retry(dir, out);
-		return -EIO;
+		goto out;
 	}
 	td_notice("wrote %s (%lld sub-buffers)", out, pages);
 	snprintf(head, sizeof(head), "%s/perf-maps", dir);
 	remove_scratch(dir, ri.nr_cpus, place_maps(head, out) != 0);
-	return 0;
+	ret = 0;
+out:
+	if (log_fd >= 0)
+		close(log_fd);
+	/* After the directory went: no recover starts on what is left of it. */
+	if (lock_fd >= 0)
+		close(lock_fd);
+	return ret;
 }
 
 void td_recorder_note_leftovers(const char *path)

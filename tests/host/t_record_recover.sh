@@ -176,7 +176,7 @@ wait_tracing
 ldir=$(ls -d "$SCRATCH"/live.dat.raw.*)
 "$TD" record --recover "$ldir" -o "$SCRATCH/stolen.dat" 2>"$SCRATCH/live.err"
 check "running recording: --recover refuses, status 2 (got $?)" [ $? = 2 ]
-check "running recording: says why" grep -q "is a running recording's" "$SCRATCH/live.err"
+check "running recording: says why" grep -q "is in use: a running recording's" "$SCRATCH/live.err"
 check "running recording: its files untouched" [ -e "$ldir/cpu0.raw" -a ! -e "$SCRATCH/stolen.dat" ]
 "$TD" record -i "$NAME-b" --run-dir "$RUN_DIR" -o "$SCRATCH/live.dat" -d 0.3 \
 	2>"$SCRATCH/live-b.err" -p "$lpid"

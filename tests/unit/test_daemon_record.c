@@ -107,9 +107,9 @@ static void make_scratch(char *dir, size_t size, const char *name)
 /*
  * Start trace-defer with @args (NULL-terminated, after the program's
  * name), the fake trace-cmd first on PATH, $FAKE_MODE @mode, stdout to
- * WORK/out, stderr to WORK/err. Returns its pid.
+ * WORK/out, stderr to WORK/@err. Returns its pid.
  */
-static pid_t start_td(const char *mode, const char *const *args)
+static pid_t start_td(const char *mode, const char *err_name, const char *const *args)
 {
 	char td[PATH_MAX + 16], path[PATH_MAX + 2048], out[1024], err[1024];
 	const char *argv[16] = { td };
@@ -119,7 +119,7 @@ static pid_t start_td(const char *mode, const char *const *args)
 	snprintf(td, sizeof(td), "%s/trace-defer", build_dir);
 	snprintf(path, sizeof(path), "%s/bin:%s", work, getenv("PATH") ?: "/usr/bin:/bin");
 	snprintf(out, sizeof(out), "%s/out", work);
-	snprintf(err, sizeof(err), "%s/err", work);
+	snprintf(err, sizeof(err), "%s/%s", work, err_name);
 	for (; *args && n < 15; args++)
 		argv[n++] = *args;
 	argv[n] = NULL;
@@ -174,7 +174,7 @@ static int td(const char *mode, ...)
 		n++;
 	va_end(ap);
 	args[n] = NULL;
-	pid = start_td(mode, args);
+	pid = start_td(mode, "err", args);
 	rc = wait_td(pid, 10000);
 	if (rc < 0) {
 		kill(pid, SIGKILL);
@@ -182,6 +182,26 @@ static int td(const char *mode, ...)
 		fail_msg("trace-defer still runs after 10 s");
 	}
 	return rc;
+}
+
+/* Wait up to @ms for @path to be there. */
+static bool wait_for(const char *path, int ms)
+{
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+	for (int i = 0; i <= ms / 10; i++) {
+		if (exists(path))
+			return true;
+		nanosleep(&tick, NULL);
+	}
+	return false;
+}
+
+/* WORK/@name, in @buf. */
+static char *work_path(char *buf, size_t size, const char *name)
+{
+	snprintf(buf, size, "%s/%s", work, name);
+	return buf;
 }
 
 /* What trace-defer's last run wrote to @name: "out" or "err". */
@@ -251,6 +271,40 @@ static void test_record_needs_command_line_output(void **state)
 	assert_false(exists(log));
 }
 
+/* Two recovers of one directory: the second is refused while the first works. */
+static void test_recover_one_at_a_time(void **state)
+{
+	char dir[512], a[1024], b[1024], go[1024], pid[1024], buf[64];
+	const char *args[] = { "record", "--recover", dir, "-o", a, NULL };
+	int rc, first_rc;
+	pid_t first;
+
+	(void)state;
+	make_scratch(dir, sizeof(dir), "one.dat");
+	work_path(a, sizeof(a), "one-a.dat");
+	work_path(b, sizeof(b), "one-b.dat");
+	unlink(work_path(go, sizeof(go), "go"));
+	unlink(work_path(pid, sizeof(pid), "fake.pid"));
+	first = start_td("wait", "err.first", args);
+	if (!wait_for(pid, 5000)) {
+		kill(first, SIGKILL);
+		waitpid(first, NULL, 0);
+		fail_msg("the first recover did not start trace-cmd:\n%s", td_said("err.first"));
+	}
+	rc = td(NULL, "record", "--recover", dir, "-o", b, NULL);
+	/* Before any assert: the first one ends either way. */
+	write_file(go, "");
+	first_rc = wait_td(first, 10000);
+	assert_int_equal(rc, 2);
+	assert_err_has("is in use: a running recording's (its trace.dat comes when it ends), "
+		       "or another 'record --recover'");
+	assert_false(exists(b));
+	assert_int_equal(first_rc, 0);
+	assert_string_equal(read_text(a, buf, sizeof(buf)), "saved head\n");
+	assert_false(exists(dir));
+	unlink(go);
+}
+
 static int group_setup(void **state)
 {
 	char exe[PATH_MAX], path[1024];
@@ -286,6 +340,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_recover_ignores_config_output),
 		cmocka_unit_test(test_record_needs_command_line_output),
+		cmocka_unit_test(test_recover_one_at_a_time),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmdlines.h"
+#include "config.h"
 #include "log.h"
 #include "record.h"
 
@@ -499,6 +500,125 @@ static bool target_ok(const char *path)
 	return !err;
 }
 
+/*
+ * A symbolic link's target as the link names it, relative to @path's
+ * directory: a link to a file not made yet. malloc()ed; NULL with errno.
+ */
+static char *link_target(const char *path)
+{
+	char buf[PATH_MAX], *out;
+	const char *slash = strrchr(path, '/');
+	ssize_t n = readlink(path, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	if (buf[0] == '/' || !slash)
+		return strdup(buf);
+	if (asprintf(&out, "%.*s/%s", (int)(slash - path), path, buf) < 0)
+		return NULL;
+	return out;
+}
+
+/*
+ * Where the trace.dat @path's bytes go, as for the files written whole
+ * (trace-defer(8), --folded): through a symbolic link, the file it names
+ * (made if not there yet); *@in_place when that is not a regular file (a
+ * device such as /dev/null), written where it is. malloc()ed; NULL with
+ * errno (EISDIR: a directory).
+ */
+static char *dat_target(const char *path, bool *in_place)
+{
+	struct stat st;
+	char *target;
+
+	*in_place = false;
+	if (!lstat(path, &st) && S_ISLNK(st.st_mode)) {
+		target = realpath(path, NULL);
+		if (!target && errno == ENOENT)
+			target = link_target(path);
+	} else {
+		target = strdup(path);
+	}
+	if (!target || stat(target, &st))
+		return target;		/* not there yet: made */
+	if (S_ISDIR(st.st_mode)) {
+		free(target);
+		errno = EISDIR;
+		return NULL;
+	}
+	*in_place = !S_ISREG(st.st_mode);
+	return target;
+}
+
+/*
+ * @path as its real path as far as it exists (the directories and links
+ * there resolved), the rest as it is spelled. malloc()ed, NULL: no memory
+ * or no such path at all.
+ */
+static char *real_as_far(const char *path)
+{
+	char *head = strdup(path), *real = NULL, *out = NULL;
+	size_t len = head ? strlen(head) : 0;
+
+	while (head) {
+		real = realpath(len ? head : ".", NULL);
+		if (real || (errno != ENOENT && errno != ENOTDIR) || !len)
+			break;
+		/* One name less, its slashes kept: "a/b/c" "a/b/" "a/" "" */
+		while (len && head[len - 1] == '/')
+			len--;
+		while (len && head[len - 1] != '/')
+			len--;
+		head[len] = '\0';
+	}
+	if (real && !path[len])
+		out = strdup(real);
+	else if (real && asprintf(&out, "%s/%s", strcmp(real, "/") ? real : "", path + len) < 0)
+		out = NULL;
+	free(real);
+	free(head);
+	return out;
+}
+
+/* Whether @path (a file, there or not) is @dir or in it, however either is spelled. */
+static bool in_dir(const char *path, const char *dir)
+{
+	char *rdir = realpath(dir, NULL), *rpath = real_as_far(path);
+	size_t n = rdir ? strlen(rdir) : 0;
+	bool ret = rdir && rpath && !strncmp(rpath, rdir, n) &&
+		   (rpath[n] == '\0' || rpath[n] == '/');
+
+	free(rdir);
+	free(rpath);
+	return ret;
+}
+
+/*
+ * The trace.dat -o names for a recover of @dir, checked as every output
+ * is (td_config_check()): not a program, and not in @dir, which holds
+ * the files it is made of and goes once it is written. Returns 0 or
+ * -EINVAL (said).
+ */
+static int recover_output_ok(const char *dir, const char *out)
+{
+	bool in_place;
+	char *target = dat_target(out, &in_place);
+	int ret = 0;
+
+	if (in_dir(out, dir) || (target && in_dir(target, dir))) {
+		td_err("record --recover: -o %s is in %s, the scratch directory the trace.dat is "
+		       "made of (removed once it is written): name a file outside it", out, dir);
+		ret = -EINVAL;
+	} else if (target && !in_place && td_is_program(target)) {
+		td_err("record --recover: -o '%s' is a program: not overwritten with a trace.dat",
+		       out);
+		ret = -EINVAL;
+	}
+	free(target);
+	return ret;
+}
+
 struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_size)
 {
 	struct td_recorder *rec;
@@ -887,7 +1007,12 @@ int td_recorder_recover(const char *dir, const char *out)
 		td_err("%s exists; give the trace.dat to write with -o", out);
 		goto out;
 	}
+	if (out != meant && recover_output_ok(dir, out))
+		goto out;
 	ret = -EIO;
+	/* As for a recording's: a directory, or one that cannot be written to. */
+	if (!target_ok(out))
+		goto out;
 	pages = cut_raw(dir, &ri);
 	if (pages < 0)
 		goto out;

@@ -40,9 +40,11 @@ void td_recorder_abort(struct td_recorder *rec);
  * Make a trace.dat of the scratch directory @dir a run left behind, at
  * @out (NULL: the one that run meant, only if no such file exists), then
  * remove @dir. @dir is locked meanwhile, as a recording locks its own.
- * Returns 0, -EINVAL (@dir is not one, is in use: a running recording's
- * or another recover's, or the file exists) or -EIO (trace-cmd failed,
- * or no headers to be had; @dir is kept); printed.
+ * @out is checked as every output is. Returns 0, -EINVAL (@dir is not
+ * one, is in use: a running recording's or another recover's; the file
+ * exists, or @out is a program or in @dir) or -EIO (@out cannot be
+ * written, trace-cmd failed, or no headers to be had; @dir is kept);
+ * printed.
  */
 int td_recorder_recover(const char *dir, const char *out);
 

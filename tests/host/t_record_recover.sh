@@ -211,6 +211,18 @@ check "recover of another directory: says so" grep -q "not a trace-defer recordi
 check "--recover without record: status 2 (got $?)" [ $? = 2 ]
 "$TD" record --recover "$dir" -o - 2>"$SCRATCH/u3.err"
 check "recover to stdout: status 2 (got $?)" [ $? = 2 ]
+# -o is checked as every output is: never a program, never in the directory.
+cp /bin/true "$SCRATCH/prog"
+"$TD" record --recover "$dir" -o "$SCRATCH/prog" 2>"$SCRATCH/u5.err"
+check "recover -o a program: status 2 (got $?)" [ $? = 2 ]
+check "recover -o a program: says so" grep -q "is a program: not overwritten" "$SCRATCH/u5.err"
+check "recover -o a program: the program left as it was" cmp -s /bin/true "$SCRATCH/prog"
+"$TD" record --recover "$dir" -o "$dir/cpu0.raw" 2>"$SCRATCH/u6.err"
+check "recover -o DIR/cpu0.raw: status 2 (got $?)" [ $? = 2 ]
+check "recover -o DIR/cpu0.raw: says it is in the directory" \
+	grep -q "is in $dir, the scratch directory the trace.dat is made of" "$SCRATCH/u6.err"
+check "recover -o DIR/cpu0.raw: the directory left as it was" \
+	[ -s "$dir/cpu0.raw" -a -e "$dir/info" ]
 # A recording's options mean nothing to --recover: refused, not ignored.
 "$TD" record --recover "$dir" -o "$SCRATCH/o.dat" -d 1 2>"$SCRATCH/u4.err"
 check "recover with -d: status 2 (got $?)" [ $? = 2 ]

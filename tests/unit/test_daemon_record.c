@@ -271,6 +271,59 @@ static void test_record_needs_command_line_output(void **state)
 	assert_false(exists(log));
 }
 
+/* The size of @path, -1 if it is not there. */
+static long long size_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : (long long)st.st_size;
+}
+
+/* -o is checked as every output is: never a program, never in the directory recovered. */
+static void test_recover_output_checked(void **state)
+{
+	char dir[512], prog[1024], link[1024], out[1024], cmd[2048], raw[1024], buf[64];
+	const char *const inside[] = { "cpu0.raw", "new.dat", "", "perf-maps/x.dat" };
+
+	(void)state;
+	make_scratch(dir, sizeof(dir), "chk.dat");
+	snprintf(raw, sizeof(raw), "%s/cpu0.raw", dir);
+	work_path(prog, sizeof(prog), "prog");
+	snprintf(cmd, sizeof(cmd), "cp /bin/true '%s'", prog);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(td(NULL, "record", "--recover", dir, "-o", prog, NULL), 2);
+	assert_err_has("record --recover: -o '");
+	assert_err_has("' is a program: not overwritten with a trace.dat");
+	/* Through a symbolic link too. */
+	work_path(link, sizeof(link), "prog-link");
+	assert_int_equal(symlink(prog, link), 0);
+	assert_int_equal(td(NULL, "record", "--recover", dir, "-o", link, NULL), 2);
+	assert_err_has("is a program");
+	snprintf(cmd, sizeof(cmd), "cmp -s /bin/true '%s'", prog);
+	assert_int_equal(system(cmd), 0);
+
+	for (size_t i = 0; i < sizeof(inside) / sizeof(inside[0]); i++) {
+		snprintf(out, sizeof(out), "%s/%s", dir, inside[i]);
+		assert_int_equal(td(NULL, "record", "--recover", dir, "-o", out, NULL), 2);
+		assert_err_has("the scratch directory the trace.dat is made of (removed once it "
+			       "is written): name a file outside it");
+	}
+	/* Spelled another way, or through a link. */
+	snprintf(out, sizeof(out), "%s/../%s/%s/x.dat", work, strrchr(work, '/') + 1,
+		 strrchr(dir, '/') + 1);
+	assert_int_equal(td(NULL, "record", "--recover", dir, "-o", out, NULL), 2);
+	work_path(link, sizeof(link), "raw-link");
+	assert_int_equal(symlink(raw, link), 0);
+	assert_int_equal(td(NULL, "record", "--recover", dir, "-o", link, NULL), 2);
+	assert_err_has("name a file outside it");
+	/* Untouched all the while, and then made a trace.dat of. */
+	assert_int_equal(size_of(raw), 8192);
+	assert_int_equal(td(NULL, "record", "--recover", dir, "-o",
+			    work_path(out, sizeof(out), "chk-ok.dat"), NULL), 0);
+	assert_string_equal(read_text(out, buf, sizeof(buf)), "saved head\n");
+	assert_false(exists(dir));
+}
+
 /* Two recovers of one directory: the second is refused while the first works. */
 static void test_recover_one_at_a_time(void **state)
 {
@@ -340,6 +393,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_recover_ignores_config_output),
 		cmocka_unit_test(test_record_needs_command_line_output),
+		cmocka_unit_test(test_recover_output_checked),
 		cmocka_unit_test(test_recover_one_at_a_time),
 	};
 

@@ -157,19 +157,28 @@ static int write_info(const struct td_recorder *rec)
 
 /*
  * Start trace-cmd with @argv, output to @log_fd, with the default signal
- * mask (the daemon blocks the signals its loop reads, and a mask survives
- * exec). Returns its pid, or -1 (said in the log).
+ * mask and dispositions: the daemon blocks the signals its loop reads and
+ * ignores SIGPIPE, and both survive exec (trace-cmd writing to a pipe
+ * that closed would go on for nothing). In a process group of its own: a
+ * Ctrl-C at the terminal, sent to the foreground group, is the daemon's
+ * to act on, and does not kill trace-cmd half way through a file behind
+ * its back. Returns its pid, or -1 (said in the log).
  */
 static pid_t spawn(char *const argv[], int log_fd)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	sigset_t none;
+	sigset_t none, dfl;
 	mode_t mask;
 	pid_t pid;
 	int err;
 
 	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	sigaddset(&dfl, SIGINT);
+	sigaddset(&dfl, SIGTERM);
+	sigaddset(&dfl, SIGHUP);
 	if (posix_spawn_file_actions_init(&fa))
 		return -1;
 	if (posix_spawnattr_init(&attr)) {
@@ -177,7 +186,10 @@ static pid_t spawn(char *const argv[], int log_fd)
 		return -1;
 	}
 	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	posix_spawnattr_setsigdefault(&attr, &dfl);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+				 POSIX_SPAWN_SETPGROUP);
 	posix_spawn_file_actions_adddup2(&fa, log_fd, STDOUT_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, log_fd, STDERR_FILENO);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -322,36 +334,6 @@ static int make_head(const char *dir, int log_fd)
 	/* Private like the raw files: kallsyms and cmdlines are not for everyone. */
 	chmod(tmp, 0600);
 	return rename(tmp, head);
-}
-
-/* @out from DIR/head.dat and DIR/cpu0.raw .. cpu<@nr_cpus - 1>.raw. */
-static int build(const char *dir, int nr_cpus, const char *out, int log_fd)
-{
-	char head[PATH_MAX];
-	char **argv;
-	int n = 0, ret = -1;
-
-	snprintf(head, sizeof(head), "%s/head.dat", dir);
-	argv = calloc(nr_cpus + 7, sizeof(*argv));
-	if (!argv)
-		return -1;
-	argv[n++] = "trace-cmd";
-	argv[n++] = "restore";
-	argv[n++] = "-i";
-	argv[n++] = head;
-	argv[n++] = "-o";
-	argv[n++] = (char *)out;
-	for (int cpu = 0; cpu < nr_cpus; cpu++)
-		if (asprintf(&argv[n++], "%s/cpu%d.raw", dir, cpu) < 0) {
-			argv[--n] = NULL;
-			goto out;
-		}
-	ret = run(argv, log_fd) ? -1 : 0;
-out:
-	for (int i = 6; i < n; i++)
-		free(argv[i]);
-	free(argv);
-	return ret;
 }
 
 static int open_log(const char *dir)
@@ -549,6 +531,132 @@ static char *dat_target(const char *path, bool *in_place)
 	}
 	*in_place = !S_ISREG(st.st_mode);
 	return target;
+}
+
+/*
+ * OUT.tmp.PID of a run killed while trace-cmd wrote it (SIGKILL at the end
+ * of a service's stop timeout) stays for good: remove those whose process
+ * is gone, as the other outputs do (outputs.c). One whose pid a live
+ * process has now is left alone.
+ */
+static void remove_stale_tmps(const char *target)
+{
+	const char *slash = strrchr(target, '/');
+	char *dir = slash ? strndup(target, slash == target ? 1 : slash - target) : strdup(".");
+	const char *base = slash ? slash + 1 : target;
+	size_t blen = strlen(base);
+	struct dirent *de;
+	DIR *d;
+
+	d = dir ? opendir(dir) : NULL;
+	while (d && (de = readdir(d))) {
+		const char *suffix;
+		char *end;
+		long pid;
+
+		if (strncmp(de->d_name, base, blen) || strncmp(de->d_name + blen, ".tmp.", 5))
+			continue;
+		/* Only what build() makes: a pid in decimal, no sign, no leading 0. */
+		suffix = de->d_name + blen + 5;
+		if (*suffix < '1' || *suffix > '9')
+			continue;
+		errno = 0;
+		pid = strtol(suffix, &end, 10);
+		if (errno || *end || pid > INT_MAX || pid == getpid() || !kill((pid_t)pid, 0) ||
+		    errno != ESRCH)
+			continue;
+		if (!unlinkat(dirfd(d), de->d_name, 0))
+			td_notice("removed %s/%s, left by a run that died", dir, de->d_name);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+}
+
+/*
+ * @out from DIR/head.dat and DIR/cpu0.raw .. cpu<@nr_cpus - 1>.raw, written
+ * whole as the other outputs are: into OUT.tmp.PID next to it, renamed
+ * over it once trace-cmd is done, so that a trace-cmd that fails half way
+ * (the disk full, killed) leaves no part of a file there and an earlier
+ * one as it was. A symbolic link is written through; what is not a
+ * regular file (/dev/null) is written in place. Returns 0, or -1 (said,
+ * with trace-cmd's log).
+ */
+static int build(const char *dir, int nr_cpus, const char *out, int log_fd)
+{
+	char head[PATH_MAX], *target, *tmp = NULL;
+	char **argv = NULL;
+	int n = 0, ret = -1;
+	bool in_place;
+
+	target = dat_target(out, &in_place);
+	if (!target) {
+		td_err("cannot write %s: %s", out, strerror(errno));
+		return -1;
+	}
+	/* Checked at the start too; written maybe days later. */
+	if (!in_place && td_is_program(target)) {
+		td_err("cannot write %s: a program is there now, not overwritten", out);
+		goto out;
+	}
+	if (!in_place) {
+		int fd;
+
+		remove_stale_tmps(target);
+		if (asprintf(&tmp, "%s.tmp.%d", target, (int)getpid()) < 0) {
+			tmp = NULL;
+			td_err("out of memory");
+			goto out;
+		}
+		unlink(tmp);	/* left by a run of the same pid that died */
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			td_err("cannot create %s: %s", tmp, strerror(errno));
+			free(tmp);
+			tmp = NULL;
+			goto out;
+		}
+		close(fd);
+	}
+	snprintf(head, sizeof(head), "%s/head.dat", dir);
+	argv = calloc(nr_cpus + 7, sizeof(*argv));
+	if (!argv) {
+		td_err("out of memory");
+		goto out;
+	}
+	argv[n++] = "trace-cmd";
+	argv[n++] = "restore";
+	argv[n++] = "-i";
+	argv[n++] = head;
+	argv[n++] = "-o";
+	argv[n++] = tmp ? tmp : target;
+	for (int cpu = 0; cpu < nr_cpus; cpu++)
+		if (asprintf(&argv[n++], "%s/cpu%d.raw", dir, cpu) < 0) {
+			argv[--n] = NULL;
+			td_err("out of memory");
+			goto out;
+		}
+	if (run(argv, log_fd)) {
+		td_err("'trace-cmd restore -i' failed%s:", tmp ? " (the file there, if any, is "
+		       "left as it was)" : "");
+		show_restore_log(dir);
+		goto out;
+	}
+	if (tmp && rename(tmp, target)) {
+		td_err("cannot write %s: %s (the file there, if any, is left as it was)", out,
+		       strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (ret && tmp)
+		unlink(tmp);
+	for (int i = 6; argv && i < n; i++)
+		free(argv[i]);
+	free(argv);
+	free(tmp);
+	free(target);
+	return ret;
 }
 
 /*
@@ -842,11 +950,8 @@ int td_recorder_finish(struct td_recorder *rec)
 		show_restore_log(rec->dir);
 		goto keep;
 	}
-	if (build(rec->dir, rec->nr_cpus, rec->path, log_fd)) {
-		td_err("'trace-cmd restore -i' failed:");
-		show_restore_log(rec->dir);
+	if (build(rec->dir, rec->nr_cpus, rec->path, log_fd))
 		goto keep;
-	}
 	td_notice("wrote %s (%llu sub-buffers)", rec->path, rec->pages);
 	remove_scratch(rec->dir, rec->nr_cpus, place_maps(rec->maps, rec->path) != 0);
 	ret = 0;
@@ -1039,8 +1144,6 @@ int td_recorder_recover(const char *dir, const char *out)
 		td_notice("%s: using the headers saved when the recording started", dir);
 	}
 	if (build(dir, ri.nr_cpus, out, log_fd)) {
-		td_err("'trace-cmd restore -i' failed:");
-		show_restore_log(dir);
 		print_retry(dir, out);
 		goto out;
 	}

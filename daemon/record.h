@@ -13,8 +13,10 @@
  * file (sub-buffer size, CPUs, boot id, the trace.dat meant): a run that
  * never reaches its end (SIGKILL, out of memory, power lost) leaves a
  * directory that td_recorder_recover() makes a trace.dat of, even after a
- * reboot. When trace-cmd fails, the raw files are kept and the command to
- * retry is printed. The JITs' perf maps the run saves are kept there too.
+ * reboot. trace-cmd writes FILE.dat.tmp.PID, renamed over FILE.dat once
+ * it is done: when it fails, FILE.dat is left as it was, the raw files are
+ * kept and the command to retry is printed. The JITs' perf maps the run
+ * saves are kept there too.
  */
 #ifndef TD_DAEMON_RECORD_H
 #define TD_DAEMON_RECORD_H

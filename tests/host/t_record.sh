@@ -102,6 +102,37 @@ check "recover once trace-cmd is back: status 0 (got $?)" [ $? = 0 ]
 check "recover once trace-cmd is back: trace-cmd report reads it" \
 	sh -c "trace-cmd report '$SCRATCH/d.dat' 2>/dev/null | grep -q 'fp_chain:$FP_PID '"
 
+# trace-cmd failing half way through the trace.dat (the disk full, killed):
+# the earlier file there left as it was, no part of a new one anywhere, the
+# raw sub-buffers kept for the retry printed.
+mkdir "$SCRATCH/badbin"
+cat > "$SCRATCH/badbin/trace-cmd" <<EOF
+#!/bin/sh
+# restore -i HEAD -o OUT RAW...: fails, having written part of OUT
+[ "\$2" = -i ] || exec $(command -v trace-cmd) "\$@"
+echo partial > "\$5"
+echo "fake trace-cmd: No space left on device" >&2
+exit 1
+EOF
+chmod +x "$SCRATCH/badbin/trace-cmd"
+echo OLD > "$SCRATCH/f.dat"
+PATH="$SCRATCH/badbin:$PATH" "$TD" record -i "$NAME" --run-dir "$RUN_DIR" -p "$FP_PID" -d 1 \
+	-o "$SCRATCH/f.dat" 2>"$SCRATCH/f.err"
+rc=$?
+check "trace-cmd failing half way: status 1 (got $rc)" [ "$rc" = 1 ]
+check "trace-cmd failing half way: the earlier trace.dat left as it was" \
+	[ "$(cat "$SCRATCH/f.dat")" = OLD ]
+check "trace-cmd failing half way: no temporary file left" \
+	[ -z "$(ls "$SCRATCH"/f.dat.tmp.* 2>/dev/null)" ]
+check "trace-cmd failing half way: says so, with its log" \
+	grep -q "fake trace-cmd: No space left on device" "$SCRATCH/f.err"
+check "trace-cmd failing half way: raw sub-buffers kept" ls "$SCRATCH"/f.dat.raw.*/cpu0.raw
+check "instance removed" instance_gone
+"$TD" record --recover "$SCRATCH"/f.dat.raw.* -o "$SCRATCH/f.dat" 2>"$SCRATCH/f2.err"
+check "... the retry printed makes it: status 0 (got $?)" [ $? = 0 ]
+check "... trace-cmd report reads it" \
+	sh -c "trace-cmd report '$SCRATCH/f.dat' 2>/dev/null | grep -q 'fp_chain:$FP_PID '"
+
 # A syscall recorded alone while more programs run, in bursts of 10, than
 # the kernel's saved_cmdlines holds (1500 more than saved_cmdlines_size),
 # all gone when the trace.dat is made: each is named in its command lines

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <libgen.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -80,6 +81,18 @@ static bool exists(const char *path)
 	struct stat st;
 
 	return !lstat(path, &st);
+}
+
+/* How many files match @pattern (a glob). */
+static size_t count(const char *pattern)
+{
+	glob_t g;
+	size_t n = 0;
+
+	if (!glob(pattern, 0, NULL, &g))
+		n = g.gl_pathc;
+	globfree(&g);
+	return n;
 }
 
 /* WORK/NAME.raw.XXXXXX as a killed recording left it: 2 sub-buffers on CPU 0. */
@@ -324,6 +337,61 @@ static void test_recover_output_checked(void **state)
 	assert_false(exists(dir));
 }
 
+/*
+ * A trace-cmd that fails half way (exits 1, or is killed) leaves the file
+ * there as it was and no part of a new one; the directory is kept for a
+ * retry, which -o is not needed for when there was no file.
+ */
+static void test_recover_failed_build(void **state)
+{
+	char dir[512], old[1024], meant[1024], pattern[1040], raw[1024], stale[1040];
+	char path[1024], buf[256];
+	const char *const modes[] = { "fail", "kill" };
+	pid_t dead;
+
+	(void)state;
+	make_scratch(dir, sizeof(dir), "fb.dat");
+	snprintf(raw, sizeof(raw), "%s/cpu0.raw", dir);
+	work_path(old, sizeof(old), "fb-old.dat");
+	write_file(old, "OLD\n");
+	snprintf(pattern, sizeof(pattern), "%s.tmp.*", old);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		assert_int_equal(td(modes[i], "record", "--recover", dir, "-o", old, NULL), 1);
+		assert_string_equal(read_text(old, buf, sizeof(buf)), "OLD\n");
+		assert_int_equal(count(pattern), 0);
+		assert_err_has("'trace-cmd restore -i' failed (the file there, if any, is left as "
+			       "it was):");
+		assert_err_has("to retry: trace-defer record --recover");
+		assert_int_equal(size_of(raw), 8192);
+	}
+	/* trace-cmd ran in a process group of its own, SIGPIPE not ignored. */
+	assert_string_equal(read_text(work_path(path, sizeof(path), "fake.pgid"), stale,
+				      sizeof(stale)),
+			    read_text(work_path(path, sizeof(path), "fake.pid"), buf, sizeof(buf)));
+	read_text(work_path(path, sizeof(path), "fake.sigign"), stale, sizeof(stale));
+	assert_int_equal(strtoull(stale + strlen("SigIgn:"), NULL, 16) & (1ULL << (SIGPIPE - 1)),
+			 0);
+
+	/* Without -o, and no file there before: none after, so none in the way of a retry. */
+	work_path(meant, sizeof(meant), "fb.dat");
+	snprintf(pattern, sizeof(pattern), "%s.tmp.*", meant);
+	assert_int_equal(td("fail", "record", "--recover", dir, NULL), 1);
+	assert_false(exists(meant));
+	assert_int_equal(count(pattern), 0);
+	/* A temporary file a dead run left is removed. */
+	dead = fork();
+	assert_true(dead >= 0);
+	if (!dead)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	snprintf(stale, sizeof(stale), "%s.tmp.%d", meant, (int)dead);
+	write_file(stale, "partial\n");
+	assert_int_equal(td(NULL, "record", "--recover", dir, NULL), 0);
+	assert_string_equal(read_text(meant, buf, sizeof(buf)), "saved head\n");
+	assert_int_equal(count(pattern), 0);
+	assert_false(exists(dir));
+}
+
 /* Two recovers of one directory: the second is refused while the first works. */
 static void test_recover_one_at_a_time(void **state)
 {
@@ -394,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_recover_ignores_config_output),
 		cmocka_unit_test(test_record_needs_command_line_output),
 		cmocka_unit_test(test_recover_output_checked),
+		cmocka_unit_test(test_recover_failed_build),
 		cmocka_unit_test(test_recover_one_at_a_time),
 	};
 

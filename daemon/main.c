@@ -181,8 +181,10 @@ static void usage(FILE *f)
 "FILE.dat.raw.XXXXXX' makes FILE.dat of them (or the file -o names).\n"
 "\n"
 "Signals: SIGINT/SIGTERM drain and stop, SIGHUP reopens outputs, SIGUSR1\n"
-"prints counters. Without the kernel's deferred stack events, mode auto falls\n"
-"back to the in-place userstacktrace option (status \"inplace\", 8 frames).\n"
+"prints counters; SIGINT/SIGTERM while the trace.dat is built (at exit, or by\n"
+"--recover) stop trace-cmd, keeping the raw files (status 1). Without the\n"
+"kernel's deferred stack events, mode auto falls back to the in-place\n"
+"userstacktrace option (status \"inplace\", 8 frames).\n"
 "\n"
 "Exit status: 0 ok, 1 runtime error (outputs, memory), 2 usage or config\n"
 "error, 3 tracefs error (not root, no tracefs, unknown event, bad filter,\n"
@@ -585,6 +587,16 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (cli.cleanup) {
+		/*
+		 * No loop reads the signals here: SIGINT, SIGTERM and SIGHUP
+		 * take their default action, the end (`timeout`, a Ctrl-C).
+		 * What is left, another --cleanup removes.
+		 */
+		sigemptyset(&set);
+		sigaddset(&set, SIGINT);
+		sigaddset(&set, SIGTERM);
+		sigaddset(&set, SIGHUP);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
 		code = cleanup(&cfg, cli.force);
 		goto out;
 	}

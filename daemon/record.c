@@ -210,15 +210,62 @@ static pid_t spawn(char *const argv[], int log_fd)
 	return pid;
 }
 
-/* Wait for @pid. Returns its exit status, or -1. */
+/* The SIGINT or SIGTERM that stopped a trace-cmd (see reap()), or 0. */
+static int stop_signal;
+
+/*
+ * Wait for trace-cmd @pid, which may take minutes (a long recording). No
+ * loop reads the daemon's signals now, and main() blocked them: a SIGINT
+ * or SIGTERM meanwhile is taken here, and stops trace-cmd (its process
+ * group: SIGTERM, then SIGKILL a second later), so that `kill`, `timeout`
+ * or a second Ctrl-C end a recover or the trace.dat's build. The signal
+ * is kept in stop_signal: what trace-cmd was making is not made. Returns
+ * its exit status, or -1 (killed, stopped, or not to be waited for).
+ */
 static int reap(pid_t pid)
 {
-	int status;
+	struct timespec tick = { 0, 100 * 1000 * 1000 };
+	int status = 0, ticks = 0;
+	sigset_t wake, old;
+	pid_t r;
 
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	sigemptyset(&wake);
+	sigaddset(&wake, SIGINT);
+	sigaddset(&wake, SIGTERM);
+	/* Its end wakes the wait below: blocked, SIGCHLD is kept for it. */
+	sigaddset(&wake, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &wake, &old);
+	while ((r = waitpid(pid, &status, WNOHANG)) <= 0) {
+		int sig;
+
+		if (r < 0 && errno != EINTR)
+			break;
+		if (stop_signal && (!ticks || ticks == 10))
+			kill(-pid, !ticks ? SIGTERM : SIGKILL);
+		if (stop_signal)
+			ticks++;
+		sig = sigtimedwait(&wake, NULL, &tick);
+		if ((sig == SIGINT || sig == SIGTERM) && !stop_signal) {
+			td_info("signal %d: stopping trace-cmd", sig);
+			stop_signal = sig;
+		}
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r < 0 || stop_signal || !WIFEXITED(status) ? -1 : WEXITSTATUS(status);
+}
+
+/*
+ * Whether a SIGINT or SIGTERM stopped trace-cmd: then @out is not made,
+ * said once.
+ */
+static bool stopped(const char *out)
+{
+	static bool said;
+
+	if (stop_signal && !said)
+		td_err("%s: %s not written (trace-cmd stopped)", strsignal(stop_signal), out);
+	said = said || stop_signal;
+	return stop_signal;
 }
 
 /*
@@ -637,6 +684,8 @@ static int build(const char *dir, int nr_cpus, const char *out, int log_fd)
 			goto out;
 		}
 	if (run(argv, log_fd)) {
+		if (stopped(out))
+			goto out;
 		td_err("'trace-cmd restore -i' failed%s:", tmp ? " (the file there, if any, is "
 		       "left as it was)" : "");
 		show_restore_log(dir);
@@ -939,15 +988,17 @@ int td_recorder_finish(struct td_recorder *rec)
 		rec->fds[cpu] = -1;
 	}
 	reap_head(rec, false);
-	if (rec->failed)
+	if (rec->failed || stopped(rec->path))
 		goto keep;
 	log_fd = open_log(rec->dir);
 	if (log_fd < 0)
 		goto keep;
 	/* Again at the end: the cmdlines and module symbols of now. */
 	if (make_head(rec->dir, log_fd)) {
-		td_err("'trace-cmd restore -c' failed:");
-		show_restore_log(rec->dir);
+		if (!stopped(rec->path)) {
+			td_err("'trace-cmd restore -c' failed:");
+			show_restore_log(rec->dir);
+		}
 		goto keep;
 	}
 	if (build(rec->dir, rec->nr_cpus, rec->path, log_fd))
@@ -1132,6 +1183,10 @@ int td_recorder_recover(const char *dir, const char *out)
 	boot_id(now, sizeof(now));
 	snprintf(head, sizeof(head), "%s/head.dat", dir);
 	if (strcmp(now, ri.boot) || make_head(dir, log_fd)) {
+		if (stopped(out)) {
+			print_retry(dir, out);
+			goto out;
+		}
 		/* Empty: trace-cmd was not there at the start, or did not get to write. */
 		if (stat(head, &st) || !st.st_size) {
 			td_err("%s has no trace-cmd headers (head.dat) and the running system %s: "

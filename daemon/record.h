@@ -31,7 +31,9 @@ int td_recorder_page(struct td_recorder *rec, int cpu, const void *page, int siz
 
 /*
  * Close the raw files, build the trace.dat, remove the scratch directory.
- * Call after the readers are closed. Returns 0 or -1 (printed). Frees @rec.
+ * Call after the readers are closed. A SIGINT or SIGTERM while trace-cmd
+ * runs (blocked by the caller) stops it: the directory is kept. Returns 0
+ * or -1 (printed). Frees @rec.
  */
 int td_recorder_finish(struct td_recorder *rec);
 
@@ -45,8 +47,8 @@ void td_recorder_abort(struct td_recorder *rec);
  * @out is checked as every output is. Returns 0, -EINVAL (@dir is not
  * one, is in use: a running recording's or another recover's; the file
  * exists, or @out is a program or in @dir) or -EIO (@out cannot be
- * written, trace-cmd failed, or no headers to be had; @dir is kept);
- * printed.
+ * written, trace-cmd failed or was stopped by a SIGINT or SIGTERM, or
+ * no headers to be had; @dir is kept); printed.
  */
 int td_recorder_recover(const char *dir, const char *out);
 

@@ -133,6 +133,44 @@ check "... the retry printed makes it: status 0 (got $?)" [ $? = 0 ]
 check "... trace-cmd report reads it" \
 	sh -c "trace-cmd report '$SCRATCH/f.dat' 2>/dev/null | grep -q 'fp_chain:$FP_PID '"
 
+# A second SIGINT while the trace.dat is built (a Ctrl-C again, trace-cmd
+# taking long): trace-cmd stopped at once, the earlier file left as it
+# was, no temporary file, the raw sub-buffers kept; status 1.
+mkdir "$SCRATCH/slowbin"
+cat > "$SCRATCH/slowbin/trace-cmd" <<EOF
+#!/bin/sh
+# restore -i HEAD -o OUT RAW...: writes part of OUT, then takes its time
+[ "\$2" = -i ] || exec $(command -v trace-cmd) "\$@"
+echo partial > "\$5"
+echo \$\$ > "$SCRATCH/slow.pid"
+exec sleep 60
+EOF
+chmod +x "$SCRATCH/slowbin/trace-cmd"
+echo OLD > "$SCRATCH/g.dat"
+PATH="$SCRATCH/slowbin:$PATH" "$TD" record -i "$NAME" --run-dir "$RUN_DIR" -p "$FP_PID" -d 60 \
+	-o "$SCRATCH/g.dat" 2>"$SCRATCH/g.err" &
+gpid=$!
+BG_PIDS+=("$gpid")
+check "second SIGINT: recording" wait_tracing
+kill -INT "$gpid"
+for _ in $(seq 150); do
+	[ -s "$SCRATCH/slow.pid" ] && break
+	sleep 0.1
+done
+check "second SIGINT: trace-cmd building the trace.dat" [ -s "$SCRATCH/slow.pid" ]
+kill -INT "$gpid"
+check "second SIGINT: the run ends within 3 s" wait_exit "$gpid" 30
+check "second SIGINT: status 1 (got ${WAIT_RC:-})" [ "${WAIT_RC:-}" = 1 ]
+check "second SIGINT: trace-cmd stopped too" \
+	sh -c "! kill -0 $(cat "$SCRATCH/slow.pid" 2>/dev/null || echo 0) 2>/dev/null"
+check "second SIGINT: the earlier trace.dat left as it was" [ "$(cat "$SCRATCH/g.dat")" = OLD ]
+check "second SIGINT: no temporary file left" [ -z "$(ls "$SCRATCH"/g.dat.tmp.* 2>/dev/null)" ]
+check "second SIGINT: says so, and how to finish" \
+	grep -q "Interrupt: $SCRATCH/g.dat not written (trace-cmd stopped)" "$SCRATCH/g.err"
+check "second SIGINT: raw sub-buffers kept" ls "$SCRATCH"/g.dat.raw.*/cpu0.raw
+check "instance removed" instance_gone
+rm -rf "$SCRATCH"/g.dat.raw.*
+
 # A syscall recorded alone while more programs run, in bursts of 10, than
 # the kernel's saved_cmdlines holds (1500 more than saved_cmdlines_size),
 # all gone when the trace.dat is made: each is named in its command lines

@@ -392,6 +392,61 @@ static void test_recover_failed_build(void **state)
 	assert_false(exists(dir));
 }
 
+/*
+ * SIGTERM or SIGINT ends a recover at once, trace-cmd and all: no file is
+ * made (nor a temporary one left), the directory is kept for a retry.
+ */
+static void test_recover_stopped_by_signal(void **state)
+{
+	char dir[512], out[1024], pattern[1040], raw[1024], go[1024], pidf[1024], buf[64];
+	const char *args[] = { "record", "--recover", dir, "-o", out, NULL };
+	const int sigs[] = { SIGTERM, SIGINT };
+
+	(void)state;
+	make_scratch(dir, sizeof(dir), "sig.dat");
+	snprintf(raw, sizeof(raw), "%s/cpu0.raw", dir);
+	work_path(out, sizeof(out), "sig.dat");
+	snprintf(pattern, sizeof(pattern), "%s.tmp.*", out);
+	work_path(go, sizeof(go), "go");
+	work_path(pidf, sizeof(pidf), "fake.pid");
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		pid_t td_pid, fake;
+		int rc;
+
+		unlink(go);
+		unlink(pidf);
+		td_pid = start_td("wait", "err", args);
+		if (!wait_for(pidf, 5000)) {
+			kill(td_pid, SIGKILL);
+			waitpid(td_pid, NULL, 0);
+			fail_msg("the recover did not start trace-cmd:\n%s", err_text());
+		}
+		fake = atoi(read_text(pidf, buf, sizeof(buf)));
+		assert_true(fake > 0);
+		kill(td_pid, sigs[i]);
+		rc = wait_td(td_pid, 3000);
+		if (rc < 0) {
+			write_file(go, "");
+			kill(td_pid, SIGKILL);
+			waitpid(td_pid, NULL, 0);
+			fail_msg("the recover still runs 3 s after signal %d", sigs[i]);
+		}
+		assert_int_equal(rc, 1);
+		/* Reaped by the recover: not running on in the background. */
+		assert_int_equal(kill(fake, 0), -1);
+		assert_int_equal(errno, ESRCH);
+		assert_false(exists(out));
+		assert_int_equal(count(pattern), 0);
+		assert_int_equal(size_of(raw), 8192);
+		assert_err_has(" not written (trace-cmd stopped)");
+		assert_err_has("to retry: trace-defer record --recover");
+	}
+	/* And then the retry. */
+	assert_int_equal(td(NULL, "record", "--recover", dir, "-o", out, NULL), 0);
+	assert_string_equal(read_text(out, buf, sizeof(buf)), "saved head\n");
+	assert_false(exists(dir));
+}
+
 /* Two recovers of one directory: the second is refused while the first works. */
 static void test_recover_one_at_a_time(void **state)
 {
@@ -463,6 +518,7 @@ int main(void)
 		cmocka_unit_test(test_record_needs_command_line_output),
 		cmocka_unit_test(test_recover_output_checked),
 		cmocka_unit_test(test_recover_failed_build),
+		cmocka_unit_test(test_recover_stopped_by_signal),
 		cmocka_unit_test(test_recover_one_at_a_time),
 	};
 

@@ -184,15 +184,19 @@ static void usage(FILE *f)
 "  -V, --version          version\n"
 "\n"
 "'trace-defer record' writes only a trace.dat: -o names it (same as --record\n"
-"FILE.dat with no JSON output). 'trace-defer report' reads one back and prints\n"
-"its events with their stitched stacks (see 'trace-defer report --help').\n"
+"FILE.dat with no JSON output), on the command line only: a config file's\n"
+"output is JSON lines, not written by record. 'trace-defer report' reads one\n"
+"back and prints its events with their stitched stacks (see 'trace-defer\n"
+"report --help').\n"
 "A recording that never reached its end (killed, out of memory, power lost)\n"
 "leaves its sub-buffers in FILE.dat.raw.XXXXXX: 'trace-defer record --recover\n"
 "FILE.dat.raw.XXXXXX' makes FILE.dat of them (or the file -o names).\n"
 "\n"
 "Signals: SIGINT/SIGTERM drain and stop, SIGHUP reopens outputs, SIGUSR1\n"
-"prints counters. Without the kernel's deferred stack events, mode auto falls\n"
-"back to the in-place userstacktrace option (status \"inplace\", 8 frames).\n"
+"prints counters; SIGINT/SIGTERM while the trace.dat is built (at exit, or by\n"
+"--recover) stop trace-cmd, keeping the raw files (status 1). Without the\n"
+"kernel's deferred stack events, mode auto falls back to the in-place\n"
+"userstacktrace option (status \"inplace\", 8 frames).\n"
 "\n"
 "Exit status: 0 ok, 1 runtime error (outputs, memory), 2 usage or config\n"
 "error, 3 tracefs error (not root, no tracefs, unknown event, bad filter,\n"
@@ -209,6 +213,7 @@ struct cli {
 	bool events_seen;
 	bool pids_seen;
 	bool record_seen;	/* --record given */
+	bool output_seen;	/* -o given on the command line (record: the trace.dat) */
 	char other[40];		/* the first option that is not -o, -c, -v or -q */
 	int verbose;
 	bool quiet;
@@ -334,6 +339,7 @@ static int parse_options(int argc, char **argv, struct td_config *cfg, struct cl
 			ret = apply(cfg, "buffer_kb", optarg, "--buffer-kb");
 			break;
 		case 'o':
+			cli->output_seen = true;
 			ret = apply(cfg, "output", optarg, "--output");
 			break;
 		case 'a':
@@ -490,6 +496,7 @@ int main(int argc, char **argv)
 	static char name[] = "trace-defer";
 	struct td_config cfg;
 	struct cli cli = { 0 };
+	bool conf_output = false;
 	sigset_t set;
 	int code;
 
@@ -547,6 +554,20 @@ int main(int argc, char **argv)
 		code = TD_EXIT_USAGE;
 		goto out;
 	}
+	/*
+	 * record and --recover: only the command line's -o names the
+	 * trace.dat. A configuration file's output is the JSON lines (the
+	 * service's log, say), which record does not write: never the file
+	 * to put a trace.dat in.
+	 */
+	if (cli.record_cmd && !cli.output_seen && cfg.output) {
+		if (cli.recover)
+			td_info("record --recover: the configuration's output (%s) is JSON lines, "
+				"not the trace.dat", cfg.output);
+		free(cfg.output);
+		cfg.output = NULL;
+		conf_output = true;
+	}
 	if (cli.recover) {
 		if (!cli.record_cmd) {
 			td_err("--recover goes with 'trace-defer record' (try --help)");
@@ -567,7 +588,9 @@ int main(int argc, char **argv)
 	}
 	if (cli.record_cmd) {
 		if (!cfg.output || !strcmp(cfg.output, "-")) {
-			td_err("record: give the trace.dat to write with -o FILE.dat");
+			td_err("record: give the trace.dat to write with -o FILE.dat%s",
+			       conf_output ? " (the configuration's output is JSON lines, "
+			       "which record does not write)" : "");
 			code = TD_EXIT_USAGE;
 			goto out;
 		}
@@ -594,6 +617,16 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (cli.cleanup) {
+		/*
+		 * No loop reads the signals here: SIGINT, SIGTERM and SIGHUP
+		 * take their default action, the end (`timeout`, a Ctrl-C).
+		 * What is left, another --cleanup removes.
+		 */
+		sigemptyset(&set);
+		sigaddset(&set, SIGINT);
+		sigaddset(&set, SIGTERM);
+		sigaddset(&set, SIGHUP);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
 		code = cleanup(&cfg, cli.force);
 		goto out;
 	}

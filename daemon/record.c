@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmdlines.h"
+#include "config.h"
 #include "log.h"
 #include "record.h"
 
@@ -156,19 +157,28 @@ static int write_info(const struct td_recorder *rec)
 
 /*
  * Start trace-cmd with @argv, output to @log_fd, with the default signal
- * mask (the daemon blocks the signals its loop reads, and a mask survives
- * exec). Returns its pid, or -1 (said in the log).
+ * mask and dispositions: the daemon blocks the signals its loop reads and
+ * ignores SIGPIPE, and both survive exec (trace-cmd writing to a pipe
+ * that closed would go on for nothing). In a process group of its own: a
+ * Ctrl-C at the terminal, sent to the foreground group, is the daemon's
+ * to act on, and does not kill trace-cmd half way through a file behind
+ * its back. Returns its pid, or -1 (said in the log).
  */
 static pid_t spawn(char *const argv[], int log_fd)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	sigset_t none;
+	sigset_t none, dfl;
 	mode_t mask;
 	pid_t pid;
 	int err;
 
 	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	sigaddset(&dfl, SIGINT);
+	sigaddset(&dfl, SIGTERM);
+	sigaddset(&dfl, SIGHUP);
 	if (posix_spawn_file_actions_init(&fa))
 		return -1;
 	if (posix_spawnattr_init(&attr)) {
@@ -176,7 +186,10 @@ static pid_t spawn(char *const argv[], int log_fd)
 		return -1;
 	}
 	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	posix_spawnattr_setsigdefault(&attr, &dfl);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+				 POSIX_SPAWN_SETPGROUP);
 	posix_spawn_file_actions_adddup2(&fa, log_fd, STDOUT_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, log_fd, STDERR_FILENO);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -197,15 +210,62 @@ static pid_t spawn(char *const argv[], int log_fd)
 	return pid;
 }
 
-/* Wait for @pid. Returns its exit status, or -1. */
+/* The SIGINT or SIGTERM that stopped a trace-cmd (see reap()), or 0. */
+static int stop_signal;
+
+/*
+ * Wait for trace-cmd @pid, which may take minutes (a long recording). No
+ * loop reads the daemon's signals now, and main() blocked them: a SIGINT
+ * or SIGTERM meanwhile is taken here, and stops trace-cmd (its process
+ * group: SIGTERM, then SIGKILL a second later), so that `kill`, `timeout`
+ * or a second Ctrl-C end a recover or the trace.dat's build. The signal
+ * is kept in stop_signal: what trace-cmd was making is not made. Returns
+ * its exit status, or -1 (killed, stopped, or not to be waited for).
+ */
 static int reap(pid_t pid)
 {
-	int status;
+	struct timespec tick = { 0, 100 * 1000 * 1000 };
+	int status = 0, ticks = 0;
+	sigset_t wake, old;
+	pid_t r;
 
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	sigemptyset(&wake);
+	sigaddset(&wake, SIGINT);
+	sigaddset(&wake, SIGTERM);
+	/* Its end wakes the wait below: blocked, SIGCHLD is kept for it. */
+	sigaddset(&wake, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &wake, &old);
+	while ((r = waitpid(pid, &status, WNOHANG)) <= 0) {
+		int sig;
+
+		if (r < 0 && errno != EINTR)
+			break;
+		if (stop_signal && (!ticks || ticks == 10))
+			kill(-pid, !ticks ? SIGTERM : SIGKILL);
+		if (stop_signal)
+			ticks++;
+		sig = sigtimedwait(&wake, NULL, &tick);
+		if ((sig == SIGINT || sig == SIGTERM) && !stop_signal) {
+			td_info("signal %d: stopping trace-cmd", sig);
+			stop_signal = sig;
+		}
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r < 0 || stop_signal || !WIFEXITED(status) ? -1 : WEXITSTATUS(status);
+}
+
+/*
+ * Whether a SIGINT or SIGTERM stopped trace-cmd: then @out is not made,
+ * said once.
+ */
+static bool stopped(const char *out)
+{
+	static bool said;
+
+	if (stop_signal && !said)
+		td_err("%s: %s not written (trace-cmd stopped)", strsignal(stop_signal), out);
+	said = said || stop_signal;
+	return stop_signal;
 }
 
 /*
@@ -238,6 +298,39 @@ static bool in_use(const char *dir)
 	busy = flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK;
 	close(fd);
 	return busy;
+}
+
+/*
+ * Take @dir for a recover: the lock a recording holds on DIR/info while it
+ * runs, held until the fd returned is closed, so that no second recover
+ * (nor a recording) works on the same files meanwhile. -1 with errno:
+ * EWOULDBLOCK, someone holds it; ENOENT, DIR/info is gone (removed by the
+ * recover that held it, now done); or why flock() failed (taken as not
+ * held: the recording could not have taken it either).
+ */
+static int lock_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	struct stat held, now;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/info", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	if (fstat(fd, &held) || stat(path, &now) || held.st_dev != now.st_dev ||
+	    held.st_ino != now.st_ino) {
+		close(fd);
+		errno = ENOENT;
+		return -1;
+	}
+	return fd;
 }
 
 /* Run trace-cmd with @argv, output to @log_fd. Returns its exit status, or -1. */
@@ -288,36 +381,6 @@ static int make_head(const char *dir, int log_fd)
 	/* Private like the raw files: kallsyms and cmdlines are not for everyone. */
 	chmod(tmp, 0600);
 	return rename(tmp, head);
-}
-
-/* @out from DIR/head.dat and DIR/cpu0.raw .. cpu<@nr_cpus - 1>.raw. */
-static int build(const char *dir, int nr_cpus, const char *out, int log_fd)
-{
-	char head[PATH_MAX];
-	char **argv;
-	int n = 0, ret = -1;
-
-	snprintf(head, sizeof(head), "%s/head.dat", dir);
-	argv = calloc(nr_cpus + 7, sizeof(*argv));
-	if (!argv)
-		return -1;
-	argv[n++] = "trace-cmd";
-	argv[n++] = "restore";
-	argv[n++] = "-i";
-	argv[n++] = head;
-	argv[n++] = "-o";
-	argv[n++] = (char *)out;
-	for (int cpu = 0; cpu < nr_cpus; cpu++)
-		if (asprintf(&argv[n++], "%s/cpu%d.raw", dir, cpu) < 0) {
-			argv[--n] = NULL;
-			goto out;
-		}
-	ret = run(argv, log_fd) ? -1 : 0;
-out:
-	for (int i = 6; i < n; i++)
-		free(argv[i]);
-	free(argv);
-	return ret;
 }
 
 static int open_log(const char *dir)
@@ -464,6 +527,253 @@ static bool target_ok(const char *path)
 		       strerror(err));
 	free(dir);
 	return !err;
+}
+
+/*
+ * A symbolic link's target as the link names it, relative to @path's
+ * directory: a link to a file not made yet. malloc()ed; NULL with errno.
+ */
+static char *link_target(const char *path)
+{
+	char buf[PATH_MAX], *out;
+	const char *slash = strrchr(path, '/');
+	ssize_t n = readlink(path, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	if (buf[0] == '/' || !slash)
+		return strdup(buf);
+	if (asprintf(&out, "%.*s/%s", (int)(slash - path), path, buf) < 0)
+		return NULL;
+	return out;
+}
+
+/*
+ * Where the trace.dat @path's bytes go, as for the files written whole
+ * (trace-defer(8), --folded): through a symbolic link, the file it names
+ * (made if not there yet); *@in_place when that is not a regular file (a
+ * device such as /dev/null), written where it is. malloc()ed; NULL with
+ * errno (EISDIR: a directory).
+ */
+static char *dat_target(const char *path, bool *in_place)
+{
+	struct stat st;
+	char *target;
+
+	*in_place = false;
+	if (!lstat(path, &st) && S_ISLNK(st.st_mode)) {
+		target = realpath(path, NULL);
+		if (!target && errno == ENOENT)
+			target = link_target(path);
+	} else {
+		target = strdup(path);
+	}
+	if (!target || stat(target, &st))
+		return target;		/* not there yet: made */
+	if (S_ISDIR(st.st_mode)) {
+		free(target);
+		errno = EISDIR;
+		return NULL;
+	}
+	*in_place = !S_ISREG(st.st_mode);
+	return target;
+}
+
+/*
+ * OUT.tmp.PID of a run killed while trace-cmd wrote it (SIGKILL at the end
+ * of a service's stop timeout) stays for good: remove those whose process
+ * is gone, as the other outputs do (outputs.c). One whose pid a live
+ * process has now is left alone.
+ */
+static void remove_stale_tmps(const char *target)
+{
+	const char *slash = strrchr(target, '/');
+	char *dir = slash ? strndup(target, slash == target ? 1 : slash - target) : strdup(".");
+	const char *base = slash ? slash + 1 : target;
+	size_t blen = strlen(base);
+	struct dirent *de;
+	DIR *d;
+
+	d = dir ? opendir(dir) : NULL;
+	while (d && (de = readdir(d))) {
+		const char *suffix;
+		char *end;
+		long pid;
+
+		if (strncmp(de->d_name, base, blen) || strncmp(de->d_name + blen, ".tmp.", 5))
+			continue;
+		/* Only what build() makes: a pid in decimal, no sign, no leading 0. */
+		suffix = de->d_name + blen + 5;
+		if (*suffix < '1' || *suffix > '9')
+			continue;
+		errno = 0;
+		pid = strtol(suffix, &end, 10);
+		if (errno || *end || pid > INT_MAX || pid == getpid() || !kill((pid_t)pid, 0) ||
+		    errno != ESRCH)
+			continue;
+		if (!unlinkat(dirfd(d), de->d_name, 0))
+			td_notice("removed %s/%s, left by a run that died", dir, de->d_name);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+}
+
+/*
+ * @out from DIR/head.dat and DIR/cpu0.raw .. cpu<@nr_cpus - 1>.raw, written
+ * whole as the other outputs are: into OUT.tmp.PID next to it, renamed
+ * over it once trace-cmd is done, so that a trace-cmd that fails half way
+ * (the disk full, killed) leaves no part of a file there and an earlier
+ * one as it was. A symbolic link is written through; what is not a
+ * regular file (/dev/null) is written in place. Returns 0, or -1 (said,
+ * with trace-cmd's log).
+ */
+static int build(const char *dir, int nr_cpus, const char *out, int log_fd)
+{
+	char head[PATH_MAX], *target, *tmp = NULL;
+	char **argv = NULL;
+	int n = 0, ret = -1;
+	bool in_place;
+
+	target = dat_target(out, &in_place);
+	if (!target) {
+		td_err("cannot write %s: %s", out, strerror(errno));
+		return -1;
+	}
+	/* Checked at the start too; written maybe days later. */
+	if (!in_place && td_is_program(target)) {
+		td_err("cannot write %s: a program is there now, not overwritten", out);
+		goto out;
+	}
+	if (!in_place) {
+		int fd;
+
+		remove_stale_tmps(target);
+		if (asprintf(&tmp, "%s.tmp.%d", target, (int)getpid()) < 0) {
+			tmp = NULL;
+			td_err("out of memory");
+			goto out;
+		}
+		unlink(tmp);	/* left by a run of the same pid that died */
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			td_err("cannot create %s: %s", tmp, strerror(errno));
+			free(tmp);
+			tmp = NULL;
+			goto out;
+		}
+		close(fd);
+	}
+	snprintf(head, sizeof(head), "%s/head.dat", dir);
+	argv = calloc(nr_cpus + 7, sizeof(*argv));
+	if (!argv) {
+		td_err("out of memory");
+		goto out;
+	}
+	argv[n++] = "trace-cmd";
+	argv[n++] = "restore";
+	argv[n++] = "-i";
+	argv[n++] = head;
+	argv[n++] = "-o";
+	argv[n++] = tmp ? tmp : target;
+	for (int cpu = 0; cpu < nr_cpus; cpu++)
+		if (asprintf(&argv[n++], "%s/cpu%d.raw", dir, cpu) < 0) {
+			argv[--n] = NULL;
+			td_err("out of memory");
+			goto out;
+		}
+	if (run(argv, log_fd)) {
+		if (stopped(out))
+			goto out;
+		td_err("'trace-cmd restore -i' failed%s:", tmp ? " (the file there, if any, is "
+		       "left as it was)" : "");
+		show_restore_log(dir);
+		goto out;
+	}
+	if (tmp && rename(tmp, target)) {
+		td_err("cannot write %s: %s (the file there, if any, is left as it was)", out,
+		       strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (ret && tmp)
+		unlink(tmp);
+	for (int i = 6; argv && i < n; i++)
+		free(argv[i]);
+	free(argv);
+	free(tmp);
+	free(target);
+	return ret;
+}
+
+/*
+ * @path as its real path as far as it exists (the directories and links
+ * there resolved), the rest as it is spelled. malloc()ed, NULL: no memory
+ * or no such path at all.
+ */
+static char *real_as_far(const char *path)
+{
+	char *head = strdup(path), *real = NULL, *out = NULL;
+	size_t len = head ? strlen(head) : 0;
+
+	while (head) {
+		real = realpath(len ? head : ".", NULL);
+		if (real || (errno != ENOENT && errno != ENOTDIR) || !len)
+			break;
+		/* One name less, its slashes kept: "a/b/c" "a/b/" "a/" "" */
+		while (len && head[len - 1] == '/')
+			len--;
+		while (len && head[len - 1] != '/')
+			len--;
+		head[len] = '\0';
+	}
+	if (real && !path[len])
+		out = strdup(real);
+	else if (real && asprintf(&out, "%s/%s", strcmp(real, "/") ? real : "", path + len) < 0)
+		out = NULL;
+	free(real);
+	free(head);
+	return out;
+}
+
+/* Whether @path (a file, there or not) is @dir or in it, however either is spelled. */
+static bool in_dir(const char *path, const char *dir)
+{
+	char *rdir = realpath(dir, NULL), *rpath = real_as_far(path);
+	size_t n = rdir ? strlen(rdir) : 0;
+	bool ret = rdir && rpath && !strncmp(rpath, rdir, n) &&
+		   (rpath[n] == '\0' || rpath[n] == '/');
+
+	free(rdir);
+	free(rpath);
+	return ret;
+}
+
+/*
+ * The trace.dat -o names for a recover of @dir, checked as every output
+ * is (td_config_check()): not a program, and not in @dir, which holds
+ * the files it is made of and goes once it is written. Returns 0 or
+ * -EINVAL (said).
+ */
+static int recover_output_ok(const char *dir, const char *out)
+{
+	bool in_place;
+	char *target = dat_target(out, &in_place);
+	int ret = 0;
+
+	if (in_dir(out, dir) || (target && in_dir(target, dir))) {
+		td_err("record --recover: -o %s is in %s, the scratch directory the trace.dat is "
+		       "made of (removed once it is written): name a file outside it", out, dir);
+		ret = -EINVAL;
+	} else if (target && !in_place && td_is_program(target)) {
+		td_err("record --recover: -o '%s' is a program: not overwritten with a trace.dat",
+		       out);
+		ret = -EINVAL;
+	}
+	free(target);
+	return ret;
 }
 
 struct td_recorder *td_recorder_open(const char *path, int nr_cpus, int page_size)
@@ -678,22 +988,21 @@ int td_recorder_finish(struct td_recorder *rec)
 		rec->fds[cpu] = -1;
 	}
 	reap_head(rec, false);
-	if (rec->failed)
+	if (rec->failed || stopped(rec->path))
 		goto keep;
 	log_fd = open_log(rec->dir);
 	if (log_fd < 0)
 		goto keep;
 	/* Again at the end: the cmdlines and module symbols of now. */
 	if (make_head(rec->dir, log_fd)) {
-		td_err("'trace-cmd restore -c' failed:");
-		show_restore_log(rec->dir);
+		if (!stopped(rec->path)) {
+			td_err("'trace-cmd restore -c' failed:");
+			show_restore_log(rec->dir);
+		}
 		goto keep;
 	}
-	if (build(rec->dir, rec->nr_cpus, rec->path, log_fd)) {
-		td_err("'trace-cmd restore -i' failed:");
-		show_restore_log(rec->dir);
+	if (build(rec->dir, rec->nr_cpus, rec->path, log_fd))
 		goto keep;
-	}
 	td_notice("wrote %s (%llu sub-buffers)", rec->path, rec->pages);
 	remove_scratch(rec->dir, rec->nr_cpus, place_maps(rec->maps, rec->path) != 0);
 	ret = 0;
@@ -814,10 +1123,10 @@ static int meant_path(const char *dir, char *buf, size_t size)
 int td_recorder_recover(const char *dir, const char *out)
 {
 	char now[64], head[PATH_MAX], meant[PATH_MAX];
+	int log_fd = -1, lock_fd, ret = -EINVAL;
 	struct raw_info ri;
 	struct stat st;
 	long long pages;
-	int log_fd, ret;
 
 	if (read_info(dir, &ri)) {
 		if (errno == EINVAL)
@@ -827,29 +1136,45 @@ int td_recorder_recover(const char *dir, const char *out)
 			       dir, dir, strerror(errno));
 		return -EINVAL;
 	}
-	if (in_use(dir)) {
-		td_err("%s is a running recording's (its trace.dat comes when it ends)", dir);
+	/* Held until the directory is gone or given up: one recover at a time. */
+	lock_fd = lock_dir(dir);
+	if (lock_fd < 0 && errno == EWOULDBLOCK) {
+		td_err("%s is in use: a running recording's (its trace.dat comes when it ends), "
+		       "or another 'record --recover' is making a trace.dat of it", dir);
 		return -EINVAL;
 	}
+	if (lock_fd < 0 && errno == ENOENT) {
+		td_err("%s is not a trace-defer recording's scratch directory (any more: %s/info "
+		       "is gone)", dir, dir);
+		return -EINVAL;
+	}
+	if (lock_fd < 0)
+		td_debug("%s/info: no lock (%s): recovering without", dir, strerror(errno));
 	if (!out) {
 		if (meant_path(dir, meant, sizeof(meant))) {
 			td_err("%s is not named FILE.dat.raw.XXXXXX: give the trace.dat to write "
 			       "with -o (it was %s)", dir, ri.output);
-			return -EINVAL;
+			goto out;
 		}
 		out = meant;
 	}
 	/* A trace.dat there may be an earlier run's: never replaced unasked. */
 	if (out == meant && !lstat(out, &st)) {
 		td_err("%s exists; give the trace.dat to write with -o", out);
-		return -EINVAL;
+		goto out;
 	}
+	if (out != meant && recover_output_ok(dir, out))
+		goto out;
+	ret = -EIO;
+	/* As for a recording's: a directory, or one that cannot be written to. */
+	if (!target_ok(out))
+		goto out;
 	pages = cut_raw(dir, &ri);
 	if (pages < 0)
-		return -EIO;
+		goto out;
 	log_fd = open_log(dir);
 	if (log_fd < 0)
-		return -EIO;
+		goto out;
 	/*
 	 * The running system's headers if the sub-buffers are this boot's
 	 * (its cmdlines name the processes that ran since), else those
@@ -858,6 +1183,10 @@ int td_recorder_recover(const char *dir, const char *out)
 	boot_id(now, sizeof(now));
 	snprintf(head, sizeof(head), "%s/head.dat", dir);
 	if (strcmp(now, ri.boot) || make_head(dir, log_fd)) {
+		if (stopped(out)) {
+			print_retry(dir, out);
+			goto out;
+		}
 		/* Empty: trace-cmd was not there at the start, or did not get to write. */
 		if (stat(head, &st) || !st.st_size) {
 			td_err("%s has no trace-cmd headers (head.dat) and the running system %s: "
@@ -865,23 +1194,25 @@ int td_recorder_recover(const char *dir, const char *out)
 			       strcmp(now, ri.boot) ? "booted since it was recorded" :
 			       "cannot give them ('trace-cmd restore -c' failed)");
 			show_restore_log(dir);
-			close(log_fd);
-			return -EIO;
+			goto out;
 		}
 		td_notice("%s: using the headers saved when the recording started", dir);
 	}
-	ret = build(dir, ri.nr_cpus, out, log_fd);
-	close(log_fd);
-	if (ret) {
-		td_err("'trace-cmd restore -i' failed:");
-		show_restore_log(dir);
+	if (build(dir, ri.nr_cpus, out, log_fd)) {
 		print_retry(dir, out);
-		return -EIO;
+		goto out;
 	}
 	td_notice("wrote %s (%lld sub-buffers)", out, pages);
 	snprintf(head, sizeof(head), "%s/perf-maps", dir);
 	remove_scratch(dir, ri.nr_cpus, place_maps(head, out) != 0);
-	return 0;
+	ret = 0;
+out:
+	if (log_fd >= 0)
+		close(log_fd);
+	/* After the directory went: no recover starts on what is left of it. */
+	if (lock_fd >= 0)
+		close(lock_fd);
+	return ret;
 }
 
 void td_recorder_note_leftovers(const char *path)

@@ -13,8 +13,10 @@
  * file (sub-buffer size, CPUs, boot id, the trace.dat meant): a run that
  * never reaches its end (SIGKILL, out of memory, power lost) leaves a
  * directory that td_recorder_recover() makes a trace.dat of, even after a
- * reboot. When trace-cmd fails, the raw files are kept and the command to
- * retry is printed. The JITs' perf maps the run saves are kept there too.
+ * reboot. trace-cmd writes FILE.dat.tmp.PID, renamed over FILE.dat once
+ * it is done: when it fails, FILE.dat is left as it was, the raw files are
+ * kept and the command to retry is printed. The JITs' perf maps the run
+ * saves are kept there too.
  */
 #ifndef TD_DAEMON_RECORD_H
 #define TD_DAEMON_RECORD_H
@@ -29,7 +31,9 @@ int td_recorder_page(struct td_recorder *rec, int cpu, const void *page, int siz
 
 /*
  * Close the raw files, build the trace.dat, remove the scratch directory.
- * Call after the readers are closed. Returns 0 or -1 (printed). Frees @rec.
+ * Call after the readers are closed. A SIGINT or SIGTERM while trace-cmd
+ * runs (blocked by the caller) stops it: the directory is kept. Returns 0
+ * or -1 (printed). Frees @rec.
  */
 int td_recorder_finish(struct td_recorder *rec);
 
@@ -39,9 +43,12 @@ void td_recorder_abort(struct td_recorder *rec);
 /*
  * Make a trace.dat of the scratch directory @dir a run left behind, at
  * @out (NULL: the one that run meant, only if no such file exists), then
- * remove @dir. Returns 0, -EINVAL (@dir is not one, or the file exists)
- * or -EIO (trace-cmd failed, or no headers to be had; @dir is kept);
- * printed.
+ * remove @dir. @dir is locked meanwhile, as a recording locks its own.
+ * @out is checked as every output is. Returns 0, -EINVAL (@dir is not
+ * one, is in use: a running recording's or another recover's; the file
+ * exists, or @out is a program or in @dir) or -EIO (@out cannot be
+ * written, trace-cmd failed or was stopped by a SIGINT or SIGTERM, or
+ * no headers to be had; @dir is kept); printed.
  */
 int td_recorder_recover(const char *dir, const char *out);
 

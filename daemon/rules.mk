@@ -2,6 +2,8 @@
 #
 # Unit tests of daemon modules: they link the daemon objects they test on
 # top of the generic test rule (which links $^).
+# test_daemon_record runs the program itself (record --recover, a fake trace-cmd).
+$(BUILD)/tests/test_daemon_record: | $(DAEMON)
 $(BUILD)/tests/test_daemon_config: $(BUILD)/obj/daemon/config.o $(BUILD)/obj/daemon/log.o
 # config.o asks the library for the stitcher's defaults: the archive again, after it.
 $(BUILD)/tests/test_daemon_config: LDLIBS := $(LIB) $(LDLIBS)

@@ -55,6 +55,15 @@ td_record -o "$SCRATCH/c1.dat" --record "$SCRATCH/c2.dat" -d 1 2>"$SCRATCH/c.err
 check "record with -o and --record: status 2 (got $?)" [ $? = 2 ]
 check "record with -o and --record: says which is which" \
 	grep -q "record: -o names the trace.dat; --record is the live daemon's" "$SCRATCH/c.err"
+# A configuration file's output is JSON lines (the service's log), not the
+# trace.dat: record without -o is refused, and writes nothing there.
+echo "output = $SCRATCH/svc.jsonl" > "$SCRATCH/svc.conf"
+td_record -c "$SCRATCH/svc.conf" -d 1 2>"$SCRATCH/c.err"
+check "record -c CONF (its output set) without -o: status 2 (got $?)" [ $? = 2 ]
+check "record -c CONF without -o: says the configuration's output is not it" \
+	grep -q "with -o FILE.dat (the configuration's output is JSON lines" "$SCRATCH/c.err"
+check "record -c CONF without -o: nothing written to the configuration's output" \
+	[ ! -e "$SCRATCH/svc.jsonl" ]
 # A directory as the trace.dat: refused before tracing, nothing made next to it.
 mkdir "$SCRATCH/adir"
 for target in "$SCRATCH/adir" "$SCRATCH/adir/" "$SCRATCH/nodir/"; do
@@ -92,6 +101,75 @@ check "instance removed" instance_gone
 check "recover once trace-cmd is back: status 0 (got $?)" [ $? = 0 ]
 check "recover once trace-cmd is back: trace-cmd report reads it" \
 	sh -c "trace-cmd report '$SCRATCH/d.dat' 2>/dev/null | grep -q 'fp_chain:$FP_PID '"
+
+# trace-cmd failing half way through the trace.dat (the disk full, killed):
+# the earlier file there left as it was, no part of a new one anywhere, the
+# raw sub-buffers kept for the retry printed.
+mkdir "$SCRATCH/badbin"
+cat > "$SCRATCH/badbin/trace-cmd" <<EOF
+#!/bin/sh
+# restore -i HEAD -o OUT RAW...: fails, having written part of OUT
+[ "\$2" = -i ] || exec $(command -v trace-cmd) "\$@"
+echo partial > "\$5"
+echo "fake trace-cmd: No space left on device" >&2
+exit 1
+EOF
+chmod +x "$SCRATCH/badbin/trace-cmd"
+echo OLD > "$SCRATCH/f.dat"
+PATH="$SCRATCH/badbin:$PATH" "$TD" record -i "$NAME" --run-dir "$RUN_DIR" -p "$FP_PID" -d 1 \
+	-o "$SCRATCH/f.dat" 2>"$SCRATCH/f.err"
+rc=$?
+check "trace-cmd failing half way: status 1 (got $rc)" [ "$rc" = 1 ]
+check "trace-cmd failing half way: the earlier trace.dat left as it was" \
+	[ "$(cat "$SCRATCH/f.dat")" = OLD ]
+check "trace-cmd failing half way: no temporary file left" \
+	[ -z "$(ls "$SCRATCH"/f.dat.tmp.* 2>/dev/null)" ]
+check "trace-cmd failing half way: says so, with its log" \
+	grep -q "fake trace-cmd: No space left on device" "$SCRATCH/f.err"
+check "trace-cmd failing half way: raw sub-buffers kept" ls "$SCRATCH"/f.dat.raw.*/cpu0.raw
+check "instance removed" instance_gone
+"$TD" record --recover "$SCRATCH"/f.dat.raw.* -o "$SCRATCH/f.dat" 2>"$SCRATCH/f2.err"
+check "... the retry printed makes it: status 0 (got $?)" [ $? = 0 ]
+check "... trace-cmd report reads it" \
+	sh -c "trace-cmd report '$SCRATCH/f.dat' 2>/dev/null | grep -q 'fp_chain:$FP_PID '"
+
+# A second SIGINT while the trace.dat is built (a Ctrl-C again, trace-cmd
+# taking long): trace-cmd stopped at once, the earlier file left as it
+# was, no temporary file, the raw sub-buffers kept; status 1.
+mkdir "$SCRATCH/slowbin"
+cat > "$SCRATCH/slowbin/trace-cmd" <<EOF
+#!/bin/sh
+# restore -i HEAD -o OUT RAW...: writes part of OUT, then takes its time
+[ "\$2" = -i ] || exec $(command -v trace-cmd) "\$@"
+echo partial > "\$5"
+echo \$\$ > "$SCRATCH/slow.pid"
+exec sleep 60
+EOF
+chmod +x "$SCRATCH/slowbin/trace-cmd"
+echo OLD > "$SCRATCH/g.dat"
+PATH="$SCRATCH/slowbin:$PATH" "$TD" record -i "$NAME" --run-dir "$RUN_DIR" -p "$FP_PID" -d 60 \
+	-o "$SCRATCH/g.dat" 2>"$SCRATCH/g.err" &
+gpid=$!
+BG_PIDS+=("$gpid")
+check "second SIGINT: recording" wait_tracing
+kill -INT "$gpid"
+for _ in $(seq 150); do
+	[ -s "$SCRATCH/slow.pid" ] && break
+	sleep 0.1
+done
+check "second SIGINT: trace-cmd building the trace.dat" [ -s "$SCRATCH/slow.pid" ]
+kill -INT "$gpid"
+check "second SIGINT: the run ends within 3 s" wait_exit "$gpid" 30
+check "second SIGINT: status 1 (got ${WAIT_RC:-})" [ "${WAIT_RC:-}" = 1 ]
+check "second SIGINT: trace-cmd stopped too" \
+	sh -c "! kill -0 $(cat "$SCRATCH/slow.pid" 2>/dev/null || echo 0) 2>/dev/null"
+check "second SIGINT: the earlier trace.dat left as it was" [ "$(cat "$SCRATCH/g.dat")" = OLD ]
+check "second SIGINT: no temporary file left" [ -z "$(ls "$SCRATCH"/g.dat.tmp.* 2>/dev/null)" ]
+check "second SIGINT: says so, and how to finish" \
+	grep -q "Interrupt: $SCRATCH/g.dat not written (trace-cmd stopped)" "$SCRATCH/g.err"
+check "second SIGINT: raw sub-buffers kept" ls "$SCRATCH"/g.dat.raw.*/cpu0.raw
+check "instance removed" instance_gone
+rm -rf "$SCRATCH"/g.dat.raw.*
 
 # A syscall recorded alone while more programs run, in bursts of 10, than
 # the kernel's saved_cmdlines holds (1500 more than saved_cmdlines_size),

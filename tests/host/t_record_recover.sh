@@ -133,10 +133,15 @@ rm -f "$SCRATCH/k.dat"
 (cd "$SCRATCH" && killed_run k.dat)
 dir=$(ls -d "$SCRATCH"/k.dat.raw.*)
 sed -i 's/^boot_id .*/boot_id 00000000-0000-0000-0000-000000000000/' "$dir/info"
-(cd / && "$TD" record --recover "$dir/") 2>"$SCRATCH/b.err"
+# With a configuration whose output (JSON lines) is not the trace.dat.
+echo '{"old":1}' > "$SCRATCH/svc.jsonl"
+echo "output = $SCRATCH/svc.jsonl" > "$SCRATCH/svc.conf"
+(cd / && "$TD" record --recover "$dir/" -c "$SCRATCH/svc.conf") 2>"$SCRATCH/b.err"
 check "recover after a reboot: status 0 (got $?)" [ $? = 0 ]
 check "recover after a reboot: the meant file, next to the directory" \
 	[ -s "$SCRATCH/k.dat" -a ! -e /k.dat ]
+check "recover -c CONF: the configuration's output left as it was" \
+	[ "$(cat "$SCRATCH/svc.jsonl")" = '{"old":1}' ]
 check "recover after a reboot: says it used the saved headers" \
 	grep -q "headers saved when the recording started" "$SCRATCH/b.err"
 # Headers of before the programs ran: their names are in the events' fields
@@ -171,7 +176,7 @@ wait_tracing
 ldir=$(ls -d "$SCRATCH"/live.dat.raw.*)
 "$TD" record --recover "$ldir" -o "$SCRATCH/stolen.dat" 2>"$SCRATCH/live.err"
 check "running recording: --recover refuses, status 2 (got $?)" [ $? = 2 ]
-check "running recording: says why" grep -q "is a running recording's" "$SCRATCH/live.err"
+check "running recording: says why" grep -q "is in use: a running recording's" "$SCRATCH/live.err"
 check "running recording: its files untouched" [ -e "$ldir/cpu0.raw" -a ! -e "$SCRATCH/stolen.dat" ]
 "$TD" record -i "$NAME-b" --run-dir "$RUN_DIR" -o "$SCRATCH/live.dat" -d 0.3 \
 	2>"$SCRATCH/live-b.err" -p "$lpid"
@@ -206,6 +211,18 @@ check "recover of another directory: says so" grep -q "not a trace-defer recordi
 check "--recover without record: status 2 (got $?)" [ $? = 2 ]
 "$TD" record --recover "$dir" -o - 2>"$SCRATCH/u3.err"
 check "recover to stdout: status 2 (got $?)" [ $? = 2 ]
+# -o is checked as every output is: never a program, never in the directory.
+cp /bin/true "$SCRATCH/prog"
+"$TD" record --recover "$dir" -o "$SCRATCH/prog" 2>"$SCRATCH/u5.err"
+check "recover -o a program: status 2 (got $?)" [ $? = 2 ]
+check "recover -o a program: says so" grep -q "is a program: not overwritten" "$SCRATCH/u5.err"
+check "recover -o a program: the program left as it was" cmp -s /bin/true "$SCRATCH/prog"
+"$TD" record --recover "$dir" -o "$dir/cpu0.raw" 2>"$SCRATCH/u6.err"
+check "recover -o DIR/cpu0.raw: status 2 (got $?)" [ $? = 2 ]
+check "recover -o DIR/cpu0.raw: says it is in the directory" \
+	grep -q "is in $dir, the scratch directory the trace.dat is made of" "$SCRATCH/u6.err"
+check "recover -o DIR/cpu0.raw: the directory left as it was" \
+	[ -s "$dir/cpu0.raw" -a -e "$dir/info" ]
 # A recording's options mean nothing to --recover: refused, not ignored.
 "$TD" record --recover "$dir" -o "$SCRATCH/o.dat" -d 1 2>"$SCRATCH/u4.err"
 check "recover with -d: status 2 (got $?)" [ $? = 2 ]

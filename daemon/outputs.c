@@ -17,6 +17,7 @@
 #include "counters.h"
 #include "log.h"
 #include "outputs.h"
+#include "wholefile.h"
 
 static bool is_stdout(const char *path)
 {
@@ -201,20 +202,12 @@ struct whole {
 	char *tmp;		/* NULL: written in place */
 };
 
-static char *tmp_path(const char *path)
-{
-	char *tmp;
-
-	return asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0 ? NULL : tmp;
-}
-
 static FILE *open_tmp(const char *tmp)
 {
 	int fd;
 	FILE *f;
 
-	unlink(tmp);	/* left by a run of the same pid that died */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, OUTPUT_MODE);
+	fd = td_whole_create_tmp(tmp, OUTPUT_MODE);
 	if (fd < 0)
 		return NULL;
 	f = fdopen(fd, "w");
@@ -225,71 +218,15 @@ static FILE *open_tmp(const char *tmp)
 	return f;
 }
 
-/* What link @path names, relative to the link's directory (malloc'ed, NULL: errno). */
-static char *link_target(const char *path)
-{
-	char buf[PATH_MAX], *out;
-	const char *slash = strrchr(path, '/');
-	ssize_t n = readlink(path, buf, sizeof(buf) - 1);
-
-	if (n < 0)
-		return NULL;
-	buf[n] = '\0';
-	if (buf[0] == '/' || !slash)
-		return strdup(buf);
-	if (asprintf(&out, "%.*s/%s", (int)(slash - path), path, buf) < 0)
-		return NULL;
-	return out;
-}
-
-/*
- * Where @path's bytes go: *@in_place when it is not a regular file. Returns
- * the (malloc'ed) path to write, NULL with errno set: a link to nowhere, a
- * directory, no memory.
- */
-static char *whole_target(const char *path, bool *in_place)
-{
-	struct stat st;
-	char *target;
-
-	*in_place = false;
-	if (!lstat(path, &st) && S_ISLNK(st.st_mode)) {
-		/* /dev/stdout is a link to a pipe's /proc/self/fd/1, which has no real path. */
-		if (!stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-			*in_place = true;
-			return strdup(path);
-		}
-		target = realpath(path, NULL);
-		/* A link to a file not made yet: the file it names, made by the rename. */
-		if (!target && errno == ENOENT)
-			target = link_target(path);
-		if (!target)
-			return NULL;
-	} else {
-		target = strdup(path);
-		if (!target)
-			return NULL;
-	}
-	if (stat(target, &st))
-		return target;		/* not there yet: made by the rename */
-	if (S_ISDIR(st.st_mode)) {
-		free(target);
-		errno = EISDIR;
-		return NULL;
-	}
-	*in_place = !S_ISREG(st.st_mode);
-	return target;
-}
-
 /* Returns 0 or -1 (message printed). */
 static int whole_open(const char *path, struct whole *w)
 {
 	bool in_place;
 
 	memset(w, 0, sizeof(*w));
-	w->target = whole_target(path, &in_place);
+	w->target = td_whole_target(path, &in_place);
 	if (w->target && !in_place)
-		w->tmp = tmp_path(w->target);
+		w->tmp = td_whole_tmp_path(w->target);
 	if (!w->target || (!in_place && !w->tmp)) {
 		td_err("cannot write %s: %s", path, strerror(errno));
 		goto fail;
@@ -339,46 +276,6 @@ static int whole_close(struct whole *w, const char *path, int ret)
 }
 
 /*
- * TARGET.tmp.PID of a run that was killed while writing (at exit, or on
- * SIGHUP) stays for good: remove those whose process is gone. One whose
- * pid a live process has now is left alone.
- */
-static void remove_stale_tmps(const char *target)
-{
-	const char *slash = strrchr(target, '/');
-	char *dir = slash ? strndup(target, slash == target ? 1 : slash - target) : strdup(".");
-	const char *base = slash ? slash + 1 : target;
-	size_t blen = strlen(base);
-	struct dirent *de;
-	DIR *d;
-
-	d = dir ? opendir(dir) : NULL;
-	while (d && (de = readdir(d))) {
-		const char *suffix;
-		char *end;
-		long pid;
-
-		if (strncmp(de->d_name, base, blen) || strncmp(de->d_name + blen, ".tmp.", 5))
-			continue;
-		/* Only what tmp_path() makes: a pid in decimal, no sign, no leading 0. */
-		suffix = de->d_name + blen + 5;
-		if (*suffix < '1' || *suffix > '9')
-			continue;
-		errno = 0;
-		pid = strtol(suffix, &end, 10);
-		/* Another pid namespace's run (a container) would look gone: one writer a path. */
-		if (errno || *end || pid > INT_MAX || pid == getpid() || !kill((pid_t)pid, 0) ||
-		    errno != ESRCH)
-			continue;
-		if (!unlinkat(dirfd(d), de->d_name, 0))
-			td_notice("removed %s/%s, left by a run that died", dir, de->d_name);
-	}
-	if (d)
-		closedir(d);
-	free(dir);
-}
-
-/*
  * Fail now, not after a long capture, if a file written at exit cannot be.
  * Nothing is left at @path: an empty file there (after a crash, or a last
  * write that failed) would read as a profile of nothing.
@@ -391,7 +288,7 @@ static int check_writable(const char *path)
 
 	if (is_stdout(path))
 		return 0;
-	target = whole_target(path, &in_place);
+	target = td_whole_target(path, &in_place);
 	if (!target) {
 		td_err("cannot open output %s: %s", path, strerror(errno));
 		return -1;
@@ -406,9 +303,9 @@ static int check_writable(const char *path)
 		free(target);
 		return 0;
 	}
-	remove_stale_tmps(target);
+	td_whole_remove_stale(target);
 	/* Its directory: the file is replaced through a temporary one there. */
-	tmp = tmp_path(target);
+	tmp = td_whole_tmp_path(target);
 	f = tmp ? open_tmp(tmp) : NULL;
 	if (!f) {
 		td_err("cannot write output %s: %s in its directory: %s", path,

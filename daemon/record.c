@@ -23,6 +23,7 @@
 #include "config.h"
 #include "log.h"
 #include "record.h"
+#include "wholefile.h"
 
 extern char **environ;
 
@@ -530,97 +531,6 @@ static bool target_ok(const char *path)
 }
 
 /*
- * A symbolic link's target as the link names it, relative to @path's
- * directory: a link to a file not made yet. malloc()ed; NULL with errno.
- */
-static char *link_target(const char *path)
-{
-	char buf[PATH_MAX], *out;
-	const char *slash = strrchr(path, '/');
-	ssize_t n = readlink(path, buf, sizeof(buf) - 1);
-
-	if (n < 0)
-		return NULL;
-	buf[n] = '\0';
-	if (buf[0] == '/' || !slash)
-		return strdup(buf);
-	if (asprintf(&out, "%.*s/%s", (int)(slash - path), path, buf) < 0)
-		return NULL;
-	return out;
-}
-
-/*
- * Where the trace.dat @path's bytes go, as for the files written whole
- * (trace-defer(8), --folded): through a symbolic link, the file it names
- * (made if not there yet); *@in_place when that is not a regular file (a
- * device such as /dev/null), written where it is. malloc()ed; NULL with
- * errno (EISDIR: a directory).
- */
-static char *dat_target(const char *path, bool *in_place)
-{
-	struct stat st;
-	char *target;
-
-	*in_place = false;
-	if (!lstat(path, &st) && S_ISLNK(st.st_mode)) {
-		target = realpath(path, NULL);
-		if (!target && errno == ENOENT)
-			target = link_target(path);
-	} else {
-		target = strdup(path);
-	}
-	if (!target || stat(target, &st))
-		return target;		/* not there yet: made */
-	if (S_ISDIR(st.st_mode)) {
-		free(target);
-		errno = EISDIR;
-		return NULL;
-	}
-	*in_place = !S_ISREG(st.st_mode);
-	return target;
-}
-
-/*
- * OUT.tmp.PID of a run killed while trace-cmd wrote it (SIGKILL at the end
- * of a service's stop timeout) stays for good: remove those whose process
- * is gone, as the other outputs do (outputs.c). One whose pid a live
- * process has now is left alone.
- */
-static void remove_stale_tmps(const char *target)
-{
-	const char *slash = strrchr(target, '/');
-	char *dir = slash ? strndup(target, slash == target ? 1 : slash - target) : strdup(".");
-	const char *base = slash ? slash + 1 : target;
-	size_t blen = strlen(base);
-	struct dirent *de;
-	DIR *d;
-
-	d = dir ? opendir(dir) : NULL;
-	while (d && (de = readdir(d))) {
-		const char *suffix;
-		char *end;
-		long pid;
-
-		if (strncmp(de->d_name, base, blen) || strncmp(de->d_name + blen, ".tmp.", 5))
-			continue;
-		/* Only what build() makes: a pid in decimal, no sign, no leading 0. */
-		suffix = de->d_name + blen + 5;
-		if (*suffix < '1' || *suffix > '9')
-			continue;
-		errno = 0;
-		pid = strtol(suffix, &end, 10);
-		if (errno || *end || pid > INT_MAX || pid == getpid() || !kill((pid_t)pid, 0) ||
-		    errno != ESRCH)
-			continue;
-		if (!unlinkat(dirfd(d), de->d_name, 0))
-			td_notice("removed %s/%s, left by a run that died", dir, de->d_name);
-	}
-	if (d)
-		closedir(d);
-	free(dir);
-}
-
-/*
  * @out from DIR/head.dat and DIR/cpu0.raw .. cpu<@nr_cpus - 1>.raw, written
  * whole as the other outputs are: into OUT.tmp.PID next to it, renamed
  * over it once trace-cmd is done, so that a trace-cmd that fails half way
@@ -636,7 +546,7 @@ static int build(const char *dir, int nr_cpus, const char *out, int log_fd)
 	int n = 0, ret = -1;
 	bool in_place;
 
-	target = dat_target(out, &in_place);
+	target = td_whole_target(out, &in_place);
 	if (!target) {
 		td_err("cannot write %s: %s", out, strerror(errno));
 		return -1;
@@ -649,14 +559,14 @@ static int build(const char *dir, int nr_cpus, const char *out, int log_fd)
 	if (!in_place) {
 		int fd;
 
-		remove_stale_tmps(target);
-		if (asprintf(&tmp, "%s.tmp.%d", target, (int)getpid()) < 0) {
-			tmp = NULL;
+		/* OUT.tmp.PID of a run killed while trace-cmd wrote it stays for good. */
+		td_whole_remove_stale(target);
+		tmp = td_whole_tmp_path(target);
+		if (!tmp) {
 			td_err("out of memory");
 			goto out;
 		}
-		unlink(tmp);	/* left by a run of the same pid that died */
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		fd = td_whole_create_tmp(tmp, 0600);
 		if (fd < 0) {
 			td_err("cannot create %s: %s", tmp, strerror(errno));
 			free(tmp);
@@ -760,7 +670,7 @@ static bool in_dir(const char *path, const char *dir)
 static int recover_output_ok(const char *dir, const char *out)
 {
 	bool in_place;
-	char *target = dat_target(out, &in_place);
+	char *target = td_whole_target(out, &in_place);
 	int ret = 0;
 
 	if (in_dir(out, dir) || (target && in_dir(target, dir))) {

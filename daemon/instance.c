@@ -18,6 +18,7 @@
 
 #include <tracefs.h>
 
+#include "bootid.h"
 #include "instance.h"
 #include "log.h"
 
@@ -83,24 +84,6 @@ static bool owner_alive(int pid, unsigned long long start)
 	return now_start && (!start || now_start == start);
 }
 
-/* This boot's id (/proc/sys/kernel/random/boot_id), "" if it cannot be read. */
-static const char *boot_id(void)
-{
-	static char id[40];
-	FILE *f;
-
-	if (id[0])
-		return id;
-	f = fopen("/proc/sys/kernel/random/boot_id", "re");
-	if (f) {
-		if (!fgets(id, sizeof(id), f))
-			id[0] = '\0';
-		id[strcspn(id, "\n")] = '\0';
-		fclose(f);
-	}
-	return id;
-}
-
 /*
  * The owner the marker names: "PID START BOOT_ID". A marker of an
  * earlier boot names no owner: the run dir outlived the reboot (not
@@ -121,7 +104,7 @@ static void marker_read(int fd, int *pid, unsigned long long *start)
 	buf[n] = '\0';
 	if (sscanf(buf, "%d %llu %39s", pid, start, boot) < 1)
 		*pid = 0;
-	else if (boot[0] && boot_id()[0] && strcmp(boot, boot_id()))
+	else if (boot[0] && td_boot_id()[0] && strcmp(boot, td_boot_id()))
 		*pid = 0;
 }
 
@@ -192,7 +175,7 @@ static int marker_set(int fd, int pid)
 		return -1;
 	if (!pid)
 		return 0;
-	len = snprintf(buf, sizeof(buf), "%d %llu %s\n", pid, proc_start_time(pid), boot_id());
+	len = snprintf(buf, sizeof(buf), "%d %llu %s\n", pid, proc_start_time(pid), td_boot_id());
 	return pwrite(fd, buf, len, 0) == len ? 0 : -1;
 }
 

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bootid.h"
 #include "cmdlines.h"
 #include "config.h"
 #include "log.h"
@@ -115,20 +116,6 @@ static void recorder_free(struct td_recorder *rec)
 	free(rec);
 }
 
-/* This boot's id, or "" if unknown (then no boot is taken for this one). */
-static void boot_id(char *buf, size_t size)
-{
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-
-	buf[0] = '\0';
-	if (!f)
-		return;
-	if (!fgets(buf, size, f))
-		buf[0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-}
-
 /*
  * DIR/info: what `record --recover` needs when the run that made DIR is
  * gone (killed, out of memory, power lost): how to cut the raw files, how
@@ -137,11 +124,11 @@ static void boot_id(char *buf, size_t size)
  */
 static int write_info(const struct td_recorder *rec)
 {
-	char path[PATH_MAX], boot[64];
+	const char *boot = td_boot_id();
+	char path[PATH_MAX];
 	int fd, ret;
 	FILE *f;
 
-	boot_id(boot, sizeof(boot));
 	snprintf(path, sizeof(path), "%s/info", rec->dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	f = fd < 0 ? NULL : fdopen(fd, "w");
@@ -1032,7 +1019,7 @@ static int meant_path(const char *dir, char *buf, size_t size)
 
 int td_recorder_recover(const char *dir, const char *out)
 {
-	char now[64], head[PATH_MAX], meant[PATH_MAX];
+	char head[PATH_MAX], meant[PATH_MAX];
 	int log_fd = -1, lock_fd, ret = -EINVAL;
 	struct raw_info ri;
 	struct stat st;
@@ -1090,9 +1077,8 @@ int td_recorder_recover(const char *dir, const char *out)
 	 * (its cmdlines name the processes that ran since), else those
 	 * saved at the start: the kernel that wrote them is gone.
 	 */
-	boot_id(now, sizeof(now));
 	snprintf(head, sizeof(head), "%s/head.dat", dir);
-	if (strcmp(now, ri.boot) || make_head(dir, log_fd)) {
+	if (strcmp(td_boot_id(), ri.boot) || make_head(dir, log_fd)) {
 		if (stopped(out)) {
 			print_retry(dir, out);
 			goto out;
@@ -1101,7 +1087,7 @@ int td_recorder_recover(const char *dir, const char *out)
 		if (stat(head, &st) || !st.st_size) {
 			td_err("%s has no trace-cmd headers (head.dat) and the running system %s: "
 			       "its sub-buffers cannot be read", dir,
-			       strcmp(now, ri.boot) ? "booted since it was recorded" :
+			       strcmp(td_boot_id(), ri.boot) ? "booted since it was recorded" :
 			       "cannot give them ('trace-cmd restore -c' failed)");
 			show_restore_log(dir);
 			goto out;

@@ -19,8 +19,9 @@ nohup = sys.argv[6:] == ["nohup"]
 pid, fd = pty.fork()
 if pid == 0:
     args = [td, "-i", name, "--run-dir", run_dir, "-e", "sched:sched_switch", "-o", out]
+    # Set either way: the test itself may run under nohup (SIGHUP ignored, inherited).
+    signal.signal(signal.SIGHUP, signal.SIG_IGN if nohup else signal.SIG_DFL)
     if nohup:
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
         args += ["-d", "4"]
     os.execv(td, args)
 on = os.path.join(tracefs, "instances", name, "tracing_on")

@@ -18,36 +18,18 @@
 
 #include "../../daemon/config.h"
 #include "../../daemon/log.h"
+#include "log-capture.h"
 
-/* Catch the messages in a file to check what they say. */
-static char errbuf[4096];
-
+/* The messages caught in a file, to check what they say. */
 static int err_setup(void **state)
 {
-	td_log_stream = tmpfile();
-	return td_log_stream ? 0 : -1;
+	return log_capture_start();
 }
 
 static int err_teardown(void **state)
 {
-	fclose(td_log_stream);
-	td_log_stream = NULL;
+	log_capture_stop();
 	return 0;
-}
-
-/* What was logged since the last call. */
-static const char *err_text(void)
-{
-	size_t n;
-
-	fflush(td_log_stream);
-	rewind(td_log_stream);
-	n = fread(errbuf, 1, sizeof(errbuf) - 1, td_log_stream);
-	errbuf[n] = '\0';
-	rewind(td_log_stream);
-	if (ftruncate(fileno(td_log_stream), 0))
-		return "";
-	return errbuf;
 }
 
 static char *write_conf(const char *text)
@@ -103,12 +85,12 @@ static void test_event_spec(void **state)
 	td_event_spec_free(&s);
 
 	assert_int_equal(td_event_spec_parse(&s, "sched/x", "where"), -1);
-	assert_non_null(strstr(err_text(), "where: event 'sched/x': expected"));
+	assert_non_null(strstr(log_captured(), "where: event 'sched/x': expected"));
 	assert_int_equal(td_event_spec_parse(&s, "", "t"), -1);
 	assert_int_equal(td_event_spec_parse(&s, ":sched_switch", "t"), -1);
 	assert_int_equal(td_event_spec_parse(&s, "sched:", "t"), -1);
 	assert_int_equal(td_event_spec_parse(&s, "sc/hed:x", "t"), -1);
-	assert_non_null(strstr(err_text(), "bad system or event name"));
+	assert_non_null(strstr(log_captured(), "bad system or event name"));
 }
 
 static void test_values(void **state)
@@ -146,11 +128,11 @@ static void test_values(void **state)
 	assert_int_equal(td_config_set(&c, "profile_max_mem_kb", "16", "t"), 0);
 	assert_int_equal(c.profile_max_mem_kb, 16);
 	assert_int_equal(td_config_set(&c, "profile_max_mem_kb", "8", "f:3"), -1);
-	assert_non_null(strstr(err_text(), "f:3: profile_max_mem_kb: must be 0 (no bound) or at "
+	assert_non_null(strstr(log_captured(), "f:3: profile_max_mem_kb: must be 0 (no bound) or at "
 				 "least 16"));
 	assert_int_equal(td_config_set(&c, "profile_interval", "0.01", "t"), 0);
 	assert_int_equal(td_config_set(&c, "profile_interval", "0", "f:4"), -1);
-	assert_non_null(strstr(err_text(), "f:4: profile_interval: must be at least 0.01 s"));
+	assert_non_null(strstr(log_captured(), "f:4: profile_interval: must be at least 0.01 s"));
 
 	assert_int_equal(td_config_set(&c, "buffer_kb", "4096", "t"), 0);
 	assert_int_equal(c.buffer_kb, 4096);
@@ -180,11 +162,11 @@ static void test_values(void **state)
 	assert_int_equal(td_config_set(&c, "duration", "1.5", "t"), 0);
 	assert_true(c.duration > 1.49 && c.duration < 1.51);
 	assert_int_equal(td_config_set(&c, "duration", "-1", "t"), -1);
-	assert_non_null(strstr(err_text(), "'-1' is not in [0, 1e9] seconds"));
+	assert_non_null(strstr(log_captured(), "'-1' is not in [0, 1e9] seconds"));
 	assert_int_equal(td_config_set(&c, "duration", "99999999999999", "t"), -1);
-	assert_non_null(strstr(err_text(), "is not in [0, 1e9] seconds"));
+	assert_non_null(strstr(log_captured(), "is not in [0, 1e9] seconds"));
 	assert_int_equal(td_config_set(&c, "duration", "nan", "t"), -1);
-	assert_non_null(strstr(err_text(), "'nan' is not a number of seconds"));
+	assert_non_null(strstr(log_captured(), "'nan' is not a number of seconds"));
 
 	assert_int_equal(td_config_set(&c, "trace_clock", "mono", "t"), 0);
 	assert_int_equal(td_config_set(&c, "trace_clock", "counter", "t"), -1);
@@ -192,7 +174,7 @@ static void test_values(void **state)
 	assert_int_equal(td_config_set(&c, "instance", ".hidden", "t"), -1);
 	/* What the message says, no more: no pattern characters (events take them). */
 	assert_int_equal(td_config_set(&c, "instance", "a*b", "f:5"), -1);
-	assert_non_null(strstr(err_text(), "f:5: instance: 'a*b' is not a valid name (letters, "
+	assert_non_null(strstr(log_captured(), "f:5: instance: 'a*b' is not a valid name (letters, "
 				 "digits, '_', '-', '.'; not a '.' first)"));
 	assert_int_equal(td_config_set(&c, "instance", "[x]", "t"), -1);
 	assert_int_equal(td_config_set(&c, "instance", "a?", "t"), -1);
@@ -211,7 +193,7 @@ static void test_values(void **state)
 	assert_int_equal(c.nr_pids, 0);
 
 	assert_int_equal(td_config_set(&c, "nokey", "1", "here"), -1);
-	assert_non_null(strstr(err_text(), "here: unknown key 'nokey'"));
+	assert_non_null(strstr(log_captured(), "here: unknown key 'nokey'"));
 	td_config_free(&c);
 }
 
@@ -233,7 +215,7 @@ static void test_events_list(void **state)
 	assert_int_equal(td_config_set(&c, "event", "sched:sched_wakeup:pid == 1", "t"), 0);
 	/* The same event twice would need two filters in one file: refused. */
 	assert_int_equal(td_config_set(&c, "event", "irq:irq_handler_entry:irq == 1", "t"), -1);
-	assert_non_null(strstr(err_text(), "given twice"));
+	assert_non_null(strstr(log_captured(), "given twice"));
 	assert_int_equal(td_config_check(&c), 0);
 	assert_int_equal(c.nr_events, 2);
 	assert_string_equal(c.events[1].filter, "pid == 1");
@@ -260,6 +242,7 @@ static void test_events_list(void **state)
 static void test_file(void **state)
 {
 	struct td_config c;
+	const char *said;
 	char *p;
 
 	/* A key set twice: the later wins, said; event and pid add up, quietly. */
@@ -267,16 +250,17 @@ static void test_file(void **state)
 		       "event = irq:irq_handler_entry\n");
 	td_config_init(&c);
 	td_log_level = TD_LOG_WARN;
-	err_text();
+	log_captured();
 	assert_int_equal(td_config_load(&c, p), 0);
 	assert_int_equal(c.buffer_kb, 200);
 	assert_int_equal(c.nr_events, 2);
 	/* Said by the check, once the verbosity is known. */
-	assert_string_equal(err_text(), "");
+	assert_string_equal(log_captured(), "");
 	assert_int_equal(td_config_check(&c), 0);
 	td_log_level = TD_LOG_ERR;
-	assert_non_null(strstr(err_text(), ":3: buffer_kb set again (line 1 set it before)"));
-	assert_null(strstr(errbuf, "event set again"));
+	said = log_captured();
+	assert_non_null(strstr(said, ":3: buffer_kb set again (line 1 set it before)"));
+	assert_null(strstr(said, "event set again"));
 	td_config_free(&c);
 	unlink(p);
 	free(p);
@@ -288,7 +272,7 @@ static void test_file(void **state)
 	td_log_level = c.verbosity;
 	assert_int_equal(td_config_check(&c), 0);
 	td_config_free(&c);
-	assert_string_equal(err_text(), "");
+	assert_string_equal(log_captured(), "");
 	/* ... so does -q, which sets the level before the check... */
 	td_config_init(&c);
 	td_log_level = TD_LOG_WARN;
@@ -297,14 +281,14 @@ static void test_file(void **state)
 	td_log_level = TD_LOG_ERR;
 	assert_int_equal(td_config_check(&c), 0);
 	td_config_free(&c);
-	assert_string_equal(err_text(), "");
+	assert_string_equal(log_captured(), "");
 	/* ... and a run that stops before the check says it at the end, if at all. */
 	td_config_init(&c);
 	assert_int_equal(td_config_load(&c, p), 0);
 	td_log_level = TD_LOG_WARN;
 	td_config_free(&c);
 	td_log_level = TD_LOG_ERR;
-	assert_non_null(strstr(err_text(), ":2: mode set again (line 1 set it before)"));
+	assert_non_null(strstr(log_captured(), ":2: mode set again (line 1 set it before)"));
 	unlink(p);
 	free(p);
 
@@ -324,7 +308,7 @@ static void test_file(void **state)
 	p = write_conf("mode = auto\n\nno equals sign\n");
 	td_config_init(&c);
 	assert_int_equal(td_config_load(&c, p), -1);
-	assert_non_null(strstr(err_text(), ":3: expected 'key = value'"));
+	assert_non_null(strstr(log_captured(), ":3: expected 'key = value'"));
 	td_config_free(&c);
 	unlink(p);
 	free(p);
@@ -332,7 +316,7 @@ static void test_file(void **state)
 	p = write_conf("mode = auto\nbuffer_kb =\n");
 	td_config_init(&c);
 	assert_int_equal(td_config_load(&c, p), -1);
-	assert_non_null(strstr(err_text(), ":2: buffer_kb: missing value"));
+	assert_non_null(strstr(log_captured(), ":2: buffer_kb: missing value"));
 	td_config_free(&c);
 	unlink(p);
 	free(p);
@@ -340,14 +324,14 @@ static void test_file(void **state)
 	p = write_conf(" = 5\n");
 	td_config_init(&c);
 	assert_int_equal(td_config_load(&c, p), -1);
-	assert_non_null(strstr(err_text(), ":1: missing key"));
+	assert_non_null(strstr(log_captured(), ":1: missing key"));
 	td_config_free(&c);
 	unlink(p);
 	free(p);
 
 	td_config_init(&c);
 	assert_int_equal(td_config_load(&c, "/nonexistent/td.conf"), -1);
-	assert_non_null(strstr(err_text(), "/nonexistent/td.conf: No such file"));
+	assert_non_null(strstr(log_captured(), "/nonexistent/td.conf: No such file"));
 	td_config_free(&c);
 }
 
@@ -361,7 +345,7 @@ static void refused_pair(const char *k1, const char *p1, const char *k2, const c
 	assert_int_equal(td_config_set(&c, k1, p1, "t"), 0);
 	assert_int_equal(td_config_set(&c, k2, p2, "t"), 0);
 	assert_int_equal(td_config_check(&c), -1);
-	assert_non_null(strstr(err_text(), why));
+	assert_non_null(strstr(log_captured(), why));
 	td_config_free(&c);
 }
 
@@ -401,7 +385,7 @@ static void test_check(void **state)
 		assert_int_equal(td_config_set(&c, "profile_dir", dir, "t"), 0);
 		assert_int_equal(td_config_set(&c, "output", out, "t"), 0);
 		assert_int_equal(td_config_check(&c), -1);
-		assert_non_null(strstr(err_text(), "profile_dir and output name the same path"));
+		assert_non_null(strstr(log_captured(), "profile_dir and output name the same path"));
 		td_config_free(&c);
 		snprintf(out, sizeof(out), "%s/prof/events.jsonl", base);
 		td_config_init(&c);
@@ -422,7 +406,7 @@ static void test_check(void **state)
 	td_config_init(&c);
 	assert_int_equal(td_config_set(&c, "run_dir", "relative", "t"), 0);
 	assert_int_equal(td_config_check(&c), -1);
-	assert_non_null(strstr(err_text(), "must be an absolute path"));
+	assert_non_null(strstr(log_captured(), "must be an absolute path"));
 	td_config_free(&c);
 }
 
@@ -473,7 +457,7 @@ static void stdout_output(const char *key, const char *msg)
 	assert_int_equal(td_config_set(&c, key, "-", "t"), 0);
 	assert_int_equal(td_config_check(&c), msg ? -1 : 0);
 	if (msg)
-		assert_non_null(strstr(err_text(), msg));
+		assert_non_null(strstr(log_captured(), msg));
 	td_config_free(&c);
 }
 

@@ -25,6 +25,7 @@
 #include "../../daemon/counters.h"
 #include "../../daemon/log.h"
 #include "../../daemon/profiles.h"
+#include "log-capture.h"
 
 #define SEC	1000000000ULL
 /* 2026-01-01T00:00:00Z */
@@ -52,10 +53,9 @@ static int dir_setup(void **state)
 	snprintf(dir, sizeof(dir), "/tmp/td-profiles-test.XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
-	td_log_stream = tmpfile();
 	real_ns = Y2026;
 	mono_ns = SEC;
-	return td_log_stream ? 0 : -1;
+	return log_capture_start();
 }
 
 static int dir_teardown(void **state)
@@ -63,26 +63,9 @@ static int dir_teardown(void **state)
 	char cmd[128];
 
 	(void)state;
-	fclose(td_log_stream);
-	td_log_stream = NULL;
+	log_capture_stop();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) ? -1 : 0;
-}
-
-/* What was logged since the last call. */
-static const char *log_text(void)
-{
-	static char buf[4096];
-	size_t n;
-
-	fflush(td_log_stream);
-	rewind(td_log_stream);
-	n = fread(buf, 1, sizeof(buf) - 1, td_log_stream);
-	buf[n] = '\0';
-	rewind(td_log_stream);
-	if (ftruncate(fileno(td_log_stream), 0))
-		return "";
-	return buf;
 }
 
 static struct td_config config(unsigned int keep, uint64_t max_kb)
@@ -228,12 +211,12 @@ static void test_clock_back(void **state)
 	p = td_profiles_open(&c, mono_ns);
 	assert_non_null(p);
 	one_interval(p);
-	log_text();
+	log_captured();
 	real_ns = Y2001 + 3600 * SEC;
 	one_interval(p);
 	one_interval(p);
 	one_interval(p);
-	assert_non_null(strstr(log_text(), "the clock went back"));
+	assert_non_null(strstr(log_captured(), "the clock went back"));
 	/* by name the newest, 2001's, would have gone; the oldest written went */
 	assert_false(exists("profile-20260101T010000.000Z.pb.gz"));
 	assert_true(exists("profile-20260101T010100.000Z.pb.gz"));
@@ -315,7 +298,7 @@ static void test_remove_fails(void **state)
 	assert_int_equal(st.kept, 2);
 	assert_false(exists("profile-20250101T000100.000Z.pb.gz"));
 	assert_true(exists("profile-20250101T000200.000Z.pb.gz"));
-	assert_non_null(strstr(log_text(), "cannot remove"));
+	assert_non_null(strstr(log_captured(), "cannot remove"));
 	assert_int_equal(rmdir(path), 0);
 	assert_int_equal(td_profiles_close(p, &st), 0);
 }
@@ -365,13 +348,13 @@ static void test_dir_refused(void **state)
 	(void)state;
 	assert_int_equal(chmod(dir, 0777), 0);
 	assert_null(td_profiles_open(&c, mono_ns));
-	assert_non_null(strstr(log_text(), "may be written by others (mode 0777)"));
+	assert_non_null(strstr(log_captured(), "may be written by others (mode 0777)"));
 	assert_int_equal(chmod(dir, 0700), 0);
 	p = td_profiles_open(&c, mono_ns);
 	assert_non_null(p);
 	q = td_profiles_open(&c, mono_ns);
 	assert_null(q);
-	assert_non_null(strstr(log_text(), "in use by another trace-defer"));
+	assert_non_null(strstr(log_captured(), "in use by another trace-defer"));
 	assert_int_equal(td_profiles_close(p, NULL), 0);
 	q = td_profiles_open(&c, mono_ns);
 	assert_non_null(q);

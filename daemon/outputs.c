@@ -389,15 +389,6 @@ int td_outputs_open(struct td_outputs *o, const struct td_config *cfg)
 	o->flame_path = cfg->flamegraph;
 	o->pprof_path = cfg->pprof;
 	o->append = cfg->output_append;
-	if (o->pprof_path && check_writable(o->pprof_path))
-		return -1;
-	if (o->folded_path && check_writable(o->folded_path))
-		return -1;
-	if (o->flame_path && (is_stdout(o->flame_path) || check_writable(o->flame_path))) {
-		if (is_stdout(o->flame_path))
-			td_err("the flame graph needs a file name, not '-'");
-		return -1;
-	}
 	if (o->folded_path || o->flame_path) {
 		o->folded = td_folded_new();
 		if (!o->folded) {

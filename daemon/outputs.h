@@ -67,7 +67,11 @@ struct td_outputs {
  */
 int td_outputs_check(const struct td_config *cfg);
 
-/* Open or check every configured output. Returns 0 or -1 (message printed). */
+/*
+ * Open every configured output, td_outputs_check() passed (the files
+ * written whole are only made at the end). Returns 0 or -1 (message
+ * printed).
+ */
 int td_outputs_open(struct td_outputs *o, const struct td_config *cfg);
 
 /*

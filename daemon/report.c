@@ -753,7 +753,7 @@ static int setup_pipeline(struct report *rp)
 		td_err("report: an output names the trace.dat being read, %s", rp->path);
 		return TD_EXIT_USAGE;
 	}
-	if (td_outputs_open(&rp->outputs, cfg))
+	if (td_outputs_check(cfg) || td_outputs_open(&rp->outputs, cfg))
 		return TD_EXIT_RUNTIME;
 	rp->outputs_open = true;
 	if (rp->text) {

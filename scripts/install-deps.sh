@@ -28,8 +28,8 @@ pkgs=(
 	# and "Meta-selftest: Checkbashisms" runs checkbashisms (the guest's
 	# root is the host's, so the host's copy)
 	iputils-ping devscripts
-	# docs, sanitizers, checks
-	libclang-rt-14-dev valgrind
+	# docs, sanitizers, checks (strace: a host test holds the daemon at a syscall)
+	libclang-rt-14-dev valgrind strace
 	# fuzzing (make fuzz): clang with libFuzzer
 	libfuzzer-14-dev
 )

@@ -9,7 +9,8 @@
 # prints counters; a daemon whose instance another program turned off
 # stops with status 3; a refused run says nothing of its mode,
 # and neither a refused run nor one that fails before tracing touches the
-# outputs (a running daemon's, or the files of an earlier run).
+# outputs (a running daemon's, or the files of an earlier run); a live
+# instance cannot be removed by --cleanup --force, even before its readers open.
 . "$(dirname "$0")/lib.sh"
 
 start_fp_chain 10
@@ -73,7 +74,6 @@ check "first daemon still tracing after both" \
 	[ "$(cat "$TRACEFS/instances/$NAME/tracing_on")" = 1 ]
 check "... its events still enabled" \
 	[ "$(cat "$TRACEFS/instances/$NAME/events/enable")" != 0 ]
-
 # --- SIGUSR1 and SIGHUP on the first daemon.
 for i in $(seq 50); do [ -s "$SCRATCH/first.jsonl" ] && break; sleep 0.1; done
 mv "$SCRATCH/first.jsonl" "$SCRATCH/first.jsonl.1"
@@ -157,6 +157,33 @@ check "--cleanup with nothing to do exits 0" [ $? = 0 ]
 "$TD" -i "$NAME" --run-dir "$SCRATCH/never" --cleanup
 check "--cleanup with nothing to do in a new run dir exits 0 (got $?)" [ $? = 0 ]
 check "... and makes no run dir" [ ! -e "$SCRATCH/never" ]
+
+# --- --cleanup --force from another run directory between the instance's
+# mkdir and the readers' open: the daemon holds a file of its instance
+# open from the mkdir, so the kernel refuses to remove it. strace holds
+# the daemon before it opens its event's filter (delay_enter: no file of
+# the instance open then but the one it holds) while the cleanup runs.
+# Without the held file the instance went, and the daemon failed (3).
+# Not -p: the daemon keeps set_event_pid open, which holds it too.
+filter=$TRACEFS/instances/$NAME/events/sched/sched_switch/filter
+strace -f -o /dev/null -P "$filter" -e trace=openat \
+	-e inject=openat:delay_enter=3000000:when=1 \
+	"$TD" -i "$NAME" --run-dir "$RUN_DIR" -e sched:sched_switch --comm fp_chain -d 1 \
+	-o "$SCRATCH/window.jsonl" 2>"$SCRATCH/window.err" &
+W=$!
+BG_PIDS+=("$W")
+for i in $(seq 200); do instance_exists && break; sleep 0.02; done
+check "set-up held: instance made, tracing not on yet" \
+	[ "$(cat "$TRACEFS/instances/$NAME/tracing_on" 2>/dev/null)" = 0 ]
+"$TD" -i "$NAME" --run-dir "$SCRATCH/run2" --cleanup --force 2>"$SCRATCH/window-clean.err"
+rc=$?
+check "--cleanup --force in the set-up window refuses with status 3 (got $rc)" [ "$rc" = 3 ]
+check "... the instance still there" instance_exists
+wait "$W"
+rc=$?
+check "the daemon it was held in finishes its run (status $rc)" [ "$rc" = 0 ]
+check "... and traced" [ "$(wc -l <"$SCRATCH/window.jsonl" 2>/dev/null)" -ge 1 ]
+check "... its instance removed at exit" instance_gone
 
 # --- SIGUSR1 output (own run, stderr captured).
 td_bg -p "$FP_PID" -o /dev/null 2>"$SCRATCH/usr1.err"

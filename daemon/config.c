@@ -834,6 +834,11 @@ int td_config_check(struct td_config *cfg)
 		td_err("the flame graph needs a file name, not '-' (a file named - is ./-)");
 		return -1;
 	}
+	/* Not standard output: mkdir("-") would make ./-, silently. */
+	if (cfg->profile_dir && !strcmp(cfg->profile_dir, "-")) {
+		td_err("profile_dir needs a directory name, not '-' (a directory named - is ./-)");
+		return -1;
+	}
 	if (cfg->profile_dir && cfg->profile_interval < 0.01) {
 		td_err("profile_interval must be at least 0.01 s");
 		return -1;

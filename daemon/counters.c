@@ -143,10 +143,10 @@ void td_counters_print(FILE *f, const struct td_report *r, const char *title)
 		fprintf(f, "trace-defer:   profiles: intervals=%" PRIu64 " removed=%" PRIu64
 			" bytes=%" PRIu64 " last_bytes=%" PRIu64 " kept=%" PRIu64
 			" kept_bytes=%" PRIu64 " errors=%" PRIu64 " early_cuts=%" PRIu64
-			" dir_made_again=%" PRIu64 "\n",
+			" dir_made_again=%" PRIu64 " folded_missed=%" PRIu64 "\n",
 			r->prof.written, r->prof.removed, r->prof.bytes, r->prof.last_bytes,
 			r->prof.kept, r->prof.kept_bytes, r->prof.errors, r->prof.early,
-			r->prof.dir_made_again);
+			r->prof.dir_made_again, r->prof.folded_missed);
 	for (int i = 0; i < c->nr_cpus; i++) {
 		const struct td_cpu_counters *cc = &c->cpu[i];
 

@@ -18,6 +18,7 @@
 #include "names.h"
 #include "record.h"
 #include "report.h"
+#include "service.h"
 
 #ifndef TD_VERSION
 #define TD_VERSION "0.1"
@@ -580,6 +581,8 @@ int main(int argc, char **argv)
 			       cli.other);
 			code = TD_EXIT_USAGE;
 		} else {
+			/* A long trace-cmd under systemd asks for the time it takes (service.h). */
+			td_service_init();
 			code = td_recorder_recover(cli.recover, cfg.output);
 			code = !code ? TD_EXIT_OK : code == -EINVAL ? TD_EXIT_USAGE :
 			       TD_EXIT_RUNTIME;

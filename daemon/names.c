@@ -4,6 +4,7 @@
  * the programs that ran (see names.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ struct td_names {
 	 * directory (instance.h).
 	 */
 	struct tracefs_cpu **cpus;
+	int *fds;		/* their fds, -1 for a NULL reader */
 	int nr_cpus;
 	void *page;
 	struct kbuffer *kbuf;
@@ -52,29 +54,72 @@ char *td_names_instance(const char *instance)
 	return name;
 }
 
+/*
+ * CPU @cpu's trace_pipe_raw, non-blocking, @page_size bytes a read; NULL
+ * if it cannot be opened. Opened here with O_CLOEXEC, as the capture's
+ * readers are (loop.c), not by tracefs_cpu_open(), which sets none: a
+ * child (trace-cmd) that inherited the fd, whenever it is started, would
+ * keep the instance busy (it cannot be removed while a file of it is
+ * open) for as long as it runs.
+ */
+static struct tracefs_cpu *open_reader(struct td_names *n, int cpu, int page_size)
+{
+	struct tracefs_cpu *tcpu;
+	char path[64];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", cpu);
+	fd = tracefs_instance_file_open(n->inst.tfs, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	tcpu = tracefs_cpu_alloc_fd(fd, page_size, true);
+	if (!tcpu) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	n->fds[cpu] = fd;
+	return tcpu;
+}
+
+static void close_reader(struct td_names *n, int cpu)
+{
+	if (n->cpus[cpu])
+		tracefs_cpu_free_fd(n->cpus[cpu]);
+	if (n->fds[cpu] >= 0)
+		close(n->fds[cpu]);
+	n->cpus[cpu] = NULL;
+	n->fds[cpu] = -1;
+}
+
 /* Every CPU's trace_pipe_raw, non-blocking. Returns 0 or -1 (printed). */
 static int open_readers(struct td_names *n)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	int page_size = 0, opened = 0;
+	/* What the capture reads in (daemon.c): the sub-buffer of the formats read. */
+	int page_size = tep_get_sub_buffer_size(n->tep), opened = 0;
 
+	if (page_size <= 0)
+		page_size = getpagesize();
 	n->nr_cpus = ncpu > 0 ? (int)ncpu : 1;
 	n->cpus = calloc(n->nr_cpus, sizeof(*n->cpus));
+	n->fds = malloc(n->nr_cpus * sizeof(*n->fds));
 	n->kbuf = kbuffer_alloc(KBUFFER_LSIZE_SAME_AS_HOST, KBUFFER_ENDIAN_SAME_AS_HOST);
-	if (!n->cpus || !n->kbuf) {
+	/* Before any way out: the cleanup closes every fd that is not -1. */
+	for (int cpu = 0; n->fds && cpu < n->nr_cpus; cpu++)
+		n->fds[cpu] = -1;
+	if (!n->cpus || !n->fds || !n->kbuf) {
 		td_err("out of memory");
 		return -1;
 	}
 	for (int cpu = 0; cpu < n->nr_cpus; cpu++) {
 		/* A CPU that is not there has no buffer to read: skipped. */
-		n->cpus[cpu] = tracefs_cpu_open(n->inst.tfs, cpu, true);
-		if (!n->cpus[cpu])
-			continue;
-		opened++;
-		if (tracefs_cpu_read_size(n->cpus[cpu]) > page_size)
-			page_size = tracefs_cpu_read_size(n->cpus[cpu]);
+		n->cpus[cpu] = open_reader(n, cpu, page_size);
+		if (n->cpus[cpu])
+			opened++;
 	}
-	if (!opened || page_size <= 0) {
+	if (!opened) {
 		td_err("cannot open the buffers of instance '%s': %s", n->inst.name,
 		       strerror(errno));
 		return -1;
@@ -89,11 +134,12 @@ static int open_readers(struct td_names *n)
 
 static void close_readers(struct td_names *n)
 {
-	for (int cpu = 0; n->cpus && cpu < n->nr_cpus; cpu++)
-		if (n->cpus[cpu])
-			tracefs_cpu_close(n->cpus[cpu]);
+	for (int cpu = 0; n->cpus && n->fds && cpu < n->nr_cpus; cpu++)
+		close_reader(n, cpu);
 	free(n->cpus);
 	n->cpus = NULL;
+	free(n->fds);
+	n->fds = NULL;
 	free(n->page);
 	n->page = NULL;
 	if (n->kbuf)
@@ -199,8 +245,7 @@ void td_names_read(struct td_names *n)
 				"once there may stay unnamed in the trace.dat", cpu, n->inst.name,
 				strerror(errno));
 		n->warned = true;
-		tracefs_cpu_close(n->cpus[cpu]);
-		n->cpus[cpu] = NULL;
+		close_reader(n, cpu);
 	}
 }
 

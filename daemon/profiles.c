@@ -250,11 +250,18 @@ int td_profiles_add(struct td_profiles *p, const struct td_resolved *r)
 		td_pprof_set_max_mem(p->pp, fm < p->max_mem ? p->max_mem - fm : 1);
 	}
 	ret = td_pprof_add(p->pp, r);
-
-	if (!ret && p->fo)
-		ret = td_folded_add(p->fo, r);
 	if (ret)
 		return ret;
+	/*
+	 * In the pprof now: the interval has it and is written. Should the
+	 * folded file not get it (out of memory), the two files of the
+	 * interval differ by that event: counted (folded_missed) and
+	 * returned, a write error the run says and exits 1 for.
+	 */
+	if (p->fo && td_folded_add(p->fo, r)) {
+		p->st.folded_missed++;
+		ret = -ENOMEM;
+	}
 	p->events++;
 	if (p->max_mem) {
 		td_pprof_stats(p->pp, &st);
@@ -263,7 +270,7 @@ int td_profiles_add(struct td_profiles *p, const struct td_resolved *r)
 			cut(p, td_now_mono_ns());
 		}
 	}
-	return 0;
+	return ret;
 }
 
 /*

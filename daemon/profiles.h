@@ -43,6 +43,8 @@ struct td_profiles_stats {
 	uint64_t errors;	/* cuts that failed (message printed) */
 	uint64_t early;		/* intervals cut early: their tables hit profile_max_mem_kb */
 	uint64_t dir_made_again;	/* the directory was removed, and made again */
+	/* events in an interval's pprof file that its folded file lacks (out of memory) */
+	uint64_t folded_missed;
 };
 
 /*
@@ -51,7 +53,10 @@ struct td_profiles_stats {
  */
 struct td_profiles *td_profiles_open(const struct td_config *cfg, uint64_t mono_ns);
 
-/* Count one event. Returns 0 or -ENOMEM. */
+/*
+ * Count one event. Returns 0 or -ENOMEM: not counted, or (folded_missed)
+ * counted in the pprof but not in the folded stacks.
+ */
 int td_profiles_add(struct td_profiles *p, const struct td_resolved *r);
 
 /* Cut when the interval is over. Returns 0 or -1 (message printed). */

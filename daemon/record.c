@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
@@ -22,8 +23,10 @@
 #include "bootid.h"
 #include "cmdlines.h"
 #include "config.h"
+#include "counters.h"
 #include "log.h"
 #include "record.h"
+#include "service.h"
 #include "wholefile.h"
 
 extern char **environ;
@@ -202,17 +205,66 @@ static pid_t spawn(char *const argv[], int log_fd)
 static int stop_signal;
 
 /*
+ * Under systemd, trace-cmd gets EXTEND_PERIOD_USEC more from the start of
+ * its wait (EXTEND_TIMEOUT_USEC=), and again at each look, every
+ * EXTEND_EVERY_NS, that finds it got on since the last one (progress()):
+ * a trace.dat that takes longer to build than TimeoutStopSec= allows is
+ * not cut short by SIGKILL, and a trace-cmd that is stuck is, 15 to 17 s
+ * after it last got on (or when TimeoutStopSec= is up, if that is later).
+ */
+#define EXTEND_PERIOD_USEC	(15 * 1000000ULL)
+#define EXTEND_EVERY_NS		(2 * 1000000000ULL)
+
+/*
+ * How far trace-cmd @pid got: the bytes it read and wrote (/proc/PID/io)
+ * and the CPU time it used (/proc/PID/stat), summed, only ever compared
+ * with an earlier value of its own. What cannot be read adds nothing.
+ */
+static uint64_t progress(pid_t pid)
+{
+	unsigned long long utime, stime;
+	char path[64], line[512], *p;
+	uint64_t sum = 0, v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "rchar: %" SCNu64, &v) == 1 ||
+		    sscanf(line, "wchar: %" SCNu64, &v) == 1)
+			sum += v;
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (f && fgets(line, sizeof(line), f)) {
+		/* After the comm, which may hold anything: state, ..., utime, stime. */
+		p = strrchr(line, ')');
+		if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+				&utime, &stime) == 2)
+			sum += utime + stime;
+	}
+	if (f)
+		fclose(f);
+	return sum;
+}
+
+/*
  * Wait for trace-cmd @pid, which may take minutes (a long recording). No
  * loop reads the daemon's signals now, and main() blocked them: a SIGINT
  * or SIGTERM meanwhile is taken here, and stops trace-cmd (its process
  * group: SIGTERM, then SIGKILL a second later), so that `kill`, `timeout`
  * or a second Ctrl-C end a recover or the trace.dat's build. The signal
- * is kept in stop_signal: what trace-cmd was making is not made. Returns
- * its exit status, or -1 (killed, stopped, or not to be waited for).
+ * is kept in stop_signal: what trace-cmd was making is not made. Under
+ * systemd, the time it takes is asked for while it gets on (see
+ * EXTEND_PERIOD_USEC). Returns its exit status, or -1 (killed, stopped,
+ * or not to be waited for).
  */
 static int reap(pid_t pid)
 {
 	struct timespec tick = { 0, 100 * 1000 * 1000 };
+	bool extend = td_service_active();
+	uint64_t mark = 0, next = 0;
 	int status = 0, ticks = 0;
 	sigset_t wake, old;
 	pid_t r;
@@ -232,6 +284,15 @@ static int reap(pid_t pid)
 			kill(-pid, !ticks ? SIGTERM : SIGKILL);
 		if (stop_signal)
 			ticks++;
+		if (extend && !stop_signal && td_now_mono_ns() >= next) {
+			uint64_t now = progress(pid);
+
+			/* Its start (no look yet) is progress: its time begins now. */
+			if (!next || now != mark)
+				td_service_extend_timeout(EXTEND_PERIOD_USEC);
+			mark = now;
+			next = td_now_mono_ns() + EXTEND_EVERY_NS;
+		}
 		sig = sigtimedwait(&wake, NULL, &tick);
 		if ((sig == SIGINT || sig == SIGTERM) && !stop_signal) {
 			td_info("signal %d: stopping trace-cmd", sig);

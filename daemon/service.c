@@ -2,6 +2,7 @@
 /*
  * sd_notify wrapper (see service.h).
  */
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,12 @@ void td_service_tick(uint64_t now_ns, const char *status)
 		sd_notifyf(0, "STATUS=%s", status);
 		last_status = now_ns;
 	}
+}
+
+void td_service_extend_timeout(uint64_t usec)
+{
+	if (notify)
+		sd_notifyf(0, "EXTEND_TIMEOUT_USEC=%" PRIu64, usec);
 }
 
 uint64_t td_service_watchdog_ns(void)

@@ -2,7 +2,8 @@
 /*
  * systemd integration through libsystemd's sd_notify: READY=1 once the
  * capture runs, STATUS= with live counters, WATCHDOG=1 at half the
- * watchdog interval when WATCHDOG_USEC is set, STOPPING=1 on shutdown.
+ * watchdog interval when WATCHDOG_USEC is set, STOPPING=1 on shutdown,
+ * EXTEND_TIMEOUT_USEC= while trace-cmd makes a trace.dat (record.c).
  * Without NOTIFY_SOCKET every call is a cheap no-op.
  */
 #ifndef TD_DAEMON_SERVICE_H
@@ -20,5 +21,13 @@ void td_service_stopping(void);
 void td_service_tick(uint64_t now_ns, const char *status);
 /* How often td_service_tick() wants to be called at least, ns; 0 if not. */
 uint64_t td_service_watchdog_ns(void);
+/*
+ * EXTEND_TIMEOUT_USEC=@usec: systemd's timeout for the state the unit is
+ * in (TimeoutStartSec=, RuntimeMaxSec=, TimeoutStopSec=) ends @usec from
+ * now, unless it ends later anyway; sent again before then to go on: for
+ * work that makes progress but takes long (a trace.dat built at the end).
+ * A no-op without a notify socket.
+ */
+void td_service_extend_timeout(uint64_t usec);
 
 #endif /* TD_DAEMON_SERVICE_H */

@@ -135,6 +135,15 @@ expect 2 "the flame graph needs a file name, not '-'" "report's SVG to stdout" -
 	"$TD" report "$SCRATCH/missing.dat" -F -
 expect 2 "pprof needs a file name, not '-'" "report's pprof to stdout" -- \
 	"$TD" report "$SCRATCH/missing.dat" --pprof -
+# Nor the interval profiles: '-' would be a directory ./-, made wherever the
+# daemon runs (here: the scratch directory).
+expect 2 "profile_dir needs a directory name, not '-'" "--profile-dir -" -- \
+	env -C "$SCRATCH" "$TD" -i "$NAME" --run-dir "$RUN_DIR" -d 1 --profile-dir -
+check "... no directory ./- made" [ ! -e "$SCRATCH/-" ]
+printf 'profile_dir = -\n' >"$SCRATCH/pdir.conf"
+expect 2 "profile_dir needs a directory name, not '-'" "profile_dir = - in the configuration" -- \
+	env -C "$SCRATCH" "$TD" -c "$SCRATCH/pdir.conf" -i "$NAME" --run-dir "$RUN_DIR" \
+	--print-config
 # trace-cmd habits: its record's -F PROGRAM and -f FILTER are outputs here.
 # A program (an ELF file, executable or not, or a script) is never
 # overwritten; a filter is not taken for a file name, unless written as a

@@ -37,6 +37,36 @@ check "report: a user stack per switch ($ustacks)" [ "$ustacks" = "$switches" ]
 check "report: fp_chain's switches are there" grep -q "fp_chain:$FP_PID " "$SCRATCH/a.report"
 check "instance removed" instance_gone
 
+# Every file the daemon opens is close-on-exec (O_CLOEXEC, 02000000 in
+# fdinfo's octal flags): trace-cmd, which it runs, must hold neither the
+# instances' files (an instance cannot be removed while one is open) nor
+# the recording's. Looked at while it runs, the names instance read.
+"$TD" record -i "$NAME" --run-dir "$RUN_DIR" -p "$FP_PID" -d 2 -o "$SCRATCH/fd.dat" \
+	2>"$SCRATCH/fd.err" &
+td_pid=$!
+for _ in $(seq 100); do
+	ls -l "/proc/$td_pid/fd" 2>/dev/null | grep -q "instances/$NAME-names/per_cpu/" && break
+	sleep 0.05
+done
+inherited="" names_fds=0
+for fd in "/proc/$td_pid/fd/"*; do
+	target=$(readlink "$fd") || continue
+	n=${fd##*/}
+	# Its own, not what this shell passed on (0, 1, 2, and any the harness gave).
+	case $target in "$TRACEFS"/* | "$RUN_DIR"/* | "$SCRATCH"/*) ;; *) continue ;; esac
+	[ "$n" -gt 2 ] || continue
+	case $target in */instances/"$NAME"-names/per_cpu/*) names_fds=$((names_fds + 1)) ;; esac
+	flags=$(awk '$1 == "flags:" { print $2 }' "/proc/$td_pid/fdinfo/$n" 2>/dev/null)
+	[ -n "$flags" ] && ! (((8#$flags) & 8#2000000)) && inherited="$inherited $target"
+done
+wait $td_pid
+rc=$?
+check "record for its fds: exits 0 (got $rc)" [ "$rc" = 0 ]
+check "the names instance's readers were open then ($names_fds)" [ "$names_fds" -gt 0 ]
+check "every file the daemon opens is close-on-exec${inherited:+ (not:$inherited)}" \
+	[ -z "$inherited" ]
+check "instance removed" instance_gone
+
 # --record next to live JSON: the same events in both.
 td -p "$FP_PID" -d 1.5 -o "$SCRATCH/b.jsonl" --record "$SCRATCH/b.dat" 2>/dev/null
 check "--record with -o exits 0" [ $? = 0 ]

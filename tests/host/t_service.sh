@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # What trace-defer.service relies on, without systemd as init: sd_notify
 # READY=1, STATUS= with live counters, WATCHDOG=1 when WATCHDOG_USEC is
-# set, STOPPING=1; the unit file passes systemd-analyze verify; and the
+# set, STOPPING=1, EXTEND_TIMEOUT_USEC= while a recording's trace.dat is
+# built; the unit file passes systemd-analyze verify; and the
 # capability set it keeps is enough to capture and symbolize kernel and
 # user frames.
 . "$(dirname "$0")/lib.sh"
@@ -23,6 +24,38 @@ check "STATUS= with counters" grep -Eq 'STATUS=events [0-9]+, stitched [0-9]+, i
 n=$(grep -c '^WATCHDOG=1' "$SCRATCH/notify.log")
 check "WATCHDOG=1 about every 0.5 s (got $n in 3 s)" [ "$n" -ge 4 ]
 check "STOPPING=1 sent" grep -q '^STOPPING=1' "$SCRATCH/notify.log"
+
+# Stopping with a recording: while trace-cmd builds the trace.dat (here
+# writing for 3 s before the real one runs), systemd is asked for more
+# time than TimeoutStopSec= may leave: EXTEND_TIMEOUT_USEC= after
+# STOPPING=1, at each trace-cmd's start and while it gets on.
+if command -v trace-cmd >/dev/null; then
+	mkdir "$SCRATCH/slowbin"
+	cat >"$SCRATCH/slowbin/trace-cmd" <<EOF
+#!/bin/sh
+# restore -i HEAD -o OUT RAW...: writes to OUT for 3 s, then the real one
+[ "\$2" = -i ] || exec $(command -v trace-cmd) "\$@"
+for i in 1 2 3 4 5 6; do echo x >> "\$5"; sleep 0.5; done
+exec $(command -v trace-cmd) "\$@"
+EOF
+	chmod +x "$SCRATCH/slowbin/trace-cmd"
+	sock="$SCRATCH/notify-record.sock"
+	python3 "$TOP/tests/host/notify_listen.py" "$sock" 20 >"$SCRATCH/notify-record.log" &
+	BG_PIDS+=($!)
+	for i in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+	NOTIFY_SOCKET="$sock" PATH="$SCRATCH/slowbin:$PATH" "$TD" record -i "$NAME" \
+		--run-dir "$RUN_DIR" -p "$FP_PID" -d 1 -o "$SCRATCH/svc.dat" -q
+	rc=$?
+	sleep 0.5
+	check "record under a notify socket: exit status 0 (got $rc)" [ "$rc" = 0 ]
+	check "... the trace.dat written" [ -s "$SCRATCH/svc.dat" ]
+	n=$(sed -n '/^STOPPING=1/,$p' "$SCRATCH/notify-record.log" |
+		grep -c '^EXTEND_TIMEOUT_USEC=15000000$')
+	check "EXTEND_TIMEOUT_USEC=15000000 while trace-cmd builds it ($n after STOPPING=1)" \
+		[ "$n" -ge 3 ]
+else
+	fail "trace-cmd not installed"
+fi
 
 unit="$SCRATCH/trace-defer.service"
 sed "s|@BINDIR@|$BUILD|g" "$TOP/trace-defer.service" >"$unit"

@@ -473,6 +473,8 @@ static void test_stdout_outputs(void **state)
 	stdout_output("flamegraph", "the flame graph needs a file name, not '-'");
 	stdout_output("pprof", "pprof needs a file name, not '-'");
 	stdout_output("record", "record needs a file of its own, not '-'");
+	/* A directory: mkdir("-") would make ./- wherever the daemon runs. */
+	stdout_output("profile_dir", "profile_dir needs a directory name, not '-'");
 }
 
 int main(void)

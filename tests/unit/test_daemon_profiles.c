@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cmocka.h>
 
@@ -26,6 +27,7 @@
 #include "../../daemon/log.h"
 #include "../../daemon/profiles.h"
 #include "log-capture.h"
+#include "profile.pb-c.h"
 
 #define SEC	1000000000ULL
 /* 2026-01-01T00:00:00Z */
@@ -43,6 +45,20 @@ uint64_t td_now_real_ns(void)
 uint64_t td_now_mono_ns(void)
 {
 	return mono_ns;
+}
+
+/*
+ * td_folded_add(), the library's, through the linker's --wrap (rules.mk):
+ * out of memory while folded_fail is set, as when an allocation fails.
+ */
+static bool folded_fail;
+
+int __real_td_folded_add(struct td_folded *fo, const struct td_resolved *r);
+int __wrap_td_folded_add(struct td_folded *fo, const struct td_resolved *r);
+
+int __wrap_td_folded_add(struct td_folded *fo, const struct td_resolved *r)
+{
+	return folded_fail ? -ENOMEM : __real_td_folded_add(fo, r);
 }
 
 static char dir[64];
@@ -85,7 +101,8 @@ static const struct td_frame ufr[] = {
 	{ .addr = 0x401100, .symbol = "main", .object = "/bin/fp_chain", .file_offset = 0x1100 },
 };
 
-static void add_events(struct td_profiles *p, unsigned int n)
+/* Count @n events of one stack; each td_profiles_add() must return @ret. */
+static void add_events_ret(struct td_profiles *p, unsigned int n, int ret)
 {
 	struct td_event *ev = td_event_new();
 	struct td_resolved r = {
@@ -98,8 +115,13 @@ static void add_events(struct td_profiles *p, unsigned int n)
 	ev->tid = ev->pid = 42;
 	r.ev = ev;
 	for (unsigned int i = 0; i < n; i++)
-		assert_int_equal(td_profiles_add(p, &r), 0);
+		assert_int_equal(td_profiles_add(p, &r), ret);
 	td_event_free(ev);
+}
+
+static void add_events(struct td_profiles *p, unsigned int n)
+{
+	add_events_ret(p, n, 0);
 }
 
 /* One interval of events, cut a minute later (wall clock and monotonic alike). */
@@ -361,6 +383,93 @@ static void test_dir_refused(void **state)
 	assert_int_equal(td_profiles_close(q, NULL), 0);
 }
 
+/* The whole of DIR/@name, gunzipped if it is a .gz file: malloc()ed, its length in *@len. */
+static char *slurp(const char *name, size_t *len)
+{
+	size_t cap = 1 << 20;
+	char path[128], *buf = malloc(cap);
+	gzFile f;
+	int n;
+
+	assert_non_null(buf);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = gzopen(path, "rb");
+	assert_non_null(f);
+	n = gzread(f, buf, cap - 1);
+	assert_true(n >= 0 && (size_t)n < cap - 1);
+	gzclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* The events the pprof file DIR/@name counts: its samples' values. */
+static uint64_t pprof_events(const char *name)
+{
+	Perftools__Profiles__Profile *pb;
+	uint64_t sum = 0;
+	size_t len;
+	char *raw = slurp(name, &len);
+
+	pb = perftools__profiles__profile__unpack(NULL, len, (const uint8_t *)raw);
+	assert_non_null(pb);
+	assert_int_equal(pb->n_sample_type, 1);
+	for (size_t i = 0; i < pb->n_sample; i++)
+		sum += pb->sample[i]->value[0];
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	free(raw);
+	return sum;
+}
+
+/*
+ * An event the folded stacks cannot take (out of memory) after the pprof
+ * took it: the interval is written all the same, even with no other
+ * event, and the pprof file has one event more than the folded file,
+ * which is counted (folded_missed) and returned as the error it is.
+ */
+static void test_folded_add_fails(void **state)
+{
+	struct td_config c = config(0, 0);
+	struct td_profiles_stats st;
+	struct td_profiles *p;
+	size_t len;
+	char *text;
+
+	(void)state;
+	c.profile_folded = true;
+	p = td_profiles_open(&c, mono_ns);
+	assert_non_null(p);
+	folded_fail = true;
+	add_events_ret(p, 1, -ENOMEM);
+	folded_fail = false;
+	mono_ns += 60 * SEC;
+	real_ns += 60 * SEC;
+	assert_int_equal(td_profiles_tick(p, mono_ns), 0);
+	assert_string_equal(listing(), "profile-20260101T000000.000Z.folded "
+			    "profile-20260101T000000.000Z.pb.gz");
+	assert_int_equal(pprof_events("profile-20260101T000000.000Z.pb.gz"), 1);
+	text = slurp("profile-20260101T000000.000Z.folded", &len);
+	assert_string_equal(text, "");
+	free(text);
+
+	add_events(p, 3);
+	folded_fail = true;
+	add_events_ret(p, 1, -ENOMEM);
+	folded_fail = false;
+	mono_ns += 60 * SEC;
+	real_ns += 60 * SEC;
+	assert_int_equal(td_profiles_tick(p, mono_ns), 0);
+	assert_int_equal(pprof_events("profile-20260101T000100.000Z.pb.gz"), 4);
+	text = slurp("profile-20260101T000100.000Z.folded", &len);
+	assert_string_equal(text, "fp_chain;main;c 3\n");
+	free(text);
+
+	assert_int_equal(td_profiles_close(p, &st), 0);
+	assert_int_equal(st.written, 2);
+	assert_int_equal(st.errors, 0);
+	assert_int_equal(st.folded_missed, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -372,6 +481,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tmp_link_not_followed, dir_setup,
 						dir_teardown),
 		cmocka_unit_test_setup_teardown(test_dir_refused, dir_setup, dir_teardown),
+		cmocka_unit_test_setup_teardown(test_folded_add_fails, dir_setup, dir_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,8 +4,8 @@
  * before tracing, run as the built program does them: no tracefs, no
  * root. A scratch directory is made by hand (info, head.dat, cpu0.raw) and
  * a fake trace-cmd first on PATH stands for the real one: it concatenates
- * its inputs into the output, or fails, is killed, or waits, as
- * $FAKE_MODE says, and tells the test its pid and what it saw.
+ * its inputs into the output, or fails, is killed, waits, or takes its
+ * time, as $FAKE_MODE says, and tells the test its pid and what it saw.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +52,11 @@ static const char fake_trace_cmd[] =
 	"wait)	echo partial > \"$out\"\n"
 	"	i=0\n"
 	"	while [ ! -e \"$W/go\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done ;;\n"
+	/* Writes for 3 s, then is stuck for 5.5 s (WORK/stalled says when). */
+	"slow)	i=0\n"
+	"	while [ $i -lt 6 ]; do echo x >> \"$out\"; sleep 0.5; i=$((i+1)); done\n"
+	"	: > \"$W/stalled\"\n"
+	"	sleep 5.5 ;;\n"
 	"esac\n"
 	"cat \"$head\" \"$@\" > \"$out\"\n";
 
@@ -481,6 +488,94 @@ static void test_recover_one_at_a_time(void **state)
 	unlink(go);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * The EXTEND_TIMEOUT_USEC= messages waiting on @fd: counted in *@before
+ * until trace-cmd got stuck at @stall_at (< 0: not yet), in *@during
+ * when they came while it was stuck, past the one look that may still
+ * see its last writes (@t: now).
+ */
+static void extend_messages(int fd, double t, double stall_at, int *before, int *during)
+{
+	unsigned long long usec;
+	char buf[256];
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf) - 1, 0)) > 0) {
+		buf[n] = '\0';
+		if (sscanf(buf, "EXTEND_TIMEOUT_USEC=%llu", &usec) != 1)
+			fail_msg("not an EXTEND_TIMEOUT_USEC message: '%s'", buf);
+		/* Some 10-20 s each: more than the look every 2 s needs, not for ever. */
+		assert_in_range(usec, 10000000, 20000000);
+		if (stall_at < 0)
+			(*before)++;
+		else if (t - stall_at > 2.5 && t - stall_at < 5.3)
+			(*during)++;
+	}
+}
+
+/*
+ * Under systemd (NOTIFY_SOCKET), building the trace.dat asks for the
+ * time it takes: EXTEND_TIMEOUT_USEC= when trace-cmd starts and while it
+ * gets on, so that a long build is not killed at TimeoutStopSec=; none
+ * while it is stuck, so that a trace-cmd that hangs does not hold the
+ * stop (a shutdown) for ever.
+ */
+static void test_recover_extends_timeout(void **state)
+{
+	char dir[512], out[1024], sock[1024], stalled[1024], buf[64];
+	const char *args[] = { "record", "--recover", dir, "-o", out, NULL };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, rc = -1, before = 0, during = 0;
+	double start, stall_at = -1, t;
+	pid_t pid;
+
+	(void)state;
+	make_scratch(dir, sizeof(dir), "ext.dat");
+	work_path(out, sizeof(out), "ext.dat");
+	unlink(work_path(stalled, sizeof(stalled), "stalled"));
+	work_path(sock, sizeof(sock), "notify");
+	assert_true(strlen(sock) < sizeof(sa.sun_path));
+	strcpy(sa.sun_path, sock);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	setenv("NOTIFY_SOCKET", sock, 1);
+	pid = start_td("slow", "err", args);
+	unsetenv("NOTIFY_SOCKET");
+	start = now_s();
+	while ((t = now_s()) - start < 20 && rc < 0) {
+		extend_messages(fd, t, stall_at, &before, &during);
+		if (stall_at < 0 && exists(stalled))
+			stall_at = t;
+		rc = wait_td(pid, 0);	/* a 10 ms tick */
+	}
+	if (rc < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("the recover still runs after 20 s:\n%s", err_text());
+	}
+	extend_messages(fd, now_s(), stall_at, &before, &during);
+	close(fd);
+	unlink(sock);
+	assert_int_equal(rc, 0);
+	assert_true(stall_at > 0);
+	/* At its start, and at least once in the 3 s it wrote. */
+	if (before < 2)
+		fail_msg("%d EXTEND_TIMEOUT_USEC message(s) while trace-cmd got on", before);
+	if (during)
+		fail_msg("%d EXTEND_TIMEOUT_USEC message(s) while trace-cmd was stuck", during);
+	assert_string_equal(read_text(out, buf, sizeof(buf)), "saved head\n");
+	assert_false(exists(dir));
+}
+
 static int group_setup(void **state)
 {
 	char exe[PATH_MAX], path[1024];
@@ -520,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_recover_failed_build),
 		cmocka_unit_test(test_recover_stopped_by_signal),
 		cmocka_unit_test(test_recover_one_at_a_time),
+		cmocka_unit_test(test_recover_extends_timeout),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

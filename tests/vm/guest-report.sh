@@ -4,7 +4,8 @@
 # the records the live daemon wrote for the same run (fp_chain's switch
 # stitched to c b a main), and stock `trace-cmd report` reads the file, with
 # our plugin printing the new events its own way. A trace.dat recorded by
-# stock `trace-cmd record -O userstacktrace_delay` is reported the same way.
+# stock `trace-cmd record -O userstacktrace_delay` is reported the same way,
+# compressed (--compression zstd) or in file version 6 too.
 # Interrupts' events written between an event and its records do not take
 # or lose its records (check_nested.py, against trace-cmd's record order).
 # Usage: guest-report.sh BUILD_DIR
@@ -200,6 +201,35 @@ addrs=$(echo "$rep" | jq -r '[.user_stack[0:4][].addr] | join(" ")')
 check tc_dat_user_addrs_c_b_a_main test "$(funcs "$fp" $addrs | tr '\n' ' ')" = "c b a main "
 check tc_dat_kernel_stack test "$(echo "$rep" | jq '.kernel_stack | length')" -gt 0
 trace-cmd reset > /dev/null 2>&1
+
+# --- the same, as users may write it: compressed (trace-cmd 3's
+# --compression, file version 7) and in the older file version 6 ----------
+for form in zstd v6; do
+	case $form in
+	zstd) opt="--compression zstd" ;;
+	v6) opt="--file-version 6" ;;
+	esac
+	# shellcheck disable=SC2086
+	trace-cmd record -q $opt -e sched:sched_switch -O userstacktrace_delay -O stacktrace \
+		-o /tmp/tc-$form.dat "$fp" sleep 300 3 > /tmp/tcrec-$form.out 2> /tmp/tcrec-$form.err
+	check tc_${form}_record_exit_ok test $? -eq 0
+	tail -n 3 /tmp/tcrec-$form.err
+	# The magic (\027\010D, "tracing"), the version, then (7) the compression.
+	case $form in
+	zstd) check tc_zstd_file_compressed grep -qa zstd <(head -c 64 /tmp/tc-$form.dat) ;;
+	v6) check tc_v6_file_version_6 test "$(head -c 11 /tmp/tc-$form.dat | tail -c 1)" = 6 ;;
+	esac
+	pid=$(sed -n 's/^fp_chain pid=//p' /tmp/tcrec-$form.out)
+	"$td" report /tmp/tc-$form.dat --json > /tmp/tc-$form.rep.jsonl 2> /tmp/tc-$form.rep.stderr
+	check tc_${form}_report_exit_ok test $? -eq 0
+	cat /tmp/tc-$form.rep.stderr
+	rep=$(switch_of "$pid" /tmp/tc-$form.rep.jsonl)
+	check tc_${form}_status_stitched test "$(echo "$rep" | jq -r .status)" = stitched
+	addrs=$(echo "$rep" | jq -r '[.user_stack[0:4][].addr] | join(" ")')
+	check tc_${form}_user_addrs_c_b_a_main \
+		test "$(funcs "$fp" $addrs | tr '\n' ' ')" = "c b a main "
+	trace-cmd reset > /dev/null 2>&1
+done
 
 # --- the same in an instance buffer (trace-cmd record -B) -----------------
 trace-cmd record -q -B tdr -e sched:sched_switch -O userstacktrace_delay \

@@ -33,7 +33,7 @@ struct td_cpu_reader {
 	int fd;			/* per_cpu/cpuN/trace_pipe_raw, O_NONBLOCK | O_CLOEXEC */
 	int stats_fd;		/* per_cpu/cpuN/stats */
 	struct tracefs_cpu *tcpu;
-	bool dead;		/* CPU gone (EPOLLERR, ENODEV): no longer read */
+	bool offline;		/* no buffer (EPOLLERR, ENODEV): not read until it has one */
 };
 
 struct td_daemon {

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,18 +272,42 @@ static uint64_t read_stats(struct td_daemon *d, struct td_cpu_reader *r)
 }
 
 /*
- * A CPU that went offline: its buffer reports EPOLLERR (level-triggered,
- * so it would wake us forever) or its reads fail. Stop reading it; what
- * it held before is lost, and counted by the kernel as usual.
+ * A CPU with no buffer to read: offline when the instance was made (the
+ * kernel gives a CPU its buffer when it comes online), or gone since. Its
+ * fd then reports EPOLLERR (level-triggered: it would wake us forever)
+ * and its reads fail with ENODEV. It is not read and not polled until
+ * reader_recheck() finds it has a buffer again.
  */
-static void reader_dead(struct td_daemon *d, struct td_cpu_reader *r)
+static void reader_offline(struct td_daemon *d, struct td_cpu_reader *r)
 {
-	if (r->dead)
+	if (r->offline)
 		return;
-	r->dead = true;
+	r->offline = true;
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, r->fd, NULL);
-	td_warn("cpu %d: its buffer cannot be read any more (offline?); going on without it",
-		r->cpu);
+	td_warn("cpu %d: no buffer to read (offline?); read again once it has one", r->cpu);
+}
+
+/*
+ * At every tick: has an offline CPU got its buffer (come online)? poll()
+ * says so without reading: EPOLLERR while there is none. From then on it
+ * is read as every other CPU, from its first record; a CPU that was
+ * offline wrote none before.
+ */
+static void reader_recheck(struct td_daemon *d)
+{
+	for (int i = 0; i < d->nr_readers; i++) {
+		struct td_cpu_reader *r = &d->readers[i];
+		struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+
+		if (!r->offline || poll(&pfd, 1, 0) < 0 || (pfd.revents & (POLLERR | POLLNVAL)))
+			continue;
+		if (epoll_add(d->epfd, r->fd, i)) {
+			td_debug("cpu %d: epoll: %s", r->cpu, strerror(errno));
+			continue;
+		}
+		r->offline = false;
+		td_notice("cpu %d: has a buffer again (online); reading it", r->cpu);
+	}
 }
 
 /*
@@ -296,7 +321,7 @@ static int read_cpu(struct td_daemon *d, struct td_cpu_reader *r, int budget, bo
 {
 	struct td_cpu_counters *c = &d->counters.cpu[r->cpu];
 
-	while (!r->dead && budget-- > 0) {
+	while (!r->offline && budget-- > 0) {
 		void *page = d->batch + (size_t)*nr * d->page_size;
 		int n = flush ? tracefs_cpu_flush(r->tcpu, page) : tracefs_cpu_read(r->tcpu, page, true);
 
@@ -307,7 +332,7 @@ static int read_cpu(struct td_daemon *d, struct td_cpu_reader *r, int budget, bo
 			if (errno == EINTR || errno == EAGAIN || flush)
 				return 1;
 			if (errno == ENODEV) {
-				reader_dead(d, r);
+				reader_offline(d, r);
 				return 1;
 			}
 			td_err("reading cpu %d: %s", r->cpu, strerror(errno));
@@ -321,7 +346,7 @@ static int read_cpu(struct td_daemon *d, struct td_cpu_reader *r, int budget, bo
 			td_recorder_page(d->recorder, r->cpu, page, n);
 		d->refs[(*nr)++] = (struct td_page_ref){ r->cpu, page, n };
 	}
-	return r->dead;
+	return r->offline;
 }
 
 /*
@@ -370,7 +395,7 @@ static int drain_round(struct td_daemon *d, bool flush)
 
 	jit_maps_written(d);
 	for (int i = 0; !flush && cut == UINT64_MAX && i < d->nr_readers; i++)
-		if (!d->readers[i].dead) {
+		if (!d->readers[i].offline) {
 			uint64_t t = read_stats(d, &d->readers[i]);
 
 			cut = t ? t : UINT64_MAX;
@@ -570,6 +595,7 @@ static void tick(struct td_daemon *d)
 	if (read(d->timerfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 		td_debug("timerfd: %s", strerror(errno));
 	td_pipeline_set_now(d->pl, now_ns);
+	reader_recheck(d);
 	for (int i = 0; i < d->nr_readers; i++) {
 		uint64_t t = read_stats(d, &d->readers[i]);
 
@@ -685,7 +711,7 @@ int td_loop_run(struct td_daemon *d)
 				jit_maps_written(d);
 			else if (tag >= 0 && tag < d->nr_readers &&
 				 (evs[i].events & (EPOLLERR | EPOLLIN)) == EPOLLERR)
-				reader_dead(d, &d->readers[tag]);
+				reader_offline(d, &d->readers[tag]);
 			else if (tag >= 0 && tag < d->nr_readers)
 				woken = true;
 		}

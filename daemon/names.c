@@ -237,9 +237,14 @@ void td_names_read(struct td_names *n)
 
 		while (n->cpus[cpu] && (r = tracefs_cpu_read(n->cpus[cpu], n->page, true)) > 0)
 			read_page(n, cpu);
-		if (!n->cpus[cpu] || !r || errno == EAGAIN || errno == EINTR)
+		/*
+		 * ENODEV: the CPU has no buffer (offline, maybe since before
+		 * the instance was made): tried again at every tick, it has
+		 * one once it comes online.
+		 */
+		if (!n->cpus[cpu] || !r || errno == EAGAIN || errno == EINTR || errno == ENODEV)
 			continue;
-		/* A CPU taken offline (ENODEV), or worse: that CPU's buffer is read no more. */
+		/* Worse: that CPU's buffer is read no more. */
 		if (!n->warned)
 			td_warn("cannot read cpu %d of instance '%s': %s; programs that exit at "
 				"once there may stay unnamed in the trace.dat", cpu, n->inst.name,

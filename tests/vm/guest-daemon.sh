@@ -1,6 +1,7 @@
 #!/bin/bash
 # Guest side of the daemon tests (issue 3) on the patched kernel: the live
 # daemon stitches fp_chain's sched_switch to its deferred user stack.
+# A CPU offline at start is read once it comes online.
 # Usage: guest-daemon.sh BUILD_DIR
 build=$1
 . "$(dirname "$0")/lib.sh"
@@ -187,6 +188,35 @@ check flood_no_wrong_stack test "$all_bad" -eq 0 -a "$all_good" -gt 0
 check flood_cookie_unique_per_task test "$all_badck" -eq 0 -a "$all_good" -gt 0
 check flood_json_ids_resolve test "$unresolved" -eq 0
 check flood_no_key_lost_and_stitched test "$all_split" -eq 0 -a "$all_good" -gt 0
+
+# --- a CPU offline when the daemon starts, online later ----------------
+# The kernel gives a CPU its buffer when it comes online: until then its
+# reader sees EPOLLERR/ENODEV. The daemon used to drop that CPU for good,
+# and lost every event on it once it was back. Now it looks again at every
+# tick: fp_chain, pinned to the CPU once online, is traced there.
+cpu1=/sys/devices/system/cpu/cpu1/online
+check hotplug_cpu1_can_go_offline test -w $cpu1
+echo 0 > $cpu1
+run_daemon /tmp/hp -e sched:sched_switch --comm fp_chain -o /tmp/hp.jsonl \
+	--json-layout=full
+echo 1 > $cpu1
+sleep 1
+taskset -c 1 "$fp" sleep 20 30 > /tmp/hp.fp
+stop_daemon
+grep -v '^trace-defer:   ' /tmp/hp.stderr
+grep 'cpu[0-9]:' /tmp/hp.stderr
+check hotplug_daemon_exit_ok test "$started" = yes -a "$drc" -eq 0
+check hotplug_offline_said grep -q 'cpu 1: no buffer to read' /tmp/hp.stderr
+check hotplug_online_said grep -q 'cpu 1: has a buffer again' /tmp/hp.stderr
+pid=$(sed -n 's/^fp_chain pid=//p' /tmp/hp.fp)
+n=$(jq -c --argjson p "$pid" 'select(.tid == $p and .cpu == 1 and .status == "stitched"
+	and .fields.prev_state == 1)' /tmp/hp.jsonl | wc -l)
+names=$(jq -r --argjson p "$pid" 'select(.tid == $p and .cpu == 1 and .status == "stitched"
+	and .fields.prev_state == 1) | [.user_stack[0:4][].sym] | join(" ")' /tmp/hp.jsonl |
+	sort | uniq -c | sort -rn | head -n 1)
+echo "fp_chain's sleeps traced on cpu 1: $n (30 made); most common user stack: $names"
+check hotplug_events_on_cpu_back_online test "$n" -ge 20
+check hotplug_stitched_c_b_a_main grep -q ' c b a main$' <<< "$names"
 
 grep -q FAIL "$RESULTS" && exit 1
 exit 0

@@ -96,7 +96,7 @@ done
 live=$!
 sleep 1.5
 kill -TERM "$D"
-check "the daemon exits 0" wait_exit "$D" 100
+check "the daemon exits 0" eval 'wait_exit "$D" 100 && [ "$WAIT_RC" = 0 ]'
 wait "$live"
 resolve "$SCRATCH/sys.jsonl"
 exec_named "$SCRATCH/sys.v1.jsonl" "${pids[@]}"
@@ -136,7 +136,7 @@ exec >&3 3>&-
 taskset -p "$mask" $$ >/dev/null
 sleep 1.5
 kill -TERM "$D"
-check "the daemon exits 0" wait_exit "$D" 100
+check "the daemon exits 0" eval 'wait_exit "$D" 100 && [ "$WAIT_RC" = 0 ]'
 resolve "$SCRATCH/burst.jsonl"
 exec_named "$SCRATCH/burst.v1.jsonl" "${pids[@]}"
 log "in bursts: $NAMED of 200 named, $NEVER never; $BEFORE events before exec;" \
@@ -163,7 +163,7 @@ check "... the exec and the fork traced to name tasks, said" \
 bash -c 'for i in $(seq 30); do /bin/true; done'
 sleep 1
 kill -TERM "$D"
-check "the daemon exits 0" wait_exit "$D" 100
+check "the daemon exits 0" eval 'wait_exit "$D" 100 && [ "$WAIT_RC" = 0 ]'
 execs() {	# COMM: the execve entries so named
 	jq -r --arg c "$1" 'select(.event == "syscalls:sys_enter_execve" and .comm == $c) | .tid' \
 		"$SCRATCH/ex.jsonl" | grep -c .

@@ -25,10 +25,11 @@ check "daemon: its profiles are 0600 ($(ls "$out/profiles" | wc -l) files)" \
 	eval '[ -n "$(ls "$out/profiles")" ] &&
 	      [ "$(stat -c %a "$out"/profiles/* | sort -u)" = 600 ]'
 
-td_bg -d 1 -a -o "$out/kept.jsonl" 2>/dev/null
-wait_exit "$D" 100
-check "daemon: a JSON file appended to (-a) keeps its first line" \
-	[ "$(head -n 1 "$out/kept.jsonl")" = '{"v":2,"type":"note"}' ]
+td_bg -d 1 -a -o "$out/kept.jsonl" 2>"$SCRATCH/a.err"
+check "daemon -a: exits 0" eval 'wait_exit "$D" 100 && [ "$WAIT_RC" = 0 ]'
+check "daemon: a JSON file appended to (-a) keeps its first line, the run's events after it" \
+	[ "$(head -n 1 "$out/kept.jsonl")" = '{"v":2,"type":"note"}' -a \
+	  "$(grep -c '"type":"event"' "$out/kept.jsonl")" -gt 0 ]
 check "daemon: ... and its mode (644)" [ "$(stat -c %a "$out/kept.jsonl")" = 644 ]
 
 "$TD" report "$out/a.dat" -o "$out/r.jsonl" -f "$out/r.folded" -F "$out/r.svg" \

@@ -59,8 +59,31 @@ check "terminal: exits 0 (got $?)" [ $? = 0 ]
 check "terminal: one line rewritten (\\r, erase to end of line)" \
 	grep -q $'\rtrace-defer: report: [0-9]*%, .*\e\\[K' "$SCRATCH/tty.out"
 check "terminal: the line cleared at the end" grep -q $'\r\e\\[K' "$SCRATCH/tty.out"
-script -qec "'$TD' report '$SCRATCH/p.dat' -o /dev/null -q" /dev/null >"$SCRATCH/tty-q.out"
-check "terminal, -q: no progress" sh -c "! grep -q '%, ' '$SCRATCH/tty-q.out'"
+# By default a line a second: the report must take longer than that for
+# the default, and -q, to show (to /dev/null it takes 0.3 s). Its JSON
+# goes to a FIFO whose reader waits 2 s before draining it.
+slow_tty() {	# OUT ARGS...: the report on a terminal, its JSON read late; SLOW_RC, SLOW_MS
+	local out=$1 t0 reader
+	shift
+	rm -f "$SCRATCH/slow.fifo"
+	mkfifo "$SCRATCH/slow.fifo"
+	(sleep 2; exec cat >/dev/null) <"$SCRATCH/slow.fifo" &
+	reader=$!
+	BG_PIDS+=("$reader")
+	t0=$(date +%s%N)
+	script -qec "'$TD' report '$SCRATCH/p.dat' -o '$SCRATCH/slow.fifo' $*" /dev/null >"$out"
+	SLOW_RC=$?
+	SLOW_MS=$((($(date +%s%N) - t0) / 1000000))
+	# Still in its open if the report never opened the FIFO.
+	kill "$reader" 2>/dev/null
+	wait "$reader" 2>/dev/null
+}
+slow_tty "$SCRATCH/tty-slow.out"
+check "terminal, a report of over 1 s ($SLOW_MS ms, status $SLOW_RC): progress by default" \
+	eval '[ "$SLOW_RC" = 0 ] && grep -q "%, " "$SCRATCH/tty-slow.out"'
+slow_tty "$SCRATCH/tty-q.out" -q
+check "terminal, -q, a report of over 1 s ($SLOW_MS ms, status $SLOW_RC): no progress" \
+	eval '[ "$SLOW_RC" = 0 ] && [ "$SLOW_MS" -ge 1500 ] && ! grep -q "%, " "$SCRATCH/tty-q.out"'
 
 # Its text piped to a pager (or grep) reaches the terminal too: no progress
 # by default, even when the reader is slow and the report waits on it for

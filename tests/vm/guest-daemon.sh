@@ -1,7 +1,8 @@
 #!/bin/bash
 # Guest side of the daemon tests (issue 3) on the patched kernel: the live
 # daemon stitches fp_chain's sched_switch to its deferred user stack.
-# A CPU offline at start is read once it comes online.
+# A CPU offline at start is read once it comes online; every trace clock
+# stitches alike.
 # Usage: guest-daemon.sh BUILD_DIR
 build=$1
 . "$(dirname "$0")/lib.sh"
@@ -217,6 +218,25 @@ names=$(jq -r --argjson p "$pid" 'select(.tid == $p and .cpu == 1 and .status ==
 echo "fp_chain's sleeps traced on cpu 1: $n (30 made); most common user stack: $names"
 check hotplug_events_on_cpu_back_online test "$n" -ge 20
 check hotplug_stitched_c_b_a_main grep -q ' c b a main$' <<< "$names"
+
+# --- trace clocks: stitching waits in trace time, whatever its base -------
+# (sched_clock for the default local and for global and perf; the kernel's
+# timekeeping for mono and boot; wall time, since 1970, for tai).
+for c in global mono boot tai; do
+	run_daemon /tmp/ck-$c -e sched:sched_switch --comm fp_chain --clock $c \
+		--json-layout=full -o /tmp/ck-$c.jsonl
+	"$fp" sleep 20 20 > /tmp/ck-$c.fp
+	clock=$(cat $T/instances/trace-defer/trace_clock)
+	stop_daemon
+	pid=$(sed -n 's/^fp_chain pid=//p' /tmp/ck-$c.fp)
+	n=$(jq -r --argjson p "$pid" 'select(.tid == $p and .status == "stitched" and
+		.fields.prev_state == 1) | [.user_stack[0:4][].sym] | join(" ")' /tmp/ck-$c.jsonl |
+		grep -c '^c b a main$')
+	echo "clock $c: $n of fp_chain's 20 sleeps stitched to c b a main"
+	check clock_${c}_set grep -q "\\[$c\\]" <<< "$clock"
+	check clock_${c}_daemon_exit_ok test "$started" = yes -a "$drc" -eq 0
+	check clock_${c}_every_sleep_stitched test "$n" -eq 20
+done
 
 grep -q FAIL "$RESULTS" && exit 1
 exit 0

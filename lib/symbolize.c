@@ -20,6 +20,8 @@
  * - code in anonymous memory (a JIT's) is named from the process's perf
  *   map file, if its JIT writes one: perfmap.c.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -37,6 +39,7 @@
 #include "elfsyms.h"
 #include "htab.h"
 #include "kallsyms.h"
+#include "monotime.h"
 #include "openreg.h"
 #include "jitwatch.h"
 #include "perfmap.h"
@@ -117,6 +120,13 @@ struct fres {
 	const char *build_id;		/* interned hex, NULL when none recorded */
 	struct object *obj;		/* NULL: found nowhere (or only with another build-id) */
 	int tried_pid;			/* last process whose root was looked through */
+	unsigned int tried_scan;	/* last scan of namespaces looked through, 0: none */
+};
+
+/* A live process of a mount namespace not ours, found by scan_namespaces(). */
+struct ns_rep {
+	uint64_t dev, ino;		/* the namespace: its nsfs file */
+	int pid;
 };
 
 struct td_symbolizer {
@@ -126,6 +136,11 @@ struct td_symbolizer {
 	debuginfod_client *dbgd;	/* NULL until first needed */
 	char *kallsyms_path;
 	char *proc_root;		/* "/proc", or the tests' */
+	/* One live process of each other mount namespace, as of the last scan. */
+	struct ns_rep *ns_reps;
+	size_t nr_ns_reps, ns_cap;
+	uint64_t ns_scan_ns;		/* when, CLOCK_MONOTONIC */
+	unsigned int ns_scan_gen;	/* scans made */
 	struct td_procs *procs;
 	struct td_perfmaps *perfmaps;
 	struct td_jitwatch *jit_watch;	/* td_sym_jit_watch()'s, or NULL */
@@ -542,6 +557,7 @@ void td_sym_free(struct td_symbolizer *sym)
 	free(sym->ucache);
 	free(sym->debuginfo_path);
 	free(sym->proc_root);
+	free(sym->ns_reps);
 	free(sym->perfmap_dir);
 	free(sym->perfmap_save_dir);
 	free(sym->kallsyms_path);
@@ -1005,6 +1021,105 @@ static void find_through_pid(struct td_symbolizer *sym, struct fres *r, int pid)
 	}
 }
 
+/*
+ * How often /proc is scanned for mount namespaces at most: a scan stats
+ * every process's ns/mnt (some 10 ms with 10,000 processes), made only
+ * when a recorded file is found nowhere else.
+ */
+#define NS_SCAN_EVERY_NS	(5 * 1000000000ULL)
+/* And how many namespaces one scan keeps at most. */
+#define NS_REPS_MAX		4096
+
+/* The mount namespace of process @pid (a /proc entry name); false if gone. */
+static bool ns_of(const char *proc_root, const char *pid, struct ns_rep *ns)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(path, sizeof(path), "%s/%s/ns/mnt", proc_root, pid) >= (int)sizeof(path) ||
+	    stat(path, &st))
+		return false;
+	ns->dev = st.st_dev;
+	ns->ino = st.st_ino;
+	return true;
+}
+
+/* One live process of each mount namespace but ours, into sym->ns_reps. */
+static void scan_namespaces(struct td_symbolizer *sym, uint64_t now)
+{
+	struct ns_rep own = { 0 }, ns;
+	struct dirent *de;
+	DIR *dir;
+	size_t i;
+
+	sym->ns_scan_ns = now;
+	sym->ns_scan_gen++;
+	sym->nr_ns_reps = 0;
+	dir = opendir(sym->proc_root);
+	if (!dir)
+		return;
+	ns_of(sym->proc_root, "self", &own);
+	while ((de = readdir(dir)) && sym->nr_ns_reps < NS_REPS_MAX) {
+		if (!isdigit((unsigned char)de->d_name[0]) || !ns_of(sym->proc_root, de->d_name, &ns))
+			continue;
+		if (ns.dev == own.dev && ns.ino == own.ino)
+			continue;
+		for (i = 0; i < sym->nr_ns_reps; i++)
+			if (sym->ns_reps[i].dev == ns.dev && sym->ns_reps[i].ino == ns.ino)
+				break;
+		if (i < sym->nr_ns_reps)
+			continue;
+		if (sym->nr_ns_reps == sym->ns_cap) {
+			size_t cap = sym->ns_cap ? 2 * sym->ns_cap : 16;
+			struct ns_rep *n = realloc(sym->ns_reps, cap * sizeof(*n));
+
+			if (!n)
+				break;
+			sym->ns_reps = n;
+			sym->ns_cap = cap;
+		}
+		ns.pid = atoi(de->d_name);
+		sym->ns_reps[sym->nr_ns_reps++] = ns;
+	}
+	closedir(dir);
+}
+
+/*
+ * A recorded file found nowhere else, and not through the root of its
+ * process, gone by now (a short-lived program in a container): through
+ * the root of a live process of each other mount namespace (the
+ * container's shell, its init), where the file at that path must have the
+ * recorded build-id; without one, a path alone could name another file.
+ * Only when /proc may be asked (@pid given). Once per file and scan.
+ */
+static void find_through_namespaces(struct td_symbolizer *sym, struct fres *r, int pid)
+{
+	char path[PATH_MAX];
+	bool mismatch = false;
+	uint64_t now;
+
+	if (r->obj || pid <= 0 || !r->build_id || r->path[0] != '/')
+		return;
+	now = td_mono_ns();
+	if (!sym->ns_scan_gen || now - sym->ns_scan_ns >= NS_SCAN_EVERY_NS)
+		scan_namespaces(sym, now);
+	if (r->tried_scan == sym->ns_scan_gen)
+		return;
+	r->tried_scan = sym->ns_scan_gen;
+	for (size_t i = 0; i < sym->nr_ns_reps && !r->obj; i++) {
+		/* Its own process's root was looked through already. */
+		if (sym->ns_reps[i].pid == pid ||
+		    snprintf(path, sizeof(path), "%s/%d/root%s", sym->proc_root,
+			     sym->ns_reps[i].pid, r->path) >= (int)sizeof(path))
+			continue;
+		r->obj = object_checked(sym, path, r->build_id, &mismatch);
+	}
+	if (r->obj) {
+		sym->stats.files_other_ns++;
+		sym->files_gen++;
+	}
+}
+
 int td_sym_file_id_pid(struct td_symbolizer *sym, struct td_file *file, int pid, uint64_t addr,
 		       uint64_t file_offset, bool return_addr, struct td_frame *out)
 {
@@ -1026,6 +1141,7 @@ int td_sym_file_id_pid(struct td_symbolizer *sym, struct td_file *file, int pid,
 	out->object = r->path;
 	out->build_id = r->build_id;
 	find_through_pid(sym, r, pid);
+	find_through_namespaces(sym, r, pid);
 	if (!r->obj) {
 		sym->stats.user_no_symbol++;
 		return -ENOENT;

@@ -133,6 +133,11 @@ struct td_sym_stats {
 	uint64_t jit_maps_watched;
 	uint64_t jit_watch_dropped;	/* ... more than a reader's round takes: read later */
 	uint64_t jit_watch_missed;	/* ... gone, or not regular files, when opened */
+	/*
+	 * Added later: recorded files found through the root of a live process
+	 * of another mount namespace, their own process gone (td_sym_file_id_pid()).
+	 */
+	uint64_t files_other_ns;
 };
 
 struct td_symbolizer;
@@ -262,6 +267,10 @@ void td_sym_ufile(struct td_symbolizer *sym, struct td_filetab *ft, const struct
  * namespace, or files a service's PrivateTmp= hides from the daemon. The
  * build-id must match, as for any recorded file; once found, the file
  * serves every later frame in it. Tried once per file and process.
+ * Process @pid gone (a short-lived program in a container), a file with a
+ * recorded build-id is looked for through the root of one live process of
+ * each other mount namespace (the container's shell or init): /proc is
+ * scanned for them at most every 5 s, and each file tried once per scan.
  */
 int td_sym_file_id_pid(struct td_symbolizer *sym, struct td_file *file, int pid, uint64_t addr,
 		       uint64_t file_offset, bool return_addr, struct td_frame *out);

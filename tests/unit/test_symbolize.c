@@ -2837,6 +2837,116 @@ static void test_file_id_through_proc_root(void **state)
 	assert_int_equal(system(link), 0);
 }
 
+/*
+ * The same path, the recording process gone (a short-lived program in a
+ * container): found through the root of a live process of another mount
+ * namespace, and only with the recorded build-id. A fake proc root:
+ * "self" and 100 share our namespace (one nsfs file, hard-linked), 200 is
+ * in a namespace whose root lacks the file, 300 in one whose root has it
+ * ("ns" -> "/"), 301 in that one too; 4242,
+ * the recording process, has no entry.
+ */
+static void test_file_id_through_other_namespace(void **state)
+{
+	char proc[] = "/tmp/td-procns.XXXXXX", path[PATH_MAX], recorded[PATH_MAX + 8];
+	char p1[PATH_MAX], p2[PATH_MAX];
+	struct td_sym_config cfg = { .proc_root = proc };
+	static const char *const procs[] = { "self", "100", "200", "300", "301" };
+	/* Each process's namespace file (by index) and root. */
+	static const int ns_file[] = { 0, 0, 1, 2, 2 };
+	static const char *const roots[] = { "../empty", "../empty", "../empty", "../rootfs",
+					     "../rootfs" };
+	struct td_filetab *ft;
+	struct td_symbolizer *sym;
+	struct td_sym_stats st;
+	struct elf_expect ex;
+	struct td_frame fr;
+	struct td_file *f;
+	size_t i;
+
+	assert_non_null(mkdtemp(proc));
+	snprintf(p1, sizeof(p1), "%s/empty", proc);
+	assert_int_equal(mkdir(p1, 0755), 0);
+	snprintf(p1, sizeof(p1), "%s/rootfs", proc);
+	assert_int_equal(mkdir(p1, 0755), 0);
+	snprintf(p1, sizeof(p1), "%s/rootfs/ns", proc);
+	assert_int_equal(symlink("/", p1), 0);
+	for (i = 0; i < 3; i++) {
+		snprintf(p1, sizeof(p1), "%s/nsfile%zu", proc, i);
+		assert_int_equal(close(open(p1, O_CREAT | O_WRONLY, 0644)), 0);
+	}
+	for (i = 0; i < sizeof(procs) / sizeof(procs[0]); i++) {
+		snprintf(p1, sizeof(p1), "%s/%s", proc, procs[i]);
+		assert_int_equal(mkdir(p1, 0755), 0);
+		snprintf(p1, sizeof(p1), "%s/%s/ns", proc, procs[i]);
+		assert_int_equal(mkdir(p1, 0755), 0);
+		snprintf(p1, sizeof(p1), "%s/nsfile%d", proc, ns_file[i]);
+		snprintf(p2, sizeof(p2), "%s/%s/ns/mnt", proc, procs[i]);
+		assert_int_equal(link(p1, p2), 0);
+		snprintf(p2, sizeof(p2), "%s/%s/root", proc, procs[i]);
+		assert_int_equal(symlink(roots[i], p2), 0);
+	}
+	fx_path(path, "fx_fid_a");
+	snprintf(recorded, sizeof(recorded), "/ns%s", path);
+	elf_lookup(path, prog_funcs[0], &ex);
+
+	/* Through 300's root (or 301's: the same namespace), named. */
+	sym = td_sym_new(&cfg);
+	ft = td_filetab_new(0);
+	assert_non_null(sym);
+	assert_non_null(ft);
+	f = record_file(ft, 3, recorded, bid_a_hex);
+	assert_int_equal(td_sym_file_id_pid(sym, f, 4242, 0x10, ex.offset + 1, false, &fr), 0);
+	assert_non_null(fr.symbol);
+	assert_string_equal(fr.symbol, prog_funcs[0]);
+	assert_string_equal(fr.object, recorded);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.files_other_ns, 1);
+	assert_int_equal(st.files_proc_root, 0);
+	td_filetab_free(ft);
+	td_sym_free(sym);
+
+	/* No process given (a recording read later): /proc is not asked. */
+	sym = td_sym_new(&cfg);
+	ft = td_filetab_new(0);
+	assert_non_null(sym);
+	assert_non_null(ft);
+	f = record_file(ft, 3, recorded, bid_a_hex);
+	assert_int_equal(td_sym_file_id(sym, f, 0x10, ex.offset + 1, false, &fr), -ENOENT);
+	assert_null(fr.symbol);
+	td_filetab_free(ft);
+	td_sym_free(sym);
+
+	/* No build-id recorded: a path alone could name another file. */
+	sym = td_sym_new(&cfg);
+	ft = td_filetab_new(0);
+	assert_non_null(sym);
+	assert_non_null(ft);
+	f = record_file(ft, 3, recorded, NULL);
+	assert_int_equal(td_sym_file_id_pid(sym, f, 4242, 0x10, ex.offset + 1, false, &fr),
+			 -ENOENT);
+	assert_null(fr.symbol);
+	td_filetab_free(ft);
+	td_sym_free(sym);
+
+	/* Another build at the path there: never used. */
+	sym = td_sym_new(&cfg);
+	ft = td_filetab_new(0);
+	assert_non_null(sym);
+	assert_non_null(ft);
+	f = record_file(ft, 3, recorded, "2222222222222222222222222222222222222222");
+	assert_int_equal(td_sym_file_id_pid(sym, f, 4242, 0x10, ex.offset + 1, false, &fr),
+			 -ENOENT);
+	assert_null(fr.symbol);
+	td_sym_get_stats(sym, &st);
+	assert_int_equal(st.files_other_ns, 0);
+	td_filetab_free(ft);
+	td_sym_free(sym);
+
+	snprintf(p1, sizeof(p1), "rm -rf '%s'", proc);
+	assert_int_equal(system(p1), 0);
+}
+
 /* fx_fid_a never ran: its frames are named from path + build-id + offset alone. */
 static void test_file_id_named(void **state)
 {
@@ -3536,6 +3646,7 @@ int main(void)
 		cmocka_unit_test(test_cached_lookup_cost),
 		cmocka_unit_test(test_file_id_named),
 		cmocka_unit_test(test_file_id_through_proc_root),
+		cmocka_unit_test(test_file_id_through_other_namespace),
 		cmocka_unit_test(test_file_id_build_id_mismatch),
 		cmocka_unit_test(test_file_id_debug_dir),
 		cmocka_unit_test(test_file_id_debuginfod_opt_in),

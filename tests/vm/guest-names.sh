@@ -2,7 +2,8 @@
 # Guest side of the file identity tests (issue 9) on the patched kernel:
 # user frames are named from the file the kernel recorded for them, not
 # from /proc/PID/maps, so short-lived processes and traces read later are
-# named too, and a file that is not the one that ran is never used.
+# named too (in a container's mount namespace as well), and a file that is
+# not the one that ran is never used.
 # Usage: guest-names.sh BUILD_DIR
 build=$1
 . "$(dirname "$0")/lib.sh"
@@ -262,6 +263,18 @@ stop /tmp/n-rp
 cp "$fpalt" /tmp/rp/fp_chain
 "$td" report /tmp/n-rp.dat -o /tmp/n-rp.jsonl 2> /tmp/n-rp.rstderr
 check_unnamed names_replaced_not_used /tmp/fp.elf /tmp/n-rp.jsonl fp_chain
+
+# --- a container: programs at a path only their mount namespace has, -----
+# exiting at once while the namespace lives on (its shell): found through
+# the root of a live process of that namespace, the build-id checked
+# (before: all unnamed, their own /proc entries gone when read).
+run_daemon /tmp/n-ns -e sched:sched_switch -o /tmp/n-ns.jsonl
+unshare -m sh -c "mount -t tmpfs none /mnt && cp '$fp' /mnt/fp_chain &&
+	/mnt/fp_chain spawn 100 > /dev/null && sleep 1"
+check names_ns_setup test $? -eq 0
+stop /tmp/n-ns
+check_names names_other_mount_namespace obj /tmp/fp.elf /tmp/n-ns.jsonl fp_chain 300
+check names_other_mount_namespace_path grep -q '"/mnt/fp_chain"' <(resolved /tmp/n-ns.jsonl)
 
 # --- a trace recorded with stock trace-cmd -----------------------------
 trace-cmd record -q -e sched:sched_switch -O userstacktrace_delay -o /tmp/n-tc.dat \

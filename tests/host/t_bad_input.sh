@@ -56,10 +56,18 @@ expect 2 "mode: 'fast' is not one of" "bad mode" -- td -m fast
 expect 0 "--comm given again: 'b' is used, not 'a'" "an option given twice" -- \
 	td --comm a --comm b --print-config
 check "... the later one is used" grep -qx 'comm = b' "$SCRATCH/out"
-check "... not said under -q, given after it" eval "td --comm a --comm b -q --print-config \
-	2>&1 >/dev/null | cmp -s - /dev/null"
-check "... nor before it" eval "td -q --comm a --comm b --print-config 2>&1 >/dev/null |
-	cmp -s - /dev/null"
+# quiet LINE ARGS...: td ARGS exits 0, printing LINE (of --print-config),
+# nothing on stderr. Its status too: a td that dies saying nothing is not quiet.
+quiet() {
+	local line=$1 rc
+	shift
+	td "$@" >"$SCRATCH/q.out" 2>"$SCRATCH/q.err"
+	rc=$?
+	[ "$rc" = 0 ] || log "status $rc, expected 0"
+	[ "$rc" = 0 ] && grep -qx -- "$line" "$SCRATCH/q.out" && [ ! -s "$SCRATCH/q.err" ]
+}
+check "... not said under -q, given after it" quiet 'comm = b' --comm a --comm b -q --print-config
+check "... nor before it" quiet 'comm = b' -q --comm a --comm b --print-config
 expect 0 "--config given again: '.*/trace-defer.conf' is used, not '/dev/null'" \
 	"a second -c" -- td -c /dev/null -c "$TOP/contrib/trace-defer.conf" --print-config
 expect 2 "--recover given again: 'y' is used, not '.*/x'" "a second --recover" -- \
@@ -111,11 +119,10 @@ expect 2 "config .*/missing.conf: No such file" "config: missing file" -- \
 printf 'mode = auto\nmode = inplace\n' >"$SCRATCH/twice.conf"
 expect 0 "twice.conf:2: mode set again \\(line 1 set it before\\)" "config: a key set twice" -- \
 	td -c "$SCRATCH/twice.conf" --print-config
-check "... quiet with -q" eval "td -c '$SCRATCH/twice.conf' -q --print-config 2>&1 >/dev/null |
-	cmp -s - /dev/null"
+check "... quiet with -q" quiet 'mode = inplace' -c "$SCRATCH/twice.conf" -q --print-config
 printf 'verbosity = 0\n' >>"$SCRATCH/twice.conf"
-check "... quiet with verbosity = 0 after it" eval "td -c '$SCRATCH/twice.conf' --print-config \
-	2>&1 >/dev/null | cmp -s - /dev/null"
+check "... quiet with verbosity = 0 after it" quiet 'mode = inplace' -c "$SCRATCH/twice.conf" \
+	--print-config
 
 # Outputs.
 expect 1 "cannot open output /nonexistent/dir/x.jsonl" "unwritable output" -- \

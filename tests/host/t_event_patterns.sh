@@ -65,6 +65,7 @@ run_with -e irq
 want=$(count_events irq '*')
 check "a bare system (irq) enables each of its $want events" \
 	test "$(echo "$ON" | grep -c '^irq/')" = "$want" -a "$(echo "$ON" | grep -c .)" = "$want"
+check "... exit 0, instance removed" eval '[ "${WAIT_RC:-1}" = 0 ] && instance_gone'
 
 # As trace-cmd record -e all: every event of tracefs, the ftrace system's
 # records excepted (enabled() leaves out sched_process_exec and _fork).
@@ -81,9 +82,11 @@ want_naming=0
 grep -q '(in-place user stacks)' "$SCRATCH/err" && want_naming=1
 check "a bare event name (sched_switch) enables sched:sched_switch alone" \
 	test "$ON" = sched/sched_switch -a "$NAMING" = "$want_naming"
+check "... exit 0, instance removed" eval '[ "${WAIT_RC:-1}" = 0 ] && instance_gone'
 
 # The filter of the event named on its own stays; the pattern's others
 # have only the daemon's own (common_pid != its pid).
+WAIT_RC=
 td_bg -d 5 -o /dev/null --stats-interval 0 -e 'sched:sched_switch:prev_pid == 0' \
 	-e sched 2>"$SCRATCH/err"
 check "tracing with a pattern and a filtered event" wait_tracing
@@ -93,6 +96,7 @@ check "... the pattern's other events (sched_wakeup) are on, without it" \
 	test "$(cat "$inst/events/sched/sched_wakeup/enable")" = 1 \
 	-a -z "$(grep prev_pid "$inst/events/sched/sched_wakeup/filter")"
 reap_daemon
+check "... exit 0, instance removed" eval '[ "${WAIT_RC:-1}" = 0 ] && instance_gone'
 
 before=$(ls "$TRACEFS/instances" | sort)
 td -d 1 -o /dev/null -e 'sched:no_such_*' 2>"$SCRATCH/err"

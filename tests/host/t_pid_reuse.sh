@@ -4,7 +4,8 @@
 # another run of a program of the same name (short-lived programs reuse
 # pids and names all the time): `trace-defer report` must not name the old
 # process's frames through the new one's /proc. On this kernel (no file
-# identity) they stay raw; before, they took the new build's names.
+# identity) they stay raw; before, they took the new build's names. The
+# same report names those of the old build still running under another pid.
 . "$(dirname "$0")/lib.sh"
 
 command -v jq >/dev/null || { fail "jq not installed"; finish; }
@@ -25,6 +26,14 @@ build() {
 mkdir "$SCRATCH/new"
 check "the old build" build old_leaf old_mid "$SCRATCH/w"
 check "the new build" build NEW_leaf NEW_mid "$SCRATCH/new/w"
+# The control: the old build, running under another pid all along. The same
+# report must name its frames (through its /proc/PID/maps): a report that
+# names no user frame at all must not pass for one that refuses the reused
+# pid's.
+mkdir "$SCRATCH/keep" && cp "$SCRATCH/w" "$SCRATCH/keep/w"
+"$SCRATCH/keep/w" 100000 &
+K=$!
+BG_PIDS+=("$K")
 
 "$TD" record -i "$NAME" --run-dir "$RUN_DIR" --comm w -o "$SCRATCH/x.dat" 2>"$SCRATCH/rec.err" &
 D=$!
@@ -59,7 +68,7 @@ BG_PIDS+=("$A")
 for i in $(seq 50); do [ "$(cat /proc/$P/comm 2>/dev/null)" = w ] && break; sleep 0.1; done
 check "pid $P runs the new build" [ "$(cat /proc/$P/comm 2>/dev/null)" = w ]
 
-"$TD" report "$SCRATCH/x.dat" -p "$P" --json --json-layout=full >"$SCRATCH/rep.jsonl" \
+"$TD" report "$SCRATCH/x.dat" -p "$P" -p "$K" --json --json-layout=full >"$SCRATCH/rep.jsonl" \
 	2>"$SCRATCH/rep.err"
 check "report exits 0" [ $? = 0 ]
 n=$(jq -c "select(.tid == $P and (.user_stack | length) > 0)" "$SCRATCH/rep.jsonl" | wc -l)
@@ -68,8 +77,12 @@ named=$(jq -r "select(.tid == $P) | .user_stack[] | .sym // empty" "$SCRATCH/rep
 check "report: $n events of the old process with user stacks" [ "$n" -gt 10 ]
 check "report: none of their frames named through the new process (named: ${named:-none})" \
 	[ -z "$named" ]
+kept=$(jq -r "select(.tid == $K) | .user_stack[] | .sym // empty" "$SCRATCH/rep.jsonl" |
+	sort | uniq -c | tr '\n' ' ')
+check "report: the frames of the old build still running (pid $K) named (${kept:-none})" \
+	eval 'echo "$kept" | grep -q " old_leaf " && echo "$kept" | grep -q " old_mid "'
 # The program under pid $P first: at_pid only waits for it.
-kill "$P" 2>/dev/null
+kill "$P" "$K" 2>/dev/null
 wait "$A" 2>/dev/null
 check "pid $P's program stopped" [ ! -e "/proc/$P" ]
 check "instance removed" instance_gone

@@ -244,7 +244,10 @@ if [ -d "$TRACEFS/events/syscalls/sys_enter_openat" ]; then
 		     ($1 in p) && $2 == "td-shortlived" && !seen[$1]++ { n++ }
 		     END { print n + 0 }' "$SCRATCH/n.pids" "$1"
 	}
-	trace-cmd report "$SCRATCH/n.dat" 2>/dev/null | grep ' sys_enter_openat: ' |
+	# Read once: the names, and later what the recording must not hold.
+	trace-cmd report "$SCRATCH/n.dat" >"$SCRATCH/n.tcr" 2>"$SCRATCH/n.tcr.err"
+	tcrc=$?
+	grep ' sys_enter_openat: ' "$SCRATCH/n.tcr" |
 		sed -n 's/^ *\(.*\)-\([0-9]*\) *\[.*/\2 \1/p' | sort -u > "$SCRATCH/n.tc"
 	"$TD" report "$SCRATCH/n.dat" -o - 2>/dev/null |
 		jq -r 'select(.type == "event") | "\(.tid) \(.comm)"' | sort -u > "$SCRATCH/n.td"
@@ -256,10 +259,10 @@ if [ -d "$TRACEFS/events/syscalls/sys_enter_openat" ]; then
 	check "names: trace-defer report names all $nprog programs" [ "$ntd" = "$nprog" ]
 	check "names: the run says it named them from their exec" [ "${nexec:-0}" -ge "$nprog" ]
 	check "names: no event of trace-cmd taking the headers recorded" \
-		[ "$(awk '$2 == "trace-cmd"' "$SCRATCH/n.tc" | wc -l)" = 0 ]
+		[ "$tcrc" = 0 -a "$(awk '$2 == "trace-cmd"' "$SCRATCH/n.tc" | wc -l)" = 0 ]
 	check "names: the names instance removed" instance_gone "$NAME-names"
-	check "names: no exec event in the recording" \
-		sh -c "! trace-cmd report '$SCRATCH/n.dat' 2>/dev/null | grep -q sched_process_exec"
+	check "names: no exec event in the recording (trace-cmd report status $tcrc)" \
+		eval '[ "$tcrc" = 0 ] && ! grep -q sched_process_exec "$SCRATCH/n.tcr"'
 else
 	fail "this kernel has no syscalls:sys_enter_openat event"
 fi

@@ -136,8 +136,8 @@ short_c=$(jq -r --argjson p "[$short_pids]" 'select(.tid as $t | $p | index($t))
 	.user_stack[0].sym // "-"' "$SCRATCH/short.v1.jsonl" | sort | uniq -c)
 log "short: fp_chain's innermost user frames: $(echo $short_c)"
 if [ -d "$TRACEFS/events/ftrace/user_unwind_file" ]; then
-	check "short: frames named from file identity after exit" [ "$short_c" = "$(echo "$short_c" |
-		grep -E '^ *[0-9]+ c$')" ]
+	check "short: frames named from file identity after exit" [ -n "$short_c" -a "$short_c" = \
+		"$(echo "$short_c" | grep -E '^ *[0-9]+ c$')" ]
 	check "short: no notice" [ ! -s "$SCRATCH/short.err" ]
 else
 	check "short: frames of exited programs not named" [ -n "$short_c" -a "$short_c" = \
@@ -422,9 +422,12 @@ check "unknown option: status 2" [ $? = 2 ]
 # --- help and man page ----------------------------------------------------
 "$TD" report --help >"$SCRATCH/help"
 check "report --help exits 0" [ $? = 0 ]
+opts=$(grep -o -- '--[a-z][a-z-]*' "$SCRATCH/help" | sort -u)
+check "report --help lists options ($(echo "$opts" | grep -c .))" \
+	[ "$(echo "$opts" | grep -c .)" -ge 15 ]
 missing=""
 awk '/^\.SH / { p = ($2 == "REPORT") } p' "$TOP/doc/trace-defer.8" >"$SCRATCH/man.report"
-for o in $(grep -o -- '--[a-z][a-z-]*' "$SCRATCH/help" | sort -u); do
+for o in $opts; do
 	pat=$(echo "$o" | sed 's/-/\\\\-/g')
 	grep -q -- "$pat" "$SCRATCH/man.report" || missing="$missing $o"
 done

@@ -2838,6 +2838,33 @@ static void test_file_id_through_proc_root(void **state)
 }
 
 /*
+ * Recorded file id 3 at @path with build-id @hex (NULL: none), named once
+ * by a new symbolizer on @cfg at file offset @off for process @pid (0:
+ * td_sym_file_id()): its result, the symbol in @name ("" if none), the
+ * symbolizer's counters in @st.
+ */
+static int name_once(const struct td_sym_config *cfg, const char *path, const char *hex,
+		     int pid, uint64_t off, char name[128], struct td_sym_stats *st)
+{
+	struct td_symbolizer *sym = td_sym_new(cfg);
+	struct td_filetab *ft = td_filetab_new(0);
+	struct td_frame fr;
+	struct td_file *f;
+	int ret;
+
+	assert_non_null(sym);
+	assert_non_null(ft);
+	f = record_file(ft, 3, path, hex);
+	ret = pid ? td_sym_file_id_pid(sym, f, pid, 0x10, off, false, &fr)
+		  : td_sym_file_id(sym, f, 0x10, off, false, &fr);
+	snprintf(name, 128, "%s", fr.symbol ? fr.symbol : "");
+	td_sym_get_stats(sym, st);
+	td_filetab_free(ft);
+	td_sym_free(sym);
+	return ret;
+}
+
+/*
  * The same path, the recording process gone (a short-lived program in a
  * container): found through the root of a live process of another mount
  * namespace, and only with the recorded build-id. A fake proc root:
@@ -2856,12 +2883,9 @@ static void test_file_id_through_other_namespace(void **state)
 	static const int ns_file[] = { 0, 0, 1, 2, 2 };
 	static const char *const roots[] = { "../empty", "../empty", "../empty", "../rootfs",
 					     "../rootfs" };
-	struct td_filetab *ft;
-	struct td_symbolizer *sym;
 	struct td_sym_stats st;
 	struct elf_expect ex;
-	struct td_frame fr;
-	struct td_file *f;
+	char name[128];
 	size_t i;
 
 	assert_non_null(mkdtemp(proc));
@@ -2891,57 +2915,22 @@ static void test_file_id_through_other_namespace(void **state)
 	elf_lookup(path, prog_funcs[0], &ex);
 
 	/* Through 300's root (or 301's: the same namespace), named. */
-	sym = td_sym_new(&cfg);
-	ft = td_filetab_new(0);
-	assert_non_null(sym);
-	assert_non_null(ft);
-	f = record_file(ft, 3, recorded, bid_a_hex);
-	assert_int_equal(td_sym_file_id_pid(sym, f, 4242, 0x10, ex.offset + 1, false, &fr), 0);
-	assert_non_null(fr.symbol);
-	assert_string_equal(fr.symbol, prog_funcs[0]);
-	assert_string_equal(fr.object, recorded);
-	td_sym_get_stats(sym, &st);
+	assert_int_equal(name_once(&cfg, recorded, bid_a_hex, 4242, ex.offset + 1, name, &st), 0);
+	assert_string_equal(name, prog_funcs[0]);
 	assert_int_equal(st.files_other_ns, 1);
 	assert_int_equal(st.files_proc_root, 0);
-	td_filetab_free(ft);
-	td_sym_free(sym);
-
 	/* No process given (a recording read later): /proc is not asked. */
-	sym = td_sym_new(&cfg);
-	ft = td_filetab_new(0);
-	assert_non_null(sym);
-	assert_non_null(ft);
-	f = record_file(ft, 3, recorded, bid_a_hex);
-	assert_int_equal(td_sym_file_id(sym, f, 0x10, ex.offset + 1, false, &fr), -ENOENT);
-	assert_null(fr.symbol);
-	td_filetab_free(ft);
-	td_sym_free(sym);
-
+	assert_int_equal(name_once(&cfg, recorded, bid_a_hex, 0, ex.offset + 1, name, &st),
+			 -ENOENT);
+	assert_string_equal(name, "");
 	/* No build-id recorded: a path alone could name another file. */
-	sym = td_sym_new(&cfg);
-	ft = td_filetab_new(0);
-	assert_non_null(sym);
-	assert_non_null(ft);
-	f = record_file(ft, 3, recorded, NULL);
-	assert_int_equal(td_sym_file_id_pid(sym, f, 4242, 0x10, ex.offset + 1, false, &fr),
-			 -ENOENT);
-	assert_null(fr.symbol);
-	td_filetab_free(ft);
-	td_sym_free(sym);
-
+	assert_int_equal(name_once(&cfg, recorded, NULL, 4242, ex.offset + 1, name, &st), -ENOENT);
+	assert_string_equal(name, "");
 	/* Another build at the path there: never used. */
-	sym = td_sym_new(&cfg);
-	ft = td_filetab_new(0);
-	assert_non_null(sym);
-	assert_non_null(ft);
-	f = record_file(ft, 3, recorded, "2222222222222222222222222222222222222222");
-	assert_int_equal(td_sym_file_id_pid(sym, f, 4242, 0x10, ex.offset + 1, false, &fr),
-			 -ENOENT);
-	assert_null(fr.symbol);
-	td_sym_get_stats(sym, &st);
+	assert_int_equal(name_once(&cfg, recorded, "2222222222222222222222222222222222222222",
+				   4242, ex.offset + 1, name, &st), -ENOENT);
+	assert_string_equal(name, "");
 	assert_int_equal(st.files_other_ns, 0);
-	td_filetab_free(ft);
-	td_sym_free(sym);
 
 	snprintf(p1, sizeof(p1), "rm -rf '%s'", proc);
 	assert_int_equal(system(p1), 0);

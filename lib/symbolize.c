@@ -999,9 +999,57 @@ done:
 }
 
 /*
- * A recorded file found nowhere else, through the root of process @pid,
- * which recorded it: the path is as that process sees it (another mount
- * namespace, a service's PrivateTmp). Once per file and process.
+ * The file @r as process @pid maps it, whatever became of its path since
+ * (a binary replaced or deleted while it runs: a service upgraded under
+ * it, its path now "... (deleted)" or another build): /proc/PID/exe for
+ * its program, which needs ptrace access only, else the mapping's
+ * map_files entry (CAP_SYS_ADMIN). Only with a recorded build-id, which
+ * must match.
+ */
+static struct object *find_mapped(struct td_symbolizer *sym, const struct fres *r, int pid)
+{
+	char path[PATH_MAX], link[PATH_MAX], line[PATH_MAX + 128];
+	unsigned long long start, end;
+	struct object *o = NULL;
+	bool mismatch = false;
+	ssize_t n;
+	FILE *f;
+	int at;
+
+	if (!r->build_id)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/%d/exe", sym->proc_root, pid);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n > 0) {
+		link[n] = '\0';
+		if (!strcmp(link, r->path))
+			o = object_checked(sym, path, r->build_id, &mismatch);
+	}
+	snprintf(path, sizeof(path), "%s/%d/maps", sym->proc_root, pid);
+	f = o ? NULL : fopen(path, "re");
+	while (f && !o && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		at = 0;
+		/* "start-end perms offset dev inode   path" */
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &start, &end, &at) != 2 || !at ||
+		    strcmp(line + at, r->path))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", sym->proc_root, pid,
+			     start, end) < (int)sizeof(path))
+			o = object_checked(sym, path, r->build_id, &mismatch);
+		/* Its first mapping is as good as any: the others are the same file. */
+		break;
+	}
+	if (f)
+		fclose(f);
+	return o;
+}
+
+/*
+ * A recorded file found nowhere else, through process @pid, which
+ * recorded it: through its root, the path as that process sees it
+ * (another mount namespace, a service's PrivateTmp), else as it maps the
+ * file (find_mapped()). Once per file and process.
  */
 static void find_through_pid(struct td_symbolizer *sym, struct fres *r, int pid)
 {
@@ -1011,10 +1059,11 @@ static void find_through_pid(struct td_symbolizer *sym, struct fres *r, int pid)
 	if (r->obj || pid <= 0 || r->tried_pid == pid || r->path[0] != '/')
 		return;
 	r->tried_pid = pid;
-	if (snprintf(path, sizeof(path), "%s/%d/root%s", sym->proc_root, pid, r->path) >=
+	if (snprintf(path, sizeof(path), "%s/%d/root%s", sym->proc_root, pid, r->path) <
 	    (int)sizeof(path))
-		return;
-	r->obj = object_checked(sym, path, r->build_id, &mismatch);
+		r->obj = object_checked(sym, path, r->build_id, &mismatch);
+	if (!r->obj)
+		r->obj = find_mapped(sym, r, pid);
 	if (r->obj) {
 		sym->stats.files_proc_root++;
 		sym->files_gen++;

@@ -116,7 +116,8 @@ struct td_sym_stats {
 	uint64_t files_missing;		/* found nowhere: frames keep file and offset only */
 	uint64_t debuginfod_queries;	/* files asked of debuginfod */
 	/* Added later: */
-	uint64_t files_proc_root;	/* found only through /proc/PID/root (pid given) */
+	/* found only through /proc/PID (pid given): its root, exe or map_files */
+	uint64_t files_proc_root;
 	uint64_t jit_named;		/* anonymous-memory frames named by a perf map */
 	uint64_t jit_maps_saved;	/* perf maps copied (perfmap_save_dir) */
 	uint64_t jit_map_save_errors;	/* copies not made or cut short */
@@ -264,7 +265,9 @@ void td_sym_ufile(struct td_symbolizer *sym, struct td_filetab *ft, const struct
  * stack record of process @pid (0: unknown). A recorded file found
  * nowhere else is looked for once more as /proc/@pid/root/PATH, the path
  * as the process sees it, while it lives: a process in another mount
- * namespace, or files a service's PrivateTmp= hides from the daemon. The
+ * namespace, or files a service's PrivateTmp= hides from the daemon;
+ * else, with a recorded build-id, as the process maps it: /proc/@pid/exe
+ * or its map_files entry (a binary replaced or deleted while it runs). The
  * build-id must match, as for any recorded file; once found, the file
  * serves every later frame in it. Tried once per file and process.
  * Process @pid gone (a short-lived program in a container), a file with a

@@ -2936,6 +2936,90 @@ static void test_file_id_through_other_namespace(void **state)
 	assert_int_equal(system(p1), 0);
 }
 
+/*
+ * Files replaced while their process runs (an upgrade): the records say
+ * "PATH (deleted)", another build is at PATH now. The program is named
+ * through /proc/PID/exe, which needs no CAP_SYS_ADMIN (dropped for it),
+ * its library through map_files; the build-id is checked, and another
+ * process (not mapping them) does not find them.
+ */
+static void test_file_id_replaced_while_running(void **state)
+{
+	char dir[] = "/tmp/td-test-upgrade-XXXXXX", exe[PATH_MAX], lib[PATH_MAX];
+	char orig[PATH_MAX], other[PATH_MAX], rec_exe[PATH_MAX + 16], rec_lib[PATH_MAX + 16];
+	char bid_exe[256], bid_lib[256];
+	struct td_filetab *ft = td_filetab_new(0);
+	struct td_symbolizer *sym;
+	struct elf_expect ex_exe, ex_lib;
+	struct td_file *fe, *fl;
+	struct td_frame fr;
+	struct fx f;
+
+	if (geteuid())
+		skip();	/* map_files needs CAP_SYS_ADMIN */
+	assert_non_null(ft);
+	assert_non_null(mkdtemp(dir));
+	snprintf(exe, sizeof(exe), "%s/fx_pie", dir);
+	snprintf(lib, sizeof(lib), "%s/libfx.so", dir);
+	fx_path(orig, "fx_pie");
+	readelf_build_id(orig, bid_exe, sizeof(bid_exe));
+	elf_lookup(orig, "fx_alpha", &ex_exe);
+	copy_file(orig, exe);
+	fx_path(orig, "libfx.so");
+	readelf_build_id(orig, bid_lib, sizeof(bid_lib));
+	elf_lookup(orig, "fx_lib_global", &ex_lib);
+	copy_file(orig, lib);
+	assert_true(bid_exe[0] && bid_lib[0]);
+
+	assert_int_equal(fx_spawn(&f, dir, "fx_pie", NULL), 0);
+	/* The upgrade: other builds renamed over both. */
+	fx_path(orig, "fx_nopie");
+	snprintf(other, sizeof(other), "%s/new", dir);
+	copy_file(orig, other);
+	assert_int_equal(rename(other, exe), 0);
+	fx_path(orig, "libfx_dl.so");
+	copy_file(orig, other);
+	assert_int_equal(rename(other, lib), 0);
+	snprintf(rec_exe, sizeof(rec_exe), "%s (deleted)", exe);
+	snprintf(rec_lib, sizeof(rec_lib), "%s (deleted)", lib);
+	fe = record_file(ft, 1, rec_exe, bid_exe);
+	fl = record_file(ft, 2, rec_lib, bid_lib);
+
+	/*
+	 * No debug directory holds them: not at the path (another build), nor
+	 * for a process that does not map them.
+	 */
+	sym = new_sym(0, "no-debug-dir");
+	assert_int_equal(td_sym_file_id_pid(sym, fe, getpid(), 0x10, ex_exe.offset + 1, false,
+					    &fr), -ENOENT);
+	assert_int_equal(td_sym_file_id_pid(sym, fl, getpid(), 0x10, ex_lib.offset + 1, false,
+					    &fr), -ENOENT);
+	td_sym_free(sym);
+
+	sym = new_sym(0, "no-debug-dir");
+	assert_int_equal(set_cap(CAP_SYS_ADMIN, false), 0);
+	assert_int_equal(set_cap(CAP_CHECKPOINT_RESTORE, false), 0);
+	assert_int_equal(td_sym_file_id_pid(sym, fe, f.pid, 0x10, ex_exe.offset + 1, false, &fr),
+			 0);
+	assert_int_equal(set_cap(CAP_SYS_ADMIN, true), 0);
+	assert_int_equal(set_cap(CAP_CHECKPOINT_RESTORE, true), 0);
+	assert_non_null(fr.symbol);
+	assert_string_equal(fr.symbol, "fx_alpha");
+	assert_string_equal(fr.object, rec_exe);
+	assert_int_equal(td_sym_file_id_pid(sym, fl, f.pid, 0x10, ex_lib.offset + 1, false, &fr),
+			 0);
+	assert_non_null(fr.symbol);
+	assert_string_equal(fr.symbol, "fx_lib_global");
+	assert_string_equal(fr.object, rec_lib);
+	td_sym_free(sym);
+
+	fx_stop(&f);
+	td_filetab_free(ft);
+	unlink(exe);
+	unlink(lib);
+	rmdir(dir);
+}
+
 /* fx_fid_a never ran: its frames are named from path + build-id + offset alone. */
 static void test_file_id_named(void **state)
 {
@@ -3636,6 +3720,7 @@ int main(void)
 		cmocka_unit_test(test_file_id_named),
 		cmocka_unit_test(test_file_id_through_proc_root),
 		cmocka_unit_test(test_file_id_through_other_namespace),
+		cmocka_unit_test(test_file_id_replaced_while_running),
 		cmocka_unit_test(test_file_id_build_id_mismatch),
 		cmocka_unit_test(test_file_id_debug_dir),
 		cmocka_unit_test(test_file_id_debuginfod_opt_in),

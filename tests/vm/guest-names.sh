@@ -264,6 +264,23 @@ cp "$fpalt" /tmp/rp/fp_chain
 "$td" report /tmp/n-rp.dat -o /tmp/n-rp.jsonl 2> /tmp/n-rp.rstderr
 check_unnamed names_replaced_not_used /tmp/fp.elf /tmp/n-rp.jsonl fp_chain
 
+# --- the binary replaced while it runs (a service upgraded under it): -----
+# its path now "(deleted)", another build at the old one; named as the
+# process maps it (/proc/PID/exe), build-id checked (before: all unnamed).
+mkdir -p /tmp/up
+cp "$fp" /tmp/up/fp_chain
+/tmp/up/fp_chain sleep 50 100 > /dev/null &
+upid=$!
+sleep 0.3
+cp "$fpalt" /tmp/up/fp_chain.new && mv /tmp/up/fp_chain.new /tmp/up/fp_chain
+check names_up_replaced grep -q '/tmp/up/fp_chain (deleted)' /proc/$upid/maps
+run_daemon /tmp/n-up -e sched:sched_switch -o /tmp/n-up.jsonl
+sleep 3
+stop /tmp/n-up
+kill $upid
+wait $upid 2>/dev/null
+check_names names_replaced_while_running addr /tmp/fp.elf /tmp/n-up.jsonl "" 100
+
 # --- a container: programs at a path only their mount namespace has, -----
 # exiting at once while the namespace lives on (its shell): found through
 # the root of a live process of that namespace, the build-id checked

@@ -670,6 +670,46 @@ struct td_mapping *td_procs_find(struct td_procs *procs, int pid, uint64_t addr,
 	return m;
 }
 
+/* The first file mapping of @p whose path is @path (@len bytes). */
+static struct td_mapping *file_lookup(const struct td_proc *p, const char *path, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr; i++) {
+		struct td_mapping *m = &p->maps[i];
+
+		if (m->is_file && !strncmp(m->path, path, len) && !m->path[len])
+			return m;
+	}
+	return NULL;
+}
+
+struct td_mapping *td_procs_find_file(struct td_procs *procs, int pid, const char *path,
+				      struct td_proc **proc)
+{
+	static const char deleted[] = " (deleted)";
+	size_t len = strlen(path), dl = sizeof(deleted) - 1;
+	struct td_mapping *m;
+	struct td_proc *p;
+
+	*proc = NULL;
+	/* Deleted then or since: the maps say so apart from the path. */
+	if (len > dl && !strcmp(path + len - dl, deleted))
+		len -= dl;
+	p = proc_get(procs, pid);
+	if (!p)
+		return NULL;
+	procs->last = p;
+	m = file_lookup(p, path, len);
+	if (!m && td_mono_ns() - p->read_ns >= procs->refresh_ns) {
+		proc_read(procs, p);
+		m = file_lookup(p, path, len);
+	}
+	if (p->read_ok)
+		*proc = p;
+	return m;
+}
+
 uint64_t td_procs_gen(struct td_procs *procs, int pid)
 {
 	struct td_proc *p = procs->last;

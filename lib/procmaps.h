@@ -64,6 +64,15 @@ struct td_mapping *td_procs_find(struct td_procs *procs, int pid, uint64_t addr,
 				 struct td_proc **proc);
 
 /*
+ * The first file mapping of @pid whose path is @path, with or without
+ * " (deleted)" (a recorded path), read as td_procs_find() reads maps, in
+ * the maps of now (not those before an exec); NULL when none is. *@proc as
+ * td_procs_find() sets it. A walk of the maps: for rare lookups.
+ */
+struct td_mapping *td_procs_find_file(struct td_procs *procs, int pid, const char *path,
+				      struct td_proc **proc);
+
+/*
  * The version of @pid's cached maps: 0 when none are cached, else a value
  * that changes whenever they are read anew (or dropped and read again) and
  * is never given to other maps, of this td_procs or another. While it stays the same,

@@ -1008,13 +1008,12 @@ done:
  */
 static struct object *find_mapped(struct td_symbolizer *sym, const struct fres *r, int pid)
 {
-	char path[PATH_MAX], link[PATH_MAX], line[PATH_MAX + 128];
-	unsigned long long start, end;
+	char path[PATH_MAX], link[PATH_MAX];
 	struct object *o = NULL;
 	bool mismatch = false;
+	struct td_mapping *m;
+	struct td_proc *proc;
 	ssize_t n;
-	FILE *f;
-	int at;
 
 	if (!r->build_id)
 		return NULL;
@@ -1025,24 +1024,16 @@ static struct object *find_mapped(struct td_symbolizer *sym, const struct fres *
 		if (!strcmp(link, r->path))
 			o = object_checked(sym, path, r->build_id, &mismatch);
 	}
-	snprintf(path, sizeof(path), "%s/%d/maps", sym->proc_root, pid);
-	f = o ? NULL : fopen(path, "re");
-	while (f && !o && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		at = 0;
-		/* "start-end perms offset dev inode   path" */
-		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &start, &end, &at) != 2 || !at ||
-		    strcmp(line + at, r->path))
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", sym->proc_root, pid,
-			     start, end) < (int)sizeof(path))
-			o = object_checked(sym, path, r->build_id, &mismatch);
-		/* Its first mapping is as good as any: the others are the same file. */
-		break;
-	}
-	if (f)
-		fclose(f);
-	return o;
+	if (o)
+		return o;
+	/* Its first mapping is as good as any: the others are the same file. */
+	m = td_procs_find_file(sym->procs, pid, r->path, &proc);
+	if (!m || !proc)
+		return NULL;
+	if (!m->obj)
+		m->obj = resolve_mapping(sym, proc, m);
+	o = m->obj;
+	return o->syms && o->build_id && !strcmp(o->build_id, r->build_id) ? o : NULL;
 }
 
 /*

@@ -3011,6 +3011,13 @@ static void test_file_id_replaced_while_running(void **state)
 	assert_non_null(fr.symbol);
 	assert_string_equal(fr.symbol, "fx_lib_global");
 	assert_string_equal(fr.object, rec_lib);
+	/* Recorded before the upgrade (no " (deleted)"), read after it: the same file. */
+	fl = record_file(ft, 3, lib, bid_lib);
+	assert_int_equal(td_sym_file_id_pid(sym, fl, f.pid, 0x10, ex_lib.offset + 1, false, &fr),
+			 0);
+	assert_non_null(fr.symbol);
+	assert_string_equal(fr.symbol, "fx_lib_global");
+	assert_string_equal(fr.object, lib);
 	td_sym_free(sym);
 
 	fx_stop(&f);

@@ -16,3 +16,4 @@ $(BUILD)/tests/test_daemon_profiles: LDLIBS := $(LIB) $(LDLIBS)
 # pprof files back (the generated profile.proto code, in the library).
 $(BUILD)/tests/test_daemon_profiles: LDFLAGS += -Wl,--wrap=td_folded_add
 $(BUILD)/obj/tests/unit/test_daemon_profiles.o: $(BUILD)/gen/profile.pb-c.h
+$(BUILD)/tests/test_daemon_service: $(BUILD)/obj/daemon/service.o

@@ -3,7 +3,7 @@
 # What trace-defer.service relies on, without systemd as init: sd_notify
 # READY=1, STATUS= with live counters, WATCHDOG=1 when WATCHDOG_USEC is
 # set, STOPPING=1, EXTEND_TIMEOUT_USEC= while a recording's trace.dat is
-# built; the unit file passes systemd-analyze verify; and the
+# built and while the last drain writes to a slow output; the unit file passes systemd-analyze verify; and the
 # capability set it keeps is enough to capture and symbolize kernel and
 # user frames.
 . "$(dirname "$0")/lib.sh"
@@ -56,6 +56,56 @@ EOF
 else
 	fail "trace-cmd not installed"
 fi
+
+# Stopping with a full buffer to write to an output that takes it slowly
+# (a pipe to a log shipper, a slow disk): the last drain asks systemd for
+# more time while it gets on, after its first 2 s. The reader takes 4 KiB
+# every 25 ms until the test has looked at the first 6 s of the stop.
+sock="$SCRATCH/notify-drain.sock"
+python3 "$TOP/tests/host/notify_listen.py" "$sock" 60 >"$SCRATCH/notify-drain.log" &
+BG_PIDS+=($!)
+for i in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+slow_reader() {
+	python3 -c '
+import os, sys, time
+fast = sys.argv[1]
+while True:
+    d = os.read(0, 4096 if not os.path.exists(fast) else 1 << 20)
+    if not d:
+        break
+    sys.stdout.buffer.write(d)
+    if not os.path.exists(fast):
+        time.sleep(0.025)
+sys.stdout.flush()
+open(sys.argv[2], "w").close()
+' "$SCRATCH/fast" "$SCRATCH/reader-done" >"$SCRATCH/drain.jsonl"
+}
+NOTIFY_SOCKET="$sock" td_bg -b 1024 --json-layout full -q -o - > >(slow_reader)
+wait_tracing
+# Switches by the thousand: dd and cat take turns at a pipe, a byte at a time.
+(dd if=/dev/zero bs=1 count=300000 status=none | cat >/dev/null) &
+load=$!
+sleep 3
+kill "$load" 2>/dev/null
+wait "$load" 2>/dev/null
+kill -TERM "$D"
+stop_at=$(date +%s%3N)
+sleep 6
+draining=no
+kill -0 "$D" 2>/dev/null && draining=yes
+touch "$SCRATCH/fast"
+wait_exit "$D" 600
+rc=$WAIT_RC
+for i in $(seq 100); do [ -e "$SCRATCH/reader-done" ] && break; sleep 0.1; done
+sleep 0.5
+took=$(( ($(date +%s%3N) - stop_at) / 1000 ))
+n=$(sed -n '/^STOPPING=1/,$p' "$SCRATCH/notify-drain.log" |
+	grep -c '^EXTEND_TIMEOUT_USEC=15000000$')
+log "stop with a slow output: $n EXTEND_TIMEOUT_USEC in $took s, $(wc -c <"$SCRATCH/drain.jsonl") bytes written"
+check "slow output: exit status 0 (got $rc)" [ "$rc" = 0 ]
+check "... still draining 6 s into the stop (it took $took s)" [ "$draining" = yes ]
+check "... EXTEND_TIMEOUT_USEC=15000000 while it got on ($n after STOPPING=1)" [ "$n" -ge 2 ]
+check "... every line whole" jq -e . "$SCRATCH/drain.jsonl" >/dev/null
 
 unit="$SCRATCH/trace-defer.service"
 sed "s|@BINDIR@|$BUILD|g" "$TOP/trace-defer.service" >"$unit"

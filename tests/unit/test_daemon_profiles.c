@@ -421,6 +421,17 @@ static uint64_t pprof_events(const char *name)
 	return sum;
 }
 
+/* One event the folded stacks fail to take, then the minute's cut. */
+static void fail_one_folded_then_cut(struct td_profiles *p)
+{
+	folded_fail = true;
+	add_events_ret(p, 1, -ENOMEM);
+	folded_fail = false;
+	mono_ns += 60 * SEC;
+	real_ns += 60 * SEC;
+	assert_int_equal(td_profiles_tick(p, mono_ns), 0);
+}
+
 /*
  * An event the folded stacks cannot take (out of memory) after the pprof
  * took it: the interval is written all the same, even with no other
@@ -439,12 +450,7 @@ static void test_folded_add_fails(void **state)
 	c.profile_folded = true;
 	p = td_profiles_open(&c, mono_ns);
 	assert_non_null(p);
-	folded_fail = true;
-	add_events_ret(p, 1, -ENOMEM);
-	folded_fail = false;
-	mono_ns += 60 * SEC;
-	real_ns += 60 * SEC;
-	assert_int_equal(td_profiles_tick(p, mono_ns), 0);
+	fail_one_folded_then_cut(p);
 	assert_string_equal(listing(), "profile-20260101T000000.000Z.folded "
 			    "profile-20260101T000000.000Z.pb.gz");
 	assert_int_equal(pprof_events("profile-20260101T000000.000Z.pb.gz"), 1);
@@ -453,12 +459,7 @@ static void test_folded_add_fails(void **state)
 	free(text);
 
 	add_events(p, 3);
-	folded_fail = true;
-	add_events_ret(p, 1, -ENOMEM);
-	folded_fail = false;
-	mono_ns += 60 * SEC;
-	real_ns += 60 * SEC;
-	assert_int_equal(td_profiles_tick(p, mono_ns), 0);
+	fail_one_folded_then_cut(p);
 	assert_int_equal(pprof_events("profile-20260101T000100.000Z.pb.gz"), 4);
 	text = slurp("profile-20260101T000100.000Z.folded", &len);
 	assert_string_equal(text, "fp_chain;main;c 3\n");

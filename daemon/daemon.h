@@ -63,6 +63,7 @@ struct td_daemon {
 	int epfd, sigfd, timerfd;
 	int tty_fd;			/* 0-2: the first that was a terminal at start; -1: none */
 	bool stop;
+	bool stopping;		/* in td_loop_drain_and_stop() */
 	bool warned_write;		/* the first failed output write was reported */
 	char changed[320];		/* what instance_changed() found, said when stopping */
 	uint64_t lost_warned;		/* lost events said so far (warn_lost()) */

@@ -414,14 +414,32 @@ static int drain_round(struct td_daemon *d, bool flush)
 }
 
 /*
+ * Is a SIGINT or SIGTERM waiting to be read? Blocked for the signalfd, it
+ * stays pending until then: one system call, no read.
+ */
+static bool stop_pending(void)
+{
+	sigset_t set;
+
+	return !sigpending(&set) && (sigismember(&set, SIGTERM) == 1 ||
+				     sigismember(&set, SIGINT) == 1);
+}
+
+/*
  * Drain every CPU, in rounds, up to @budget sub-buffers of a CPU (< 0: no
- * limit); returns true when each was emptied.
+ * limit); returns true when each was emptied. A stop asked for ends it
+ * early: the last drain reads the rest, telling systemd while it gets on,
+ * where a long drain here (full buffers, a daemon short of CPU) would
+ * keep the signal unread and the time it takes unasked for.
  */
 static bool drain_all(struct td_daemon *d, int budget)
 {
 	for (int spent = 0; budget < 0 || spent < budget; spent += d->batch_per_cpu) {
-		int ret = drain_round(d, false);
+		int ret;
 
+		if (!d->stopping && stop_pending())
+			return false;
+		ret = drain_round(d, false);
 		if (ret)
 			return ret > 0;
 	}
@@ -721,7 +739,7 @@ int td_loop_run(struct td_daemon *d)
 		 * signals are looked at again.
 		 */
 		for (int i = 0; woken && !d->stop && i < WAKE_ROUNDS; i++)
-			if (drain_round(d, false))
+			if (drain_round(d, false) || stop_pending())
 				break;
 	}
 	return 0;
@@ -732,14 +750,21 @@ void td_loop_drain_and_stop(struct td_daemon *d)
 	struct timespec ts = { 0, 20 * 1000000L };
 
 	td_service_stopping();
+	d->stopping = true;
 	if (d->inst.tfs)
 		td_capture_stop(d->inst.tfs, d->cfg);
 	td_outputs_tracing_off(&d->outputs);
 	td_names_stop(d->names);
+	/*
+	 * A full buffer written to a slow output can take longer than
+	 * TimeoutStopSec=: every round that ends got on (see service.h).
+	 */
+	td_service_got_on(td_now_mono_ns());
 	if (d->mode == TD_MODE_OPTION || d->mode == TD_MODE_TRIGGER) {
 		/* Tasks still in the kernel write their stacks on the way out. */
 		for (int i = 0; i < STOP_GRACE_MS / 20; i++) {
 			drain_all(d, -1);
+			td_service_got_on(td_now_mono_ns());
 			nanosleep(&ts, NULL);
 		}
 	}
@@ -747,11 +772,13 @@ void td_loop_drain_and_stop(struct td_daemon *d)
 		tracefs_trace_off(d->inst.tfs);
 	/* What is left, partly filled sub-buffers too, in merged rounds. */
 	while (!drain_round(d, true))
-		;
+		td_service_got_on(td_now_mono_ns());
 	for (int i = 0; i < d->nr_readers; i++)
 		read_stats(d, &d->readers[i]);
 	warn_lost(d, td_now_mono_ns(), true);
+	td_service_got_on(td_now_mono_ns());
 	td_pipeline_flush(d->pl);
+	td_service_got_on(td_now_mono_ns());
 	td_outputs_flush(&d->outputs);
 	report_write_error(d);
 }

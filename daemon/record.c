@@ -205,15 +205,11 @@ static pid_t spawn(char *const argv[], int log_fd)
 static int stop_signal;
 
 /*
- * Under systemd, trace-cmd gets EXTEND_PERIOD_USEC more from the start of
- * its wait (EXTEND_TIMEOUT_USEC=), and again at each look, every
- * EXTEND_EVERY_NS, that finds it got on since the last one (progress()):
- * a trace.dat that takes longer to build than TimeoutStopSec= allows is
- * not cut short by SIGKILL, and a trace-cmd that is stuck is, 15 to 17 s
- * after it last got on (or when TimeoutStopSec= is up, if that is later).
+ * Under systemd, trace-cmd gets TD_SERVICE_EXTEND_USEC more from the start
+ * of its wait (EXTEND_TIMEOUT_USEC=), and again at each look, every
+ * TD_SERVICE_EXTEND_EVERY_NS, that finds it got on since the last one
+ * (progress()): see service.h.
  */
-#define EXTEND_PERIOD_USEC	(15 * 1000000ULL)
-#define EXTEND_EVERY_NS		(2 * 1000000000ULL)
 
 /*
  * How far trace-cmd @pid got: the bytes it read and wrote (/proc/PID/io)
@@ -257,7 +253,7 @@ static uint64_t progress(pid_t pid)
  * or a second Ctrl-C end a recover or the trace.dat's build. The signal
  * is kept in stop_signal: what trace-cmd was making is not made. Under
  * systemd, the time it takes is asked for while it gets on (see
- * EXTEND_PERIOD_USEC). Returns its exit status, or -1 (killed, stopped,
+ * TD_SERVICE_EXTEND_USEC). Returns its exit status, or -1 (killed, stopped,
  * or not to be waited for).
  */
 static int reap(pid_t pid)
@@ -289,9 +285,9 @@ static int reap(pid_t pid)
 
 			/* Its start (no look yet) is progress: its time begins now. */
 			if (!next || now != mark)
-				td_service_extend_timeout(EXTEND_PERIOD_USEC);
+				td_service_extend_timeout(TD_SERVICE_EXTEND_USEC);
 			mark = now;
-			next = td_now_mono_ns() + EXTEND_EVERY_NS;
+			next = td_now_mono_ns() + TD_SERVICE_EXTEND_EVERY_NS;
 		}
 		sig = sigtimedwait(&wake, NULL, &tick);
 		if ((sig == SIGINT || sig == SIGTERM) && !stop_signal) {

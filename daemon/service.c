@@ -16,6 +16,8 @@
 
 static uint64_t watchdog_ns;	/* half of WATCHDOG_USEC, 0 when off */
 static uint64_t last_watchdog, last_status;
+static uint64_t last_extend;
+static bool started;	/* td_service_got_on() was called */
 static bool notify;
 
 void td_service_init(void)
@@ -57,6 +59,22 @@ void td_service_extend_timeout(uint64_t usec)
 {
 	if (notify)
 		sd_notifyf(0, "EXTEND_TIMEOUT_USEC=%" PRIu64, usec);
+}
+
+void td_service_got_on(uint64_t now_ns)
+{
+	if (!notify)
+		return;
+	/* The first call starts the clock: work done within it needs no more time. */
+	if (!started) {
+		started = true;
+		last_extend = now_ns;
+		return;
+	}
+	if (now_ns - last_extend < TD_SERVICE_EXTEND_EVERY_NS)
+		return;
+	td_service_extend_timeout(TD_SERVICE_EXTEND_USEC);
+	last_extend = now_ns;
 }
 
 uint64_t td_service_watchdog_ns(void)

@@ -3,7 +3,8 @@
  * systemd integration through libsystemd's sd_notify: READY=1 once the
  * capture runs, STATUS= with live counters, WATCHDOG=1 at half the
  * watchdog interval when WATCHDOG_USEC is set, STOPPING=1 on shutdown,
- * EXTEND_TIMEOUT_USEC= while trace-cmd makes a trace.dat (record.c).
+ * EXTEND_TIMEOUT_USEC= while the last drain (loop.c) or trace-cmd making a
+ * trace.dat (record.c) gets on.
  * Without NOTIFY_SOCKET every call is a cheap no-op.
  */
 #ifndef TD_DAEMON_SERVICE_H
@@ -29,5 +30,23 @@ uint64_t td_service_watchdog_ns(void);
  * A no-op without a notify socket.
  */
 void td_service_extend_timeout(uint64_t usec);
+
+/*
+ * Long work at stop (the last drain, a trace.dat's build) asks for
+ * TD_SERVICE_EXTEND_USEC more at most every TD_SERVICE_EXTEND_EVERY_NS
+ * while it gets on: work that takes longer than TimeoutStopSec= is not
+ * cut short by SIGKILL, and work that is stuck is, 15 to 17 s after it
+ * last got on (or when TimeoutStopSec= is up, if that is later).
+ */
+#define TD_SERVICE_EXTEND_USEC		(15 * 1000000ULL)
+#define TD_SERVICE_EXTEND_EVERY_NS	(2 * 1000000000ULL)
+/*
+ * The work at stop got on at @now_ns (monotonic): EXTEND_TIMEOUT_USEC=
+ * TD_SERVICE_EXTEND_USEC once TD_SERVICE_EXTEND_EVERY_NS passed since the
+ * last one, or since the first call, which starts the clock and sends
+ * nothing (a stop within the unit's own timeout asks for nothing). A
+ * no-op without a notify socket.
+ */
+void td_service_got_on(uint64_t now_ns);
 
 #endif /* TD_DAEMON_SERVICE_H */

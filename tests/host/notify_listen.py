@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Stand in for systemd's notify socket: print every datagram received on
 the unix socket PATH, one message per line (newlines inside shown as |),
-until SECONDS have passed."""
+until SECONDS have passed. With a third argument "time", each line starts
+with the wall clock time it came at, in ms."""
 import os
 import socket
 import sys
@@ -19,5 +20,8 @@ while time.time() < end:
         data = s.recv(4096)
     except socket.timeout:
         continue
-    print(data.decode(errors="replace").replace("\n", "|"), flush=True)
+    msg = data.decode(errors="replace").replace("\n", "|")
+    if len(sys.argv) > 3 and sys.argv[3] == "time":
+        msg = f"{int(time.time() * 1000)} {msg}"
+    print(msg, flush=True)
 os.unlink(path)

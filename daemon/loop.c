@@ -440,6 +440,8 @@ static bool drain_all(struct td_daemon *d, int budget)
 		if (!d->stopping && stop_pending())
 			return false;
 		ret = drain_round(d, false);
+		/* A drain that gets on is not stuck: WATCHDOG=1 between rounds too. */
+		td_service_tick(td_now_mono_ns(), NULL);
 		if (ret)
 			return ret > 0;
 	}
@@ -738,9 +740,13 @@ int td_loop_run(struct td_daemon *d)
 		 * merged with theirs, a few rounds before the timer and the
 		 * signals are looked at again.
 		 */
-		for (int i = 0; woken && !d->stop && i < WAKE_ROUNDS; i++)
-			if (drain_round(d, false) || stop_pending())
+		for (int i = 0; woken && !d->stop && i < WAKE_ROUNDS; i++) {
+			int ret = drain_round(d, false);
+
+			td_service_tick(td_now_mono_ns(), NULL);
+			if (ret || stop_pending())
 				break;
+		}
 	}
 	return 0;
 }

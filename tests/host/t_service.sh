@@ -61,7 +61,9 @@ fi
 # CPU on a loaded machine; here strace delays each read of a sub-buffer by
 # 20 ms, some 2.5 s a round of 64 per CPU): the signal is read after the
 # round it came in, not after all the buffers, and the last drain asks
-# systemd for more time while it gets on, after its first 2 s.
+# systemd for more time while it gets on, after its first 2 s. WATCHDOG=1
+# goes on while the buffers are drained, never full (8 s of load): busy
+# is not stuck.
 sock="$SCRATCH/notify-drain.sock"
 python3 "$TOP/tests/host/notify_listen.py" "$sock" 60 time >"$SCRATCH/notify-drain.log" &
 BG_PIDS+=($!)
@@ -70,7 +72,7 @@ paths=()
 for c in "$TRACEFS"/per_cpu/cpu*; do
 	paths+=(-P "$TRACEFS/instances/$NAME/per_cpu/${c##*/}/trace_pipe_raw")
 done
-NOTIFY_SOCKET="$sock" strace -f -o /dev/null "${paths[@]}" -e trace=read \
+NOTIFY_SOCKET="$sock" WATCHDOG_USEC=2000000 strace -f -o /dev/null "${paths[@]}" -e trace=read \
 	-e inject=read:delay_exit=20000 \
 	"$TD" -i "$NAME" --run-dir "$RUN_DIR" -b 1024 -q -o "$SCRATCH/drain.jsonl" &
 S=$!
@@ -80,9 +82,9 @@ check "slow drain: tracing on" wait_tracing
 D=$(pgrep -P "$S" | head -n 1)
 BG_PIDS+=("$D")
 # Switches by the thousand, more than the buffers hold.
-(for i in $(seq 2000); do /bin/true; done) &
+(for i in $(seq 10000); do /bin/true; done) &
 load=$!
-sleep 3
+sleep 8
 kill "$load" 2>/dev/null
 wait "$load" 2>/dev/null
 kill -TERM "$D"
@@ -98,10 +100,15 @@ stopping=$(gawk '$2 ~ /^STOPPING=1/ { print $1; exit }' "$SCRATCH/notify-drain.l
 n=$(gawk -v s="${stopping:-0}" '$1 >= s && $2 == "EXTEND_TIMEOUT_USEC=15000000"' \
 	"$SCRATCH/notify-drain.log" | wc -l)
 gap=$(( ${stopping:-$((stop_at + 999999))} - stop_at ))
-log "slow drain: STOPPING=1 $gap ms after SIGTERM, then $n EXTEND_TIMEOUT_USEC in a stop of $took s"
+wd=$(gawk -v s="${stopping:-0}" '$1 < s && $2 == "WATCHDOG=1" {
+	if (last && $1 - last > max) max = $1 - last; last = $1; n++ }
+	END { print (n >= 2 ? max : 999999) }' "$SCRATCH/notify-drain.log")
+log "slow drain: WATCHDOG=1 at most $wd ms apart; STOPPING=1 $gap ms after SIGTERM, then $n EXTEND_TIMEOUT_USEC in a stop of $took s"
 check "slow drain: exit status 0 (got $rc)" [ "$rc" = 0 ]
 check "... still draining 6 s into the stop (it took $took s)" [ "$draining" = yes ]
 # Within the round it came in (2.5 s) and what the tick does after it.
+# Every second, and at least once a round (2.5 s) and what the tick does after it.
+check "... WATCHDOG=1 while draining ($wd ms apart at most)" [ "$wd" -lt 4000 ]
 check "... the signal read within 4 s (STOPPING=1 after $gap ms)" [ "$gap" -lt 4000 ]
 check "... EXTEND_TIMEOUT_USEC=15000000 while it got on ($n after STOPPING=1)" [ "$n" -ge 2 ]
 check "... every line whole" jq -e . "$SCRATCH/drain.jsonl" >/dev/null

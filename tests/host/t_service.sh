@@ -62,8 +62,10 @@ fi
 # 20 ms, some 2.5 s a round of 64 per CPU): the signal is read after the
 # round it came in, not after all the buffers, and the last drain asks
 # systemd for more time while it gets on, after its first 2 s. WATCHDOG=1
-# goes on while the buffers are drained, never full (8 s of load): busy
-# is not stuck.
+# goes on while the buffers are drained, never full (10 s of load): busy
+# is not stuck. The bounds leave room for a loaded host (CI builds the
+# kernel beside these tests): 6 s, against one round's 2.5 s here and
+# the old daemon's 10 s (WATCHDOG=1) and 38 s (the signal).
 sock="$SCRATCH/notify-drain.sock"
 python3 "$TOP/tests/host/notify_listen.py" "$sock" 60 time >"$SCRATCH/notify-drain.log" &
 BG_PIDS+=($!)
@@ -81,12 +83,10 @@ check "slow drain: tracing on" wait_tracing
 # The daemon itself (strace's child) is stopped; strace ends with it, with its status.
 D=$(pgrep -P "$S" | head -n 1)
 BG_PIDS+=("$D")
-# Switches by the thousand, more than the buffers hold.
-(for i in $(seq 10000); do /bin/true; done) &
-load=$!
-sleep 8
-kill "$load" 2>/dev/null
-wait "$load" 2>/dev/null
+# Thousands of switches a second on two CPUs for 10 s, far more than
+# their buffers hold.
+cpus=($(allowed_cpus | head -n 2))
+"$BUILD/progs/pingpong" 10 "${cpus[0]}" "${cpus[1]:-${cpus[0]}}" 5000 >/dev/null
 kill -TERM "$D"
 stop_at=$(date +%s%3N)
 sleep 6
@@ -106,10 +106,8 @@ wd=$(gawk -v s="${stopping:-0}" '$1 < s && $2 == "WATCHDOG=1" {
 log "slow drain: WATCHDOG=1 at most $wd ms apart; STOPPING=1 $gap ms after SIGTERM, then $n EXTEND_TIMEOUT_USEC in a stop of $took s"
 check "slow drain: exit status 0 (got $rc)" [ "$rc" = 0 ]
 check "... still draining 6 s into the stop (it took $took s)" [ "$draining" = yes ]
-# Within the round it came in (2.5 s) and what the tick does after it.
-# Every second, and at least once a round (2.5 s) and what the tick does after it.
-check "... WATCHDOG=1 while draining ($wd ms apart at most)" [ "$wd" -lt 4000 ]
-check "... the signal read within 4 s (STOPPING=1 after $gap ms)" [ "$gap" -lt 4000 ]
+check "... WATCHDOG=1 while draining ($wd ms apart at most)" [ "$wd" -lt 6000 ]
+check "... the signal read within 6 s (STOPPING=1 after $gap ms)" [ "$gap" -lt 6000 ]
 check "... EXTEND_TIMEOUT_USEC=15000000 while it got on ($n after STOPPING=1)" [ "$n" -ge 2 ]
 check "... every line whole" jq -e . "$SCRATCH/drain.jsonl" >/dev/null
 check "... instance removed" instance_gone

@@ -91,10 +91,17 @@ static int mapping_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+size_t td_path_len_live(const char *path)
+{
+	static const char deleted[] = " (deleted)";
+	size_t len = strlen(path), dl = sizeof(deleted) - 1;
+
+	return len > dl && !strcmp(path + len - dl, deleted) ? len - dl : len;
+}
+
 /* Parse one NUL-terminated line into @m: 1 done, 0 malformed, -ENOMEM. */
 static int parse_line(char *line, td_intern_fn intern, void *ctx, struct td_mapping *m)
 {
-	static const char deleted[] = " (deleted)";
 	char *p = line, *end;
 	size_t len;
 
@@ -136,12 +143,11 @@ static int parse_line(char *line, td_intern_fn intern, void *ctx, struct td_mapp
 		return m->path ? 1 : -ENOMEM;
 	}
 	if (p[0] == '/') {
+		size_t live = td_path_len_live(p);
+
 		m->is_file = true;
-		if (len > sizeof(deleted) - 1 &&
-		    !strcmp(p + len - (sizeof(deleted) - 1), deleted)) {
-			m->deleted = true;
-			len -= sizeof(deleted) - 1;
-		}
+		m->deleted = live < len;
+		len = live;
 	}
 	m->path = intern(ctx, p, len);
 	return m->path ? 1 : -ENOMEM;
@@ -687,15 +693,12 @@ static struct td_mapping *file_lookup(const struct td_proc *p, const char *path,
 struct td_mapping *td_procs_find_file(struct td_procs *procs, int pid, const char *path,
 				      struct td_proc **proc)
 {
-	static const char deleted[] = " (deleted)";
-	size_t len = strlen(path), dl = sizeof(deleted) - 1;
+	/* Deleted then or since: the maps say so apart from the path. */
+	size_t len = td_path_len_live(path);
 	struct td_mapping *m;
 	struct td_proc *p;
 
 	*proc = NULL;
-	/* Deleted then or since: the maps say so apart from the path. */
-	if (len > dl && !strcmp(path + len - dl, deleted))
-		len -= dl;
 	p = proc_get(procs, pid);
 	if (!p)
 		return NULL;

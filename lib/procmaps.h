@@ -36,6 +36,13 @@ struct td_mapping {
 struct td_proc;
 struct td_procs;
 
+/*
+ * The length of @path without the " (deleted)" the kernel appends to the
+ * path of an unlinked file (in maps, /proc/PID/exe and the recorded file
+ * identity alike): what two such paths are compared by.
+ */
+size_t td_path_len_live(const char *path);
+
 /* Interns @len bytes of @s; returns a string valid as long as the caller says. */
 typedef const char *(*td_intern_fn)(void *ctx, const char *s, size_t len);
 

@@ -921,8 +921,7 @@ static struct object *object_debuginfod(struct td_symbolizer *sym, const struct 
 /* Where the recorded file @f is now, if anywhere (see td_sym_file_id()). */
 static struct object *find_recorded(struct td_symbolizer *sym, const struct td_file *f)
 {
-	static const char deleted[] = " (deleted)";
-	size_t len = strlen(f->path), dl = sizeof(deleted) - 1;
+	size_t len = td_path_len_live(f->path);
 	char path[PATH_MAX];
 	bool mismatch = false;
 	struct object *o;
@@ -930,10 +929,9 @@ static struct object *find_recorded(struct td_symbolizer *sym, const struct td_f
 
 	o = object_checked(sym, f->path, f->build_id_hex, &mismatch);
 	/* The file was deleted: a file at its old path may be the same build. */
-	if (!o && f->build_id_len && len > dl && !strcmp(f->path + len - dl, deleted) &&
-	    len - dl < sizeof(path)) {
-		memcpy(path, f->path, len - dl);
-		path[len - dl] = '\0';
+	if (!o && f->build_id_len && f->path[len] && len < sizeof(path)) {
+		memcpy(path, f->path, len);
+		path[len] = '\0';
 		o = object_checked(sym, path, f->build_id_hex, &mismatch);
 	}
 	if (o) {
@@ -1013,6 +1011,7 @@ static struct object *find_mapped(struct td_symbolizer *sym, const struct fres *
 	bool mismatch = false;
 	struct td_mapping *m;
 	struct td_proc *proc;
+	size_t len;
 	ssize_t n;
 
 	if (!r->build_id)
@@ -1020,8 +1019,10 @@ static struct object *find_mapped(struct td_symbolizer *sym, const struct fres *
 	snprintf(path, sizeof(path), "%s/%d/exe", sym->proc_root, pid);
 	n = readlink(path, link, sizeof(link) - 1);
 	if (n > 0) {
+		/* Either may have been taken before the file was deleted. */
 		link[n] = '\0';
-		if (!strcmp(link, r->path))
+		len = td_path_len_live(link);
+		if (len == td_path_len_live(r->path) && !strncmp(link, r->path, len))
 			o = object_checked(sym, path, r->build_id, &mismatch);
 	}
 	if (o)

@@ -2937,6 +2937,28 @@ static void test_file_id_through_other_namespace(void **state)
 }
 
 /*
+ * fx_pie's fx_alpha at file offset @off of @file, named through process
+ * @pid without CAP_SYS_ADMIN and CAP_CHECKPOINT_RESTORE (as the service
+ * runs: /proc/PID/exe, no map_files), its object the recorded @object.
+ */
+static void assert_program_named_as_service(struct td_symbolizer *sym, struct td_file *file,
+					    int pid, uint64_t off, const char *object)
+{
+	struct td_frame fr;
+	int ret;
+
+	assert_int_equal(set_cap(CAP_SYS_ADMIN, false), 0);
+	assert_int_equal(set_cap(CAP_CHECKPOINT_RESTORE, false), 0);
+	ret = td_sym_file_id_pid(sym, file, pid, 0x10, off, false, &fr);
+	assert_int_equal(set_cap(CAP_SYS_ADMIN, true), 0);
+	assert_int_equal(set_cap(CAP_CHECKPOINT_RESTORE, true), 0);
+	assert_int_equal(ret, 0);
+	assert_non_null(fr.symbol);
+	assert_string_equal(fr.symbol, "fx_alpha");
+	assert_string_equal(fr.object, object);
+}
+
+/*
  * Files replaced while their process runs (an upgrade): the records say
  * "PATH (deleted)", another build is at PATH now. The program is named
  * through /proc/PID/exe, which needs no CAP_SYS_ADMIN (dropped for it),
@@ -2997,15 +3019,7 @@ static void test_file_id_replaced_while_running(void **state)
 	td_sym_free(sym);
 
 	sym = new_sym(0, "no-debug-dir");
-	assert_int_equal(set_cap(CAP_SYS_ADMIN, false), 0);
-	assert_int_equal(set_cap(CAP_CHECKPOINT_RESTORE, false), 0);
-	assert_int_equal(td_sym_file_id_pid(sym, fe, f.pid, 0x10, ex_exe.offset + 1, false, &fr),
-			 0);
-	assert_int_equal(set_cap(CAP_SYS_ADMIN, true), 0);
-	assert_int_equal(set_cap(CAP_CHECKPOINT_RESTORE, true), 0);
-	assert_non_null(fr.symbol);
-	assert_string_equal(fr.symbol, "fx_alpha");
-	assert_string_equal(fr.object, rec_exe);
+	assert_program_named_as_service(sym, fe, f.pid, ex_exe.offset + 1, rec_exe);
 	assert_int_equal(td_sym_file_id_pid(sym, fl, f.pid, 0x10, ex_lib.offset + 1, false, &fr),
 			 0);
 	assert_non_null(fr.symbol);
@@ -3018,6 +3032,9 @@ static void test_file_id_replaced_while_running(void **state)
 	assert_non_null(fr.symbol);
 	assert_string_equal(fr.symbol, "fx_lib_global");
 	assert_string_equal(fr.object, lib);
+	/* And the program, by the service (no CAP_SYS_ADMIN): through exe alone. */
+	fe = record_file(ft, 4, exe, bid_exe);
+	assert_program_named_as_service(sym, fe, f.pid, ex_exe.offset + 1, exe);
 	td_sym_free(sym);
 
 	fx_stop(&f);

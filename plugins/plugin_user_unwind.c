@@ -229,7 +229,7 @@ static void put_clean(struct trace_seq *s, const char *str, size_t max)
 {
 	size_t i;
 
-	for (i = 0; str[i] && i < max; i++) {
+	for (i = 0; i < max && str[i]; i++) {
 		unsigned char c = (unsigned char)str[i];
 
 		trace_seq_putc(s, c < 0x20 || c == 0x7f ? '?' : c);
